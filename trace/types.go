@@ -1,0 +1,158 @@
+// Package trace is llmreplay's trace format: per-request, per-chunk
+// timestamps and the raw facts of every response (text, usage, errors),
+// written as the run goes so a crash loses at most the last second, and read
+// back by a streaming reader that accepts every version ever written.
+//
+// A trace never holds only summaries: every metric, including ones invented
+// after the trace was recorded, is computed from it offline.
+package trace
+
+// FormatName is the magic at the start of every trace.
+const FormatName = "llmreplay-trace"
+
+// The version this package writes. Readers accept every version in
+// ReadVersions and refuse a newer major version with a clear error.
+const (
+	FormatMajor = 1
+	FormatMinor = 0
+)
+
+// Header is written once, at the start of a trace. All times in records are
+// nanoseconds on the monotonic clock since the run start; StartWall says
+// when that was.
+type Header struct {
+	Format      string `json:"format"`
+	Major       int    `json:"major"`
+	Minor       int    `json:"minor"`
+	ToolVersion string `json:"tool_version"`
+
+	WorkloadDigest string  `json:"workload_digest"`
+	Tokenizer      string  `json:"tokenizer"`
+	Shape          string  `json:"shape"` // "chat" or "completion"
+	Phases         []Phase `json:"phases"`
+	// Reference is the start of the correct answer (the count-up), copied
+	// from the workload so the analysis needs nothing but the trace.
+	Reference string `json:"reference,omitempty"`
+
+	URL   string `json:"url"` // credentials stripped
+	API   string `json:"api"`
+	Model string `json:"model"`
+	Label string `json:"label"`
+
+	// Simulated is true when the server was llmreplay's own simulator.
+	Simulated  bool   `json:"simulated,omitempty"`
+	SimProfile string `json:"sim_profile,omitempty"`
+
+	StartWall string `json:"start_wall"` // RFC 3339 with nanoseconds, UTC
+	Host      Host   `json:"host"`
+
+	// SaltSeed drew the per-run salt words; Salt is false for --salt off.
+	Salt     bool  `json:"salt"`
+	SaltSeed int64 `json:"salt_seed"`
+
+	// Options records how the replay ran (timeouts, warm-up, token ids …)
+	// as name → value, for the reader's information.
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// Host is the machine the client ran on.
+type Host struct {
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPU       string `json:"cpu"`
+	Cores     int    `json:"cores"`
+	GoVersion string `json:"go_version"`
+	Hostname  string `json:"hostname,omitempty"`
+}
+
+// Phase mirrors the workload's phase, so grouping needs only the trace.
+type Phase struct {
+	Index       int     `json:"index"`
+	Name        string  `json:"name"`
+	Kind        string  `json:"kind"`
+	Concurrency int     `json:"concurrency"`
+	InputTokens int     `json:"input_tokens"`
+	MaxTokens   int     `json:"max_tokens"`
+	Repeat      int     `json:"repeat"`
+	Rate        float64 `json:"rate,omitempty"`
+	Requests    int     `json:"requests"`
+}
+
+// Record is everything that happened to one request. Times are nanoseconds
+// since the run start; 0 means "did not happen" except for Scheduled, which
+// a request released at the very start legitimately has as 0.
+type Record struct {
+	ID     string `json:"id"`
+	Index  int    `json:"index"`
+	Phase  int    `json:"phase"`
+	Warmup bool   `json:"warmup,omitempty"`
+
+	InputTokens int `json:"input_tokens"` // as built, from the workload
+	MaxTokens   int `json:"max_tokens"`
+
+	Scheduled int64 `json:"scheduled_ns"` // when the schedule said to send
+	Sent      int64 `json:"sent_ns"`      // when the request was written
+	Headers   int64 `json:"headers_ns"`   // when the response headers arrived
+	Done      int64 `json:"done_ns"`      // when the response ended or failed
+
+	Status int     `json:"status"` // HTTP status; 0 if none arrived
+	Chunks []Chunk `json:"chunks"`
+
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Usage is the server's usage object as it sent it (JSON), or "".
+	Usage string `json:"usage,omitempty"`
+	// Timings is the server's own timing object as sent (llama.cpp
+	// `timings`, Ollama's *_count and *_duration fields), or "".
+	Timings string `json:"timings,omitempty"`
+
+	Error *Error `json:"error,omitempty"`
+}
+
+// Chunk is one streamed event (an SSE event or an NDJSON line) that carried
+// anything: text, reasoning text, usage or a finish signal.
+type Chunk struct {
+	T         int64  `json:"t_ns"`  // arrival: taken right after the read returned
+	Bytes     int    `json:"bytes"` // wire bytes of the event
+	Text      string `json:"text,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
+	// Tokens is the server's own count of tokens in this chunk when it
+	// reports one (continuous usage stats); 0 when unknown.
+	Tokens int `json:"tokens,omitempty"`
+	// ServerT is the simulator's send time in its test mode (ns since the
+	// run start, on the same clock); 0 otherwise.
+	ServerT int64 `json:"server_t_ns,omitempty"`
+}
+
+// ErrorClass says what went wrong with a request, so analysis can count
+// failures by kind.
+type ErrorClass string
+
+const (
+	ErrRefused      ErrorClass = "refused"       // connection refused
+	ErrReset        ErrorClass = "reset"         // connection reset or closed mid-response
+	ErrTLS          ErrorClass = "tls"           // TLS handshake failed
+	ErrTimeoutFirst ErrorClass = "timeout-first" // no first byte before the timeout
+	ErrIdleTimeout  ErrorClass = "idle-timeout"  // too long between chunks
+	ErrTimeout      ErrorClass = "timeout"       // the whole request took too long
+	ErrHTTPStatus   ErrorClass = "http-status"   // a non-2xx status
+	ErrMalformed    ErrorClass = "malformed"     // the stream could not be parsed
+	ErrServer       ErrorClass = "server-error"  // an error object inside a 200 stream
+	ErrIncomplete   ErrorClass = "incomplete"    // ended without the API's finish signal
+	ErrCancelled    ErrorClass = "cancelled"     // the run was stopped (SIGINT)
+	ErrOther        ErrorClass = "other"
+)
+
+// Error is why a request failed.
+type Error struct {
+	Class   ErrorClass `json:"class"`
+	Message string     `json:"message"`
+	// Body is the start of an error response body (at most 4 KiB).
+	Body string `json:"body,omitempty"`
+}
+
+// OK reports whether the request completed without error.
+func (r *Record) OK() bool { return r.Error == nil }
+
+// ReadVersions are the format versions this package reads ("major.x"
+// accepts every minor version of that major).
+var ReadVersions = []string{"1.x"}

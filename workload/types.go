@@ -1,0 +1,177 @@
+// Package workload decides what to send and when: tokenizer-exact prompts,
+// their arrival schedule, and the versioned, deterministic workload file
+// that carries both from the machine that built them to every machine that
+// replays them.
+//
+// A workload knows nothing of HTTP or of the results; data flows one way:
+// workload → replay → trace → analyze.
+package workload
+
+// FormatName is the magic every workload file starts with.
+const FormatName = "llmreplay-workload"
+
+// The format version this package writes. Readers accept every version
+// listed in ReadVersions.
+const (
+	FormatMajor = 1
+	FormatMinor = 0
+)
+
+// Shape is how a request is put to the server.
+type Shape string
+
+const (
+	// ShapeChat sends one user message; the server's chat template adds a
+	// few tokens of its own, which the analysis reads from the usage.
+	ShapeChat Shape = "chat"
+	// ShapeCompletion sends a raw prompt, exact to the token.
+	ShapeCompletion Shape = "completion"
+)
+
+// Schedule kinds. Phases run one after the other; within a phase the kind
+// decides when each request is released.
+const (
+	// KindBurst releases all requests of the phase together behind a
+	// barrier and waits until all have finished (the seeds' method).
+	KindBurst = "burst"
+	// KindClosed runs Concurrency workers; each sends its next request as
+	// soon as its previous one ends.
+	KindClosed = "closed"
+	// KindRate sends each request at its Offset from the phase start
+	// (open loop), whatever the server does.
+	KindRate = "rate"
+	// KindTrace is open loop like KindRate, with offsets and lengths taken
+	// from a public request log.
+	KindTrace = "trace"
+)
+
+// Workload is a whole workload file held in memory.
+type Workload struct {
+	Header   Header
+	Requests []Request
+}
+
+// Header describes how the workload was generated. It holds nothing about
+// the machine or the time it was built, so that the same command and seed
+// give byte-identical files everywhere.
+type Header struct {
+	Format      string `json:"format"`
+	Major       int    `json:"major"`
+	Minor       int    `json:"minor"`
+	ToolVersion string `json:"tool_version"`
+
+	// Params are the generator parameters as given, for `inspect` and for
+	// rebuilding the same workload later.
+	Params Params `json:"params"`
+
+	Tokenizer       string `json:"tokenizer"`
+	TokenizerDigest string `json:"tokenizer_digest"`
+	Seed            int64  `json:"seed"`
+	Shape           Shape  `json:"shape"`
+
+	Task     Task     `json:"task"`
+	Schedule Schedule `json:"schedule"`
+	Phases   []Phase  `json:"phases"`
+
+	// Requests is the number of requests that follow the header.
+	Requests int `json:"requests"`
+}
+
+// Params are the generator's inputs, in a fixed order.
+type Params struct {
+	InputTokens []int   `json:"input_tokens"`
+	MaxTokens   int     `json:"max_tokens"`
+	Prefix      string  `json:"prefix"` // "unique", "shared" or "shared:K"
+	Schedule    string  `json:"schedule"`
+	Repeats     int     `json:"repeats"`
+	Requests    int     `json:"requests,omitempty"` // per level for closed/rate
+	Arrival     string  `json:"arrival,omitempty"`
+	TimeScale   float64 `json:"time_scale,omitempty"`
+	Window      string  `json:"window,omitempty"`
+	SaltWords   int     `json:"salt_words"`
+}
+
+// Task is what every request asks the model to do, with the reference
+// answer so the analysis can check that the model really did it.
+type Task struct {
+	Kind        string `json:"kind"` // "count-up"
+	Instruction string `json:"instruction"`
+	// Reference is the beginning of the correct answer ("1, 2, 3, …"),
+	// at least as many tokens long as the largest MaxTokens.
+	Reference string `json:"reference"`
+}
+
+// Schedule is the arrival schedule as specified, e.g. "burst:1,4,8,16,32".
+type Schedule struct {
+	Kind    string  `json:"kind"`
+	Spec    string  `json:"spec"`
+	Levels  []int   `json:"levels,omitempty"` // concurrency levels (burst, closed)
+	Rate    float64 `json:"rate,omitempty"`   // requests per second (rate)
+	Arrival string  `json:"arrival,omitempty"`
+	Repeats int     `json:"repeats"`
+}
+
+// Phase is one step of the schedule: one concurrency level at one input
+// length, one repeat. Phases run in order, each after the previous ended.
+type Phase struct {
+	Index       int     `json:"index"`
+	Name        string  `json:"name"` // e.g. "burst-c8-in800-r2"
+	Kind        string  `json:"kind"`
+	Concurrency int     `json:"concurrency"`  // burst size or closed-loop workers; 0 for open loop
+	InputTokens int     `json:"input_tokens"` // nominal; 0 when lengths vary (trace)
+	MaxTokens   int     `json:"max_tokens"`
+	Repeat      int     `json:"repeat"`
+	Rate        float64 `json:"rate,omitempty"`
+	Requests    int     `json:"requests"`
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one request to send.
+type Request struct {
+	// ID is stable across rebuilds with the same parameters, e.g. "p003-0005".
+	ID    string `json:"id"`
+	Index int    `json:"index"` // position in the file
+	Phase int    `json:"phase"`
+
+	// Exactly one of Prompt (completion) and Messages (chat) is set.
+	Prompt   string    `json:"prompt,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
+
+	// InputTokens is the exact token count of Prompt, or of the last
+	// message's content, under the workload's tokenizer.
+	InputTokens int     `json:"input_tokens"`
+	MaxTokens   int     `json:"max_tokens"`
+	Temperature float64 `json:"temperature"`
+	// IgnoreEOS asks the server, where its API allows, to keep generating
+	// past end-of-sequence so that exactly MaxTokens come out.
+	IgnoreEOS bool `json:"ignore_eos"`
+
+	// Offset is the arrival time in nanoseconds from the phase start, for
+	// open-loop phases (rate, trace). Zero for burst and closed phases.
+	Offset int64 `json:"offset_ns"`
+	// Slot is the worker (closed loop) or barrier member (burst) index.
+	Slot int `json:"slot"`
+
+	// Salt is the byte range of the salt words inside Prompt (or the last
+	// message's content): the replay replaces them with words drawn from a
+	// per-run seed so a second run cannot hit the first run's prefix cache,
+	// keeping the token count exact. Empty when the workload has no salt.
+	Salt Span `json:"salt"`
+}
+
+// Span is a half-open byte range [Start, End).
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// Words is the number of one-token words in the range.
+	Words int `json:"words"`
+}
+
+// ReadVersions are the format versions this package reads ("major.x"
+// accepts every minor version of that major).
+var ReadVersions = []string{"1.x"}
