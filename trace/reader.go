@@ -1,0 +1,304 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Reader reads a trace one record at a time in constant memory:
+//
+//	r, err := trace.Open(path)
+//	…
+//	defer r.Close()
+//	for r.Scan() {
+//		rec := r.Record() // valid until the next Scan
+//	}
+//	if err := r.Err(); err != nil { … }
+//	if r.Truncated() { /* the run was killed: say so */ }
+//
+// It reads every format version this package ever wrote (see ReadVersions)
+// and refuses a newer major version with an error that says to upgrade.
+type Reader struct {
+	file *os.File // nil for NewReader
+	name string   // for errors
+	zr   *zstd.Decoder
+	br   *bufio.Reader
+
+	h     Header
+	major int
+	minor int
+
+	v1  v1Decoder
+	buf []byte
+	rec *Record
+
+	err       error
+	truncated bool
+	done      bool
+}
+
+// Open opens the trace file at path and reads its header.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %v", err)
+	}
+	r, err := newReader(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.file = f
+	return r, nil
+}
+
+// NewReader reads a trace from in and reads its header. Close does not
+// close in.
+func NewReader(in io.Reader) (*Reader, error) {
+	return newReader(in, "trace")
+}
+
+// zstd frames start with this magic; skippable frames (which other tools
+// may add) with 0x184D2A50…0x184D2A5F.
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+func isZstd(p []byte) bool {
+	return bytes.Equal(p, zstdMagic) || (p[0]&0xf0 == 0x50 && p[1] == 0x2a && p[2] == 0x4d && p[3] == 0x18)
+}
+
+func newReader(in io.Reader, name string) (*Reader, error) {
+	r := &Reader{name: name}
+	raw := bufio.NewReaderSize(in, 64<<10)
+	p, err := raw.Peek(4)
+	if len(p) == 0 && err == io.EOF {
+		return nil, r.errorf("the file is empty: not a trace (was the run killed before it started?)")
+	}
+	if len(p) < 4 || !isZstd(p) {
+		if err != nil && err != io.EOF {
+			return nil, r.errorf("%v", err)
+		}
+		return nil, r.errorf("not an llmreplay trace: it is not zstd-compressed (traces are the NAME.trace.zst files replay writes)")
+	}
+	zr, err := zstd.NewReader(raw,
+		// Synchronous decoding: no goroutines, memory bounded by one window.
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(maxWindow),
+		zstd.WithDecoderMaxMemory(maxWindow),
+	)
+	if err != nil {
+		return nil, r.errorf("%v", err)
+	}
+	r.zr = zr
+	r.br = bufio.NewReaderSize(zr, 64<<10)
+	if err := r.readHeader(); err != nil {
+		zr.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Reader) errorf(format string, a ...any) error {
+	return fmt.Errorf("trace: %s: %s", r.name, fmt.Sprintf(format, a...))
+}
+
+func (r *Reader) readHeader() error {
+	m := make([]byte, len(magic))
+	if _, err := io.ReadFull(r.br, m); err != nil {
+		if isTruncation(err) {
+			return r.errorf("the file ends inside its header: the run was killed as it started, or the file was cut short")
+		}
+		return r.errorf("not an llmreplay trace: %v", err)
+	}
+	if string(m) != magic {
+		if strings.HasPrefix("llmreplay-workload", string(m)) {
+			return r.errorf("this is a workload file, not a trace: pass the .trace.zst file that replay wrote")
+		}
+		return r.errorf("not an llmreplay trace: its content starts with %q, not %q", m, magic)
+	}
+	major, err1 := binary.ReadUvarint(r.br)
+	minor, err2 := binary.ReadUvarint(r.br)
+	if err := errors.Join(err1, err2); err != nil {
+		if isTruncation(err) {
+			return r.errorf("the file ends inside its header: the run was killed as it started, or the file was cut short")
+		}
+		return r.errorf("reading the format version: %v", err)
+	}
+	if major > FormatMajor {
+		return r.errorf("written by a newer llmreplay (trace format %d.%d); this build reads %s: upgrade llmreplay", major, minor, strings.Join(ReadVersions, ", "))
+	}
+	r.major, r.minor = int(major), int(minor)
+	switch r.major {
+	case 1:
+		return r.readHeaderV1()
+	default:
+		return r.errorf("trace format %d.%d was never written by any llmreplay: the file is corrupt", major, minor)
+	}
+}
+
+// readHeaderV1 reads the 1.x header: a length and that much JSON. Unknown
+// JSON fields (added by later minor versions) are ignored.
+func (r *Reader) readHeaderV1() error {
+	n, err := binary.ReadUvarint(r.br)
+	if err == nil && n > maxHeaderBytes {
+		return r.errorf("header length %d exceeds the %d-byte limit: the file is corrupt", n, maxHeaderBytes)
+	}
+	var js []byte
+	if err == nil {
+		js, err = r.readBody(int(n))
+	}
+	if err != nil {
+		if isTruncation(err) {
+			return r.errorf("the file ends inside its header: the run was killed as it started, or the file was cut short")
+		}
+		return r.errorf("reading the header: %v", err)
+	}
+	if err := json.Unmarshal(js, &r.h); err != nil {
+		return r.errorf("the header is not valid JSON (%v): the file is corrupt", err)
+	}
+	r.h.Format, r.h.Major, r.h.Minor = FormatName, r.major, r.minor
+	return nil
+}
+
+// isTruncation reports whether err means the data simply stopped: what a
+// killed writer leaves behind, as opposed to bytes that are wrong.
+func isTruncation(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// readBody reads n bytes into the reused buffer. A large n grows the buffer
+// only as fast as data actually arrives, so a corrupt length field costs at
+// most what the file really holds (and never more than maxEntryBytes).
+func (r *Reader) readBody(n int) ([]byte, error) {
+	if n <= cap(r.buf) {
+		b := r.buf[:n]
+		_, err := io.ReadFull(r.br, b)
+		return b, err
+	}
+	b := r.buf[:0]
+	for len(b) < n {
+		step := min(n-len(b), max(len(b), 1<<20))
+		if cap(b)-len(b) < step {
+			nb := make([]byte, len(b), len(b)+step)
+			copy(nb, b)
+			b = nb
+		}
+		m, err := io.ReadFull(r.br, b[len(b):len(b)+step])
+		b = b[:len(b)+m]
+		if err != nil {
+			r.buf = b
+			return nil, err
+		}
+	}
+	r.buf = b
+	return b, nil
+}
+
+// Header returns the trace's header.
+func (r *Reader) Header() Header { return r.h }
+
+// Version returns the format version the file was written in.
+func (r *Reader) Version() (major, minor int) { return r.major, r.minor }
+
+// Scan advances to the next record. It returns false at the end of the
+// trace, at a truncated tail (Truncated reports it) or on an error (Err).
+func (r *Reader) Scan() bool {
+	r.rec = nil
+	if r.err != nil || r.done {
+		return false
+	}
+	for {
+		tag, err := binary.ReadUvarint(r.br)
+		if err == io.EOF {
+			r.done = true
+			return false
+		}
+		var n uint64
+		if err == nil {
+			n, err = binary.ReadUvarint(r.br)
+		}
+		if err != nil {
+			return r.stop(err)
+		}
+		if tag == 0 {
+			return r.stop(errors.New("entry tag 0 is never written: the file is corrupt"))
+		}
+		if n > maxEntryBytes {
+			return r.stop(fmt.Errorf("an entry of %d bytes exceeds the %d-byte limit: the file is corrupt", n, maxEntryBytes))
+		}
+		if tag != tagRecord {
+			// An entry kind from a later minor version: skip it.
+			if _, err := r.br.Discard(int(n)); err != nil {
+				return r.stop(noEOF(err))
+			}
+			continue
+		}
+		b, err := r.readBody(int(n))
+		if err != nil {
+			return r.stop(noEOF(err))
+		}
+		// One string per record: every text, ID and error of the record is
+		// a slice of it, so chunks cost no allocation of their own, and a
+		// caller may keep any of those strings after the next Scan.
+		rec, err := r.v1.decode(string(b))
+		if err != nil {
+			return r.stop(fmt.Errorf("record %d: %v: the file is corrupt", r.v1.count, err))
+		}
+		r.v1.count++
+		r.rec = rec
+		return true
+	}
+}
+
+// noEOF turns a clean EOF inside an entry into ErrUnexpectedEOF: the stream
+// stopped partway through something it had announced.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func (r *Reader) stop(err error) bool {
+	if isTruncation(err) {
+		r.truncated = true
+		r.done = true
+		return false
+	}
+	r.err = r.errorf("%v", err)
+	return false
+}
+
+// Record returns the record Scan read. It and everything it points to
+// (chunks, error) are reused by the next Scan; strings stay valid.
+func (r *Reader) Record() *Record { return r.rec }
+
+// Err returns the first error other than a truncated tail.
+func (r *Reader) Err() error { return r.err }
+
+// Truncated reports whether the trace ended partway through: what a run
+// killed before it closed its trace leaves. Every record before the cut was
+// returned; callers should say that the tail is missing.
+func (r *Reader) Truncated() bool { return r.truncated }
+
+// Close releases the decoder and, for Open, closes the file.
+func (r *Reader) Close() error {
+	if r.zr != nil {
+		r.zr.Close()
+		r.zr = nil
+	}
+	if r.file != nil {
+		err := r.file.Close()
+		r.file = nil
+		return err
+	}
+	return nil
+}

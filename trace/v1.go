@@ -1,0 +1,287 @@
+package trace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Version 1 record bodies. This file is the 1.x codec and stays forever:
+// a later major version gets its own file and decoder, and the reader picks
+// the decoder by the file's major version.
+//
+// A body is varints and length-prefixed strings in a fixed order, with the
+// chunks stored column by column (all time deltas, then all byte counts,
+// then all text lengths, …, then all text bytes). Columns put similar bytes
+// next to each other, which is what lets zstd shrink a count-up trace to a
+// few bytes per token. docs/TRACE_FORMAT.md lists the fields byte by byte.
+// Later minor versions only append fields at the end of a body; a 1.0
+// reader ignores bytes after the fields it knows.
+
+// appendRecordV1 appends r's v1 body to b.
+func appendRecordV1(b []byte, r *Record) []byte {
+	var flags uint64
+	if r.Warmup {
+		flags |= flagWarmup
+	}
+	if r.Error != nil {
+		flags |= flagError
+	}
+	for i := range r.Chunks {
+		c := &r.Chunks[i]
+		if c.Reasoning != "" {
+			flags |= flagReasoning
+		}
+		if c.Tokens != 0 {
+			flags |= flagTokens
+		}
+		if c.ServerT != 0 {
+			flags |= flagServerT
+		}
+	}
+
+	b = appendString(b, r.ID)
+	b = binary.AppendVarint(b, int64(r.Index))
+	b = binary.AppendVarint(b, int64(r.Phase))
+	b = binary.AppendUvarint(b, flags)
+	b = binary.AppendVarint(b, int64(r.InputTokens))
+	b = binary.AppendVarint(b, int64(r.MaxTokens))
+	// Times relative to each other: small numbers, and lossless even when
+	// a time is 0 ("did not happen") because the reader adds back exactly
+	// what was subtracted (wrapping int64 arithmetic).
+	b = binary.AppendVarint(b, r.Scheduled)
+	b = binary.AppendVarint(b, r.Sent-r.Scheduled)
+	b = binary.AppendVarint(b, r.Headers-r.Sent)
+	b = binary.AppendVarint(b, r.Done-r.Sent)
+	b = binary.AppendVarint(b, int64(r.Status))
+	b = appendString(b, r.FinishReason)
+	b = appendString(b, r.Usage)
+	b = appendString(b, r.Timings)
+	if r.Error != nil {
+		b = appendString(b, string(r.Error.Class))
+		b = appendString(b, r.Error.Message)
+		b = appendString(b, r.Error.Body)
+	}
+
+	n := len(r.Chunks)
+	b = binary.AppendUvarint(b, uint64(n))
+	prev := r.Sent
+	for i := range r.Chunks {
+		b = binary.AppendVarint(b, r.Chunks[i].T-prev)
+		prev = r.Chunks[i].T
+	}
+	// Wire bytes minus the text they carried: the framing around a token is
+	// nearly constant for a given server, so this column compresses to
+	// almost nothing.
+	for i := range r.Chunks {
+		c := &r.Chunks[i]
+		b = binary.AppendVarint(b, int64(c.Bytes)-int64(len(c.Text))-int64(len(c.Reasoning)))
+	}
+	for i := range r.Chunks {
+		b = binary.AppendUvarint(b, uint64(len(r.Chunks[i].Text)))
+	}
+	if flags&flagReasoning != 0 {
+		for i := range r.Chunks {
+			b = binary.AppendUvarint(b, uint64(len(r.Chunks[i].Reasoning)))
+		}
+	}
+	if flags&flagTokens != 0 {
+		for i := range r.Chunks {
+			b = binary.AppendVarint(b, int64(r.Chunks[i].Tokens))
+		}
+	}
+	if flags&flagServerT != 0 {
+		for i := range r.Chunks {
+			b = binary.AppendVarint(b, r.Chunks[i].ServerT-r.Chunks[i].T)
+		}
+	}
+	for i := range r.Chunks {
+		b = append(b, r.Chunks[i].Text...)
+	}
+	if flags&flagReasoning != 0 {
+		for i := range r.Chunks {
+			b = append(b, r.Chunks[i].Reasoning...)
+		}
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// v1Decoder decodes v1 bodies into one reused Record, chunk slice and Error,
+// so a scan allocates once per record (the body string every text is a
+// slice of) and not once per chunk.
+type v1Decoder struct {
+	rec    Record
+	err    Error
+	chunks []Chunk
+	lens   []int // text lengths, then reasoning lengths, of the current record
+	count  int   // records decoded so far, for errors
+}
+
+// cursor reads varints and strings from a body. Errors are sticky: callers
+// read a group of fields and check err once, and every read after the first
+// error returns zero values, so no read can go out of bounds.
+type cursor struct {
+	s   string
+	i   int
+	err error
+}
+
+func (c *cursor) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+	c.i = len(c.s)
+}
+
+func (c *cursor) uvarint() uint64 {
+	var x uint64
+	var shift uint
+	for k := 0; ; k++ {
+		if c.i >= len(c.s) {
+			c.fail(errShort)
+			return 0
+		}
+		b := c.s[c.i]
+		c.i++
+		if b < 0x80 {
+			if k == 9 && b > 1 {
+				c.fail(errors.New("varint overflows 64 bits"))
+				return 0
+			}
+			return x | uint64(b)<<shift
+		}
+		if k == 9 {
+			c.fail(errors.New("varint overflows 64 bits"))
+			return 0
+		}
+		x |= uint64(b&0x7f) << shift
+		shift += 7
+	}
+}
+
+func (c *cursor) varint() int64 {
+	u := c.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// length reads a uvarint that counts bytes still to come in this body, and
+// refuses one larger than what is left, so a corrupt 2^62 never reaches
+// make or a slice expression.
+func (c *cursor) length() int {
+	u := c.uvarint()
+	if u > uint64(len(c.s)-c.i) {
+		c.fail(fmt.Errorf("length %d exceeds the %d bytes left in the record", u, len(c.s)-c.i))
+		return 0
+	}
+	return int(u)
+}
+
+func (c *cursor) str() string {
+	n := c.length()
+	s := c.s[c.i : c.i+n]
+	c.i += n
+	return s
+}
+
+// decode parses body into d.rec and returns it. The returned record, its
+// chunks and its error are reused by the next call.
+func (d *v1Decoder) decode(body string) (*Record, error) {
+	c := cursor{s: body}
+	r := &d.rec
+	*r = Record{}
+	r.ID = c.str()
+	r.Index = int(c.varint())
+	r.Phase = int(c.varint())
+	flags := c.uvarint()
+	r.Warmup = flags&flagWarmup != 0
+	r.InputTokens = int(c.varint())
+	r.MaxTokens = int(c.varint())
+	r.Scheduled = c.varint()
+	r.Sent = r.Scheduled + c.varint()
+	r.Headers = r.Sent + c.varint()
+	r.Done = r.Sent + c.varint()
+	r.Status = int(c.varint())
+	r.FinishReason = c.str()
+	r.Usage = c.str()
+	r.Timings = c.str()
+	if flags&flagError != 0 {
+		d.err = Error{Class: ErrorClass(c.str()), Message: c.str(), Body: c.str()}
+		r.Error = &d.err
+	}
+	// Every chunk takes at least one byte in each of its columns, so a count
+	// larger than the rest of the body is corrupt; checking it here bounds
+	// the allocation below by the body size.
+	n := c.length()
+	if c.err != nil {
+		return nil, c.err
+	}
+	if n == 0 {
+		return r, nil
+	}
+	if cap(d.chunks) < n {
+		d.chunks = make([]Chunk, n, n+n/4)
+	}
+	chunks := d.chunks[:n]
+	nl := n
+	if flags&flagReasoning != 0 {
+		nl = 2 * n
+	}
+	if cap(d.lens) < nl {
+		d.lens = make([]int, nl, nl+nl/4)
+	}
+	lens := d.lens[:nl]
+
+	t := r.Sent
+	for i := range chunks {
+		t += c.varint()
+		chunks[i] = Chunk{T: t}
+	}
+	for i := range chunks {
+		chunks[i].Bytes = int(c.varint())
+	}
+	textBytes := 0
+	for i := range lens {
+		l := c.length()
+		lens[i] = l
+		textBytes += l // each l ≤ len(body), n ≤ len(body): no overflow
+	}
+	if flags&flagTokens != 0 {
+		for i := range chunks {
+			chunks[i].Tokens = int(c.varint())
+		}
+	}
+	if flags&flagServerT != 0 {
+		for i := range chunks {
+			chunks[i].ServerT = chunks[i].T + c.varint()
+		}
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	if textBytes > len(c.s)-c.i {
+		return nil, fmt.Errorf("chunk texts need %d bytes but the record has %d left", textBytes, len(c.s)-c.i)
+	}
+	p := c.i
+	for i := range chunks {
+		l := lens[i]
+		chunks[i].Text = body[p : p+l]
+		chunks[i].Bytes += l
+		p += l
+	}
+	if flags&flagReasoning != 0 {
+		for i := range chunks {
+			l := lens[n+i]
+			chunks[i].Reasoning = body[p : p+l]
+			chunks[i].Bytes += l
+			p += l
+		}
+	}
+	// Bytes after p belong to fields of a later 1.x minor version.
+	r.Chunks = chunks
+	return r, nil
+}

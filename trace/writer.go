@@ -1,0 +1,340 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/llmreplay/llmreplay/internal/version"
+)
+
+// DefaultFlushInterval is how often a Writer makes what it has been given
+// durable and decodable unless told otherwise: a crash loses at most this
+// much of the run.
+const DefaultFlushInterval = time.Second
+
+// pendingLimit is how much compressed data a Writer holds before writing it
+// out even between flushes. Holding a flush interval's worth in memory lets
+// each flush reach the file in one write; the limit bounds memory when
+// flushes are rare.
+const pendingLimit = 1 << 20
+
+// Option configures a Writer.
+type Option func(*writerConfig) error
+
+type writerConfig struct {
+	flushInterval time.Duration
+	level         zstd.EncoderLevel
+}
+
+// WithFlushInterval sets how often the Writer ends the current zstd frame and
+// writes it out, so that everything written so far decodes even if the
+// process is killed. 0 turns timed flushes off (for in-memory writers and
+// tests; Flush and Close still work).
+func WithFlushInterval(d time.Duration) Option {
+	return func(c *writerConfig) error {
+		if d < 0 {
+			return fmt.Errorf("trace: flush interval %v is negative: use a positive duration, or 0 for no timed flushes", d)
+		}
+		c.flushInterval = d
+		return nil
+	}
+}
+
+// WithLevel sets the zstd compression level (default zstd.SpeedDefault).
+// Higher levels cost CPU on the machine that runs the replay.
+func WithLevel(l zstd.EncoderLevel) Option {
+	return func(c *writerConfig) error {
+		if l < zstd.SpeedFastest || l > zstd.SpeedBestCompression {
+			return fmt.Errorf("trace: zstd level %d is unknown: use one of zstd.SpeedFastest … zstd.SpeedBestCompression", l)
+		}
+		c.level = l
+		return nil
+	}
+}
+
+// Writer writes a trace as the run goes. Each flush ends a complete zstd
+// frame (a sequence of frames is one valid zstd stream) and hands it to the
+// underlying writer in one Write, so whatever was flushed decodes even if
+// the process dies the next instant.
+//
+// All methods are safe for concurrent use.
+type Writer struct {
+	mu      sync.Mutex
+	out     io.Writer
+	file    *os.File // nil for NewWriter
+	name    string   // for errors
+	enc     *zstd.Encoder
+	pending bytes.Buffer // compressed bytes not yet handed to out
+	body    []byte       // reused record encoding buffer
+	dirty   bool         // records written since the last frame ended
+	err     error        // sticky: the first write error
+	closed  bool
+
+	records        int64
+	flushedRecords int64
+	written        int64 // compressed bytes handed to out
+
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+// WriterStats counts what a Writer has done so far.
+type WriterStats struct {
+	Records        int64 // records given to Write
+	FlushedRecords int64 // records that a crash can no longer lose
+	Bytes          int64 // compressed bytes written out
+}
+
+// Create creates (or truncates) the trace file at path and writes its header.
+// The file is written in place, not renamed at the end, because a run that
+// is killed must leave what it recorded where the user expects it.
+func Create(path string, h Header, opts ...Option) (*Writer, error) {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("trace: folder %s does not exist: create it first or write the trace elsewhere", dir)
+		}
+		return nil, fmt.Errorf("trace: %v", err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("trace: %s is not a folder: write the trace elsewhere", dir)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %v", err)
+	}
+	w, err := newWriter(f, path, h, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.file = f
+	return w, nil
+}
+
+// NewWriter writes a trace to out. Close does not close out.
+func NewWriter(out io.Writer, h Header, opts ...Option) (*Writer, error) {
+	return newWriter(out, "trace", h, opts)
+}
+
+func newWriter(out io.Writer, name string, h Header, opts []Option) (*Writer, error) {
+	cfg := writerConfig{flushInterval: DefaultFlushInterval, level: zstd.SpeedDefault}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	w := &Writer{out: out, name: name}
+	enc, err := zstd.NewWriter(&w.pending,
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderLevel(cfg.level),
+		zstd.WithWindowSize(8<<20),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %v", err)
+	}
+	w.enc = enc
+
+	h.Format = FormatName
+	h.Major = FormatMajor
+	h.Minor = FormatMinor
+	if h.ToolVersion == "" {
+		h.ToolVersion = version.Tool
+	}
+	js, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("trace: encoding the header: %v", err)
+	}
+	b := []byte(magic)
+	b = binary.AppendUvarint(b, FormatMajor)
+	b = binary.AppendUvarint(b, FormatMinor)
+	b = binary.AppendUvarint(b, uint64(len(js)))
+	b = append(b, js...)
+	w.mu.Lock()
+	_, err = w.enc.Write(b)
+	w.dirty = true
+	if err == nil {
+		// The header gets its own frame at once: a run killed in its first
+		// second still leaves a file that says what it was.
+		err = w.flushLocked()
+	}
+	w.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.flushInterval > 0 {
+		w.stop = make(chan struct{})
+		w.done = make(chan struct{})
+		go w.flushLoop(cfg.flushInterval)
+	}
+	return w, nil
+}
+
+func (w *Writer) flushLoop(d time.Duration) {
+	defer close(w.done)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			// A failed timed flush is sticky and reported by the next
+			// Write, Flush or Close: the caller owns the error.
+			_ = w.Flush()
+		}
+	}
+}
+
+// Write adds one record. It encodes and compresses in the caller's
+// goroutine (a few microseconds for a typical record); the replay engine
+// calls it from its trace goroutine, off the timing path.
+func (w *Writer) Write(r *Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("trace: Write after Close")
+	}
+	// Entry: tag, body length, body. The body is encoded first so its
+	// length is known; the buffer is reused across records.
+	w.body = appendRecordV1(w.body[:0], r)
+	var hdr [1 + binary.MaxVarintLen64]byte
+	hdr[0] = tagRecord
+	n := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.body)))
+	if _, err := w.enc.Write(hdr[:n]); err != nil {
+		return w.fail(err)
+	}
+	if _, err := w.enc.Write(w.body); err != nil {
+		return w.fail(err)
+	}
+	w.dirty = true
+	w.records++
+	if w.pending.Len() >= pendingLimit {
+		// Full compressed blocks are decodable prefixes of the frame, but
+		// records in them are not counted as flushed until the frame ends.
+		if err := w.writePending(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush ends the current zstd frame and writes it out, then asks the
+// operating system to put the file on disk. After Flush returns, every
+// record written before it survives a crash of the process.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	err := w.flushLocked()
+	f := w.file
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if f != nil {
+		// Outside the lock: fsync can take milliseconds and Write need not
+		// wait for it. SIGKILL cannot lose data the kernel already has, so
+		// this only matters for power loss.
+		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+			return w.setErr(err)
+		}
+	}
+	return nil
+}
+
+func (w *Writer) flushLocked() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed || !w.dirty {
+		return nil
+	}
+	if err := w.enc.Close(); err != nil {
+		return w.fail(err)
+	}
+	w.enc.Reset(&w.pending)
+	w.dirty = false
+	n := w.records
+	if err := w.writePending(); err != nil {
+		return err
+	}
+	w.flushedRecords = n
+	return nil
+}
+
+func (w *Writer) writePending() error {
+	if w.pending.Len() == 0 {
+		return nil
+	}
+	n, err := w.out.Write(w.pending.Bytes())
+	w.written += int64(n)
+	if err == nil && n < w.pending.Len() {
+		err = io.ErrShortWrite
+	}
+	w.pending.Reset()
+	if err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// fail records the first error; the Writer refuses all later writes,
+// because bytes after a failed write would land after a hole.
+func (w *Writer) fail(err error) error {
+	if w.err == nil {
+		w.err = fmt.Errorf("trace: writing %s: %w (records flushed before this error stay readable)", w.name, err)
+	}
+	return w.err
+}
+
+func (w *Writer) setErr(err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fail(err)
+}
+
+// Stats reports what the Writer has done so far.
+func (w *Writer) Stats() WriterStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return WriterStats{Records: w.records, FlushedRecords: w.flushedRecords, Bytes: w.written}
+}
+
+// Close flushes what is left, stops the flush timer and, for Create, closes
+// the file. It returns the first error the Writer met, if any.
+func (w *Writer) Close() error {
+	if w.stop != nil {
+		w.stopOnce.Do(func() {
+			close(w.stop)
+			<-w.done
+		})
+	}
+	err := w.Flush()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.file != nil {
+		if cerr := w.file.Close(); cerr != nil && err == nil {
+			err = w.fail(cerr)
+		}
+	}
+	if err == nil {
+		err = w.err
+	}
+	return err
+}
