@@ -1,0 +1,60 @@
+package tokenize
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// hfTestdata are the tokenizer.json files committed under testdata, each
+// with golden ids from @lenml/tokenizers (a JS port of HF tokenizers).
+var hfTestdata = []string{"qwen3", "deepseek_v3"}
+
+func hfPath(name string) string { return filepath.Join("testdata", name, "tokenizer.json.zst") }
+
+type goldenCase struct {
+	Text string `json:"text"`
+	IDs  []int  `json:"ids"`
+}
+
+func readGolden(t testing.TB, name string) []goldenCase {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name, "golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []goldenCase
+	if err := json.Unmarshal(b, &cs); err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func loadT(t testing.TB, spec string) Tokenizer {
+	t.Helper()
+	tok, err := Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func TestHFGolden(t *testing.T) {
+	for _, name := range hfTestdata {
+		t.Run(name, func(t *testing.T) {
+			tok := loadT(t, hfPath(name))
+			for i, c := range readGolden(t, name) {
+				got := tok.Encode(c.Text)
+				if !slices.Equal(got, c.IDs) {
+					t.Errorf("case %d %.60q:\n got %v\nwant %v", i, c.Text, got, c.IDs)
+					continue
+				}
+				if n := tok.Count(c.Text); n != len(c.IDs) {
+					t.Errorf("case %d: Count = %d, want %d", i, n, len(c.IDs))
+				}
+			}
+		})
+	}
+}
