@@ -64,7 +64,7 @@ func Open(path string) (*Reader, error) {
 // NewReader reads a trace from in and reads its header. Close does not
 // close in.
 func NewReader(in io.Reader) (*Reader, error) {
-	return newReader(in, "trace")
+	return newReader(in, "")
 }
 
 // zstd frames start with this magic; skippable frames (which other tools
@@ -107,6 +107,9 @@ func newReader(in io.Reader, name string) (*Reader, error) {
 }
 
 func (r *Reader) errorf(format string, a ...any) error {
+	if r.name == "" {
+		return fmt.Errorf("trace: "+format, a...)
+	}
 	return fmt.Errorf("trace: %s: %s", r.name, fmt.Sprintf(format, a...))
 }
 

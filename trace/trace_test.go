@@ -100,7 +100,7 @@ func randRecord(rng *rand.Rand) Record {
 	if rng.IntN(3) == 0 {
 		r.Error = &Error{Class: ErrorClass(randString(rng, 12)), Message: randString(rng, 40), Body: randString(rng, 300)}
 	}
-	n := []int{0, 1, 2, 17, 300}[rng.IntN(5)]
+	n := []int{0, 1, 2, 17, 150}[rng.IntN(5)]
 	if n > 0 {
 		r.Chunks = make([]Chunk, n)
 	}
@@ -124,7 +124,7 @@ func randRecord(rng *rand.Rand) Record {
 }
 
 func TestRoundTripRandom(t *testing.T) {
-	for seed := range uint64(30) {
+	for seed := range uint64(16) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			want := make([]Record, rng.IntN(40))
@@ -171,7 +171,7 @@ func TestRoundTripRandom(t *testing.T) {
 // every byte offset: the reader must never panic or report corruption, and
 // must return every record of every frame that is complete before the cut.
 func TestTruncatedAtEveryOffset(t *testing.T) {
-	recs := synthRun(synthConfig{Requests: 9, Tokens: 12, Concurrency: 3, Seed: 5})
+	recs := synthRun(synthConfig{Requests: 6, Tokens: 6, Concurrency: 3, Seed: 5})
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, synthHeader, WithFlushInterval(0))
 	if err != nil {

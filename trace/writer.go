@@ -124,7 +124,7 @@ func Create(path string, h Header, opts ...Option) (*Writer, error) {
 
 // NewWriter writes a trace to out. Close does not close out.
 func NewWriter(out io.Writer, h Header, opts ...Option) (*Writer, error) {
-	return newWriter(out, "trace", h, opts)
+	return newWriter(out, "the trace", h, opts)
 }
 
 func newWriter(out io.Writer, name string, h Header, opts []Option) (*Writer, error) {
