@@ -348,7 +348,7 @@ func maximalSubpart(s string) int {
 // (truncation, padding, post_processor) do not change the ids of a text
 // encoded without special tokens.
 type hfFile struct {
-	AddedTokens  []hfAddedToken `json:"added_tokens"`
+	AddedTokens  []hfAddedToken  `json:"added_tokens"`
 	Normalizer   json.RawMessage `json:"normalizer"`
 	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
 	Decoder      json.RawMessage `json:"decoder"`
@@ -473,16 +473,19 @@ func parseHF(data []byte) (*hfTokenizer, error) {
 	if len(vocab) == 0 {
 		return nil, errors.New("model.vocab is empty")
 	}
+	// Ids index a slice, so bound them by the number of entries (with room
+	// for the gaps real files have) rather than trust the file.
+	idLimit := 4*(len(vocab)+len(f.AddedTokens)) + 1<<16
 	maxID := 0
 	for tok, id := range vocab {
-		if id < 0 || id > 1<<24 {
-			return nil, fmt.Errorf("model.vocab: token %q has id %d, outside 0..16777216", tok, id)
+		if id < 0 || id >= idLimit {
+			return nil, fmt.Errorf("model.vocab: token %q has id %d, outside 0..%d", tok, id, idLimit-1)
 		}
 		maxID = max(maxID, id)
 	}
 	for _, a := range f.AddedTokens {
-		if a.ID < 0 || a.ID > 1<<24 {
-			return nil, fmt.Errorf("added_tokens: %q has id %d, outside 0..16777216", a.Content, a.ID)
+		if a.ID < 0 || a.ID >= idLimit {
+			return nil, fmt.Errorf("added_tokens: %q has id %d, outside 0..%d", a.Content, a.ID, idLimit-1)
 		}
 		maxID = max(maxID, a.ID)
 	}
