@@ -1,0 +1,600 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// SLO is the service-level objective goodput counts against; a zero bound
+// is not checked.
+type SLO struct {
+	TTFT time.Duration `json:"ttft_ms"`
+	TPOT time.Duration `json:"tpot_ms"`
+	E2E  time.Duration `json:"e2e_ms"`
+}
+
+// DefaultSLO is --slo ttft=2s,tpot=50ms.
+var DefaultSLO = SLO{TTFT: 2 * time.Second, TPOT: 50 * time.Millisecond}
+
+// ParseSLO reads "ttft=2s,tpot=50ms[,e2e=10s]"; a bare number is
+// milliseconds.
+func ParseSLO(s string) (SLO, error) {
+	var o SLO
+	if strings.TrimSpace(s) == "" {
+		return o, fmt.Errorf("empty --slo: give bounds like ttft=2s,tpot=50ms")
+	}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return o, fmt.Errorf("--slo %q: write each bound as name=duration, e.g. ttft=2s", part)
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			f, ferr := strconv.ParseFloat(v, 64)
+			if ferr != nil {
+				return o, fmt.Errorf("--slo %s=%s: not a duration; write e.g. 2s or 50ms", k, v)
+			}
+			d = time.Duration(f * float64(time.Millisecond))
+		}
+		if d <= 0 {
+			return o, fmt.Errorf("--slo %s=%s: the bound must be positive", k, v)
+		}
+		switch strings.ToLower(k) {
+		case "ttft":
+			o.TTFT = d
+		case "tpot":
+			o.TPOT = d
+		case "e2e":
+			o.E2E = d
+		default:
+			return o, fmt.Errorf("--slo: unknown bound %q: use ttft, tpot or e2e", k)
+		}
+	}
+	return o, nil
+}
+
+// Options configure an Analyzer.
+type Options struct {
+	// Definitions names the definition set ("" = llmreplay).
+	Definitions string
+	// SLO bounds goodput; the zero value means DefaultSLO.
+	SLO SLO
+	// Tokenizer, when set, overrides every trace header's tokenizer.
+	Tokenizer string
+}
+
+// Analyzer accumulates any number of traces. It is not safe for concurrent
+// use; analyse traces one after the other (each is a stream).
+type Analyzer struct {
+	defs     DefinitionSet
+	slo      SLO
+	tokOver  string
+	counters map[string]*counter
+	traces   []*TraceAcc
+	runs     []*run
+	f        facts
+}
+
+// New returns an Analyzer.
+func New(o Options) (*Analyzer, error) {
+	d, err := LookupDefinitions(o.Definitions)
+	if err != nil {
+		return nil, err
+	}
+	slo := o.SLO
+	if slo == (SLO{}) {
+		slo = DefaultSLO
+	}
+	return &Analyzer{defs: d, slo: slo, tokOver: o.Tokenizer, counters: map[string]*counter{}}, nil
+}
+
+// TraceInfo describes one analysed trace.
+type TraceInfo struct {
+	Label          string         `json:"label"`
+	Path           string         `json:"path,omitempty"`
+	Model          string         `json:"model"`
+	API            string         `json:"api"`
+	WorkloadDigest string         `json:"workload_digest"`
+	Tokenizer      string         `json:"tokenizer"`
+	Simulated      bool           `json:"simulated,omitempty"`
+	SimProfile     string         `json:"sim_profile,omitempty"`
+	Records        int            `json:"records"`
+	Warmup         int            `json:"warmup_skipped"`
+	Truncated      bool           `json:"truncated,omitempty"`
+	TokenSources   map[string]int `json:"output_token_sources"`
+}
+
+// TraceAcc takes the records of one trace.
+type TraceAcc struct {
+	a       *Analyzer
+	idx     int
+	info    TraceInfo
+	header  trace.Header
+	counter *counter
+	phases  map[int]*run
+}
+
+// Trace starts a trace with the given label ("" = the header's label).
+func (a *Analyzer) Trace(label, path string, h trace.Header) *TraceAcc {
+	if label == "" {
+		label = h.Label
+	}
+	if label == "" {
+		label = fmt.Sprintf("trace%d", len(a.traces)+1)
+	}
+	spec := h.Tokenizer
+	if a.tokOver != "" {
+		spec = a.tokOver
+	}
+	if spec == "" {
+		spec = DefaultTokenizer
+	}
+	c, ok := a.counters[spec]
+	if !ok {
+		c = newCounter(spec)
+		a.counters[spec] = c
+	}
+	t := &TraceAcc{
+		a: a, idx: len(a.traces), header: h, counter: c, phases: map[int]*run{},
+		info: TraceInfo{
+			Label: label, Path: path, Model: h.Model, API: h.API, WorkloadDigest: h.WorkloadDigest,
+			Tokenizer: spec, Simulated: h.Simulated, SimProfile: h.SimProfile,
+			TokenSources: map[string]int{},
+		},
+	}
+	a.traces = append(a.traces, t)
+	return t
+}
+
+// SetTruncated records that the trace ended in a cut-off tail (a crash or a
+// run still being written); the result says so.
+func (t *TraceAcc) SetTruncated(v bool) { t.info.Truncated = v }
+
+// run is one phase of one trace: one concurrency level, input length and
+// repeat. Every group is a union of runs.
+type run struct {
+	trace *TraceAcc
+	phase trace.Phase
+
+	ok, failed int
+	failedBy   map[trace.ErrorClass]int
+	sources    map[string]int
+
+	firstSend, lastToken, lastDone int64
+	outTokens, inTokens            int64
+	good                           int
+
+	dists []Dist // by registry index (request and token scopes)
+	warn  runWarn
+}
+
+func (t *TraceAcc) runFor(phase int) *run {
+	if r, ok := t.phases[phase]; ok {
+		return r
+	}
+	p := trace.Phase{Index: phase, Name: fmt.Sprintf("phase%d", phase)}
+	for _, hp := range t.header.Phases {
+		if hp.Index == phase {
+			p = hp
+			break
+		}
+	}
+	r := &run{trace: t, phase: p, failedBy: map[trace.ErrorClass]int{}, sources: map[string]int{},
+		firstSend: math.MaxInt64, dists: make([]Dist, len(Metrics))}
+	t.phases[phase] = r
+	t.a.runs = append(t.a.runs, r)
+	return r
+}
+
+// Add analyses one record. The record is not kept: it may be reused by the
+// reader as soon as Add returns.
+func (t *TraceAcc) Add(rec *trace.Record) {
+	t.info.Records++
+	if rec.Warmup {
+		t.info.Warmup++
+		return
+	}
+	a := t.a
+	r := t.runFor(rec.Phase)
+	if r.phase.MaxTokens == 0 && rec.MaxTokens > 0 {
+		r.phase.MaxTokens = rec.MaxTokens
+	}
+	f := &a.f
+	f.build(rec, t.counter, &a.defs)
+	for i, m := range Metrics {
+		if m.request != nil {
+			m.request(f, &a.defs, &r.dists[i])
+		}
+	}
+	if rec.Sent < r.firstSend && (rec.Sent > 0 || rec.Scheduled == 0) {
+		r.firstSend = rec.Sent
+	}
+	if rec.Done > r.lastDone {
+		r.lastDone = rec.Done
+	}
+	if !f.ok {
+		r.failed++
+		r.failedBy[rec.Error.Class]++
+		return
+	}
+	r.ok++
+	r.sources[f.source]++
+	t.info.TokenSources[f.source]++
+	if f.content > 0 && f.last > r.lastToken {
+		r.lastToken = f.last
+	}
+	r.outTokens += int64(f.tokens)
+	r.inTokens += int64(f.input)
+	if a.meetsSLO(f) {
+		r.good++
+	}
+	r.warn.observe(f, rec, t)
+}
+
+func (a *Analyzer) meetsSLO(f *facts) bool {
+	if f.content == 0 {
+		return false
+	}
+	if a.slo.TTFT > 0 && time.Duration(f.ttft) > a.slo.TTFT {
+		return false
+	}
+	if a.slo.TPOT > 0 {
+		// vLLM's convention: a request with fewer than two tokens has TPOT 0.
+		if v, ok := f.tpotMs(&a.defs); ok && v > float64(a.slo.TPOT)/1e6 {
+			return false
+		}
+	}
+	if a.slo.E2E > 0 && time.Duration(f.e2e) > a.slo.E2E {
+		return false
+	}
+	return true
+}
+
+// window is the throughput window of a run in seconds.
+func (r *run) window(d *DefinitionSet) float64 {
+	end := r.lastToken
+	if d.window == windowDone {
+		end = r.lastDone
+	}
+	if r.firstSend == math.MaxInt64 || end <= r.firstSend {
+		return 0
+	}
+	return float64(end-r.firstSend) / 1e9
+}
+
+// keyValue returns the value of a grouping key for a run.
+func (r *run) keyValue(k string) any {
+	switch k {
+	case KeyLabel:
+		return r.trace.info.Label
+	case KeyPhase:
+		return r.phase.Name
+	case KeyConcurrency:
+		return r.phase.Concurrency
+	case KeyInputTokens:
+		return r.phase.InputTokens
+	case KeyRepeat:
+		return r.phase.Repeat
+	}
+	return nil
+}
+
+// Grouping keys.
+const (
+	KeyLabel       = "label"
+	KeyPhase       = "phase"
+	KeyConcurrency = "concurrency"
+	KeyInputTokens = "input_tokens"
+	KeyRepeat      = "repeat"
+)
+
+// Keys are the grouping keys in their canonical order.
+var Keys = []string{KeyLabel, KeyPhase, KeyConcurrency, KeyInputTokens, KeyRepeat}
+
+// NormalizeKey accepts a key as users type it ("input-tokens") and returns
+// its canonical name.
+func NormalizeKey(k string) (string, error) {
+	k = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "-", "_")
+	for _, x := range Keys {
+		if x == k {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("unknown grouping key %q: use one of label, phase, concurrency, input-tokens, repeat", k)
+}
+
+// Result is the analysis of every trace added, ready to be grouped.
+type Result struct {
+	Definitions DefinitionSet
+	SLO         SLO
+	Traces      []TraceInfo
+	// Warnings that belong to a whole trace (errors clustered, slowing
+	// down, truncated, tokenizer unavailable).
+	Warnings []Warning
+
+	runs []*run
+}
+
+// Result finishes the analysis. The Analyzer may keep taking records; a
+// later Result includes them.
+func (a *Analyzer) Result() *Result {
+	res := &Result{Definitions: a.defs, SLO: a.slo, runs: append([]*run(nil), a.runs...)}
+	sort.SliceStable(res.runs, func(i, j int) bool {
+		ri, rj := res.runs[i], res.runs[j]
+		if ri.trace.idx != rj.trace.idx {
+			return ri.trace.idx < rj.trace.idx
+		}
+		return ri.phase.Index < rj.phase.Index
+	})
+	for _, t := range a.traces {
+		res.Traces = append(res.Traces, t.info)
+	}
+	res.Warnings = traceWarnings(a, res)
+	return res
+}
+
+// Group is a set of runs sharing key values, with every metric by name.
+type Group struct {
+	Keys map[string]any `json:"keys"`
+	// Values holds every metric under every statistic name
+	// ("ttft", "ttft_p99", "per_stream_tps_min" …).
+	Values        map[string]Value `json:"metrics"`
+	FailedByClass map[string]int   `json:"requests_failed_by_class,omitempty"`
+	TokenSources  map[string]int   `json:"output_token_sources,omitempty"`
+	Runs          int              `json:"runs"`
+	Warnings      []Warning        `json:"-"`
+	// WarningCodes names the group's warnings; the document's top-level
+	// warnings list carries their evidence.
+	WarningCodes    []string `json:"warnings"`
+	samples         map[string][]float64
+	runs            []*run
+	baseSel         map[string]any
+	mixedHeaderNote string
+}
+
+// Value is a metric's value with its 95% interval where it has one. Lo or
+// Hi is ±Inf when there are too few samples to bound that side, NaN when
+// the statistic has no interval (mean, min, max, sums).
+type Value struct {
+	Value float64
+	Lo    float64
+	Hi    float64
+	N     int64
+}
+
+// Valid reports whether the value could be computed.
+func (v Value) Valid() bool { return !math.IsNaN(v.Value) }
+
+// HasInterval reports whether the value carries an interval.
+func (v Value) HasInterval() bool { return !math.IsNaN(v.Lo) && !math.IsNaN(v.Hi) }
+
+func point(v float64, n int64) Value { return Value{Value: v, Lo: math.NaN(), Hi: math.NaN(), N: n} }
+
+// Groups partitions the runs by the given keys (label is always one of
+// them) and returns the groups in a stable order: label in input order,
+// then each key ascending.
+func (res *Result) Groups(by []string) []*Group {
+	keys := []string{KeyLabel}
+	for _, k := range by {
+		if k != KeyLabel {
+			keys = append(keys, k)
+		}
+	}
+	index := map[string]*Group{}
+	var order []*Group
+	labelOrder := map[string]int{}
+	for _, r := range res.runs {
+		if _, ok := labelOrder[r.trace.info.Label]; !ok {
+			labelOrder[r.trace.info.Label] = len(labelOrder)
+		}
+		sel := map[string]any{}
+		var id strings.Builder
+		for _, k := range keys {
+			v := r.keyValue(k)
+			sel[k] = v
+			fmt.Fprintf(&id, "%s=%v\x00", k, v)
+		}
+		g, ok := index[id.String()]
+		if !ok {
+			g = &Group{Keys: sel}
+			index[id.String()] = g
+			order = append(order, g)
+		}
+		g.runs = append(g.runs, r)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if la, lb := labelOrder[a.Keys[KeyLabel].(string)], labelOrder[b.Keys[KeyLabel].(string)]; la != lb {
+			return la < lb
+		}
+		for _, k := range keys[1:] {
+			if c := compareAny(a.Keys[k], b.Keys[k]); c != 0 {
+				return c < 0
+			}
+		}
+		return false
+	})
+	for _, g := range order {
+		res.fill(g)
+	}
+	return order
+}
+
+func compareAny(a, b any) int {
+	switch x := a.(type) {
+	case int:
+		y := b.(int)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case string:
+		return strings.Compare(x, b.(string))
+	}
+	return 0
+}
+
+// Select merges every run matching sel (key → value as text) into one
+// group, the way a claim reads a trace. It returns nil when nothing
+// matches.
+func (res *Result) Select(sel map[string]string) *Group {
+	g := &Group{Keys: map[string]any{}}
+	for k, v := range sel {
+		g.Keys[k] = v
+	}
+	for _, r := range res.runs {
+		if r.matches(sel) {
+			g.runs = append(g.runs, r)
+		}
+	}
+	if len(g.runs) == 0 {
+		return nil
+	}
+	res.fill(g)
+	return g
+}
+
+func (r *run) matches(sel map[string]string) bool {
+	for k, v := range sel {
+		if fmt.Sprint(r.keyValue(k)) != v {
+			return false
+		}
+	}
+	return true
+}
+
+// fill computes every metric of g from its runs.
+func (res *Result) fill(g *Group) {
+	g.Values = map[string]Value{}
+	g.samples = map[string][]float64{}
+	g.FailedByClass = map[string]int{}
+	g.TokenSources = map[string]int{}
+	g.Runs = len(g.runs)
+	for _, r := range g.runs {
+		for c, n := range r.failedBy {
+			g.FailedByClass[string(c)] += n
+		}
+		for s, n := range r.sources {
+			g.TokenSources[s] += n
+		}
+	}
+	d := &res.Definitions
+	for i, m := range Metrics {
+		switch m.Scope {
+		case PerRequest, PerToken:
+			var all Dist
+			for _, r := range g.runs {
+				all.Merge(&r.dists[i])
+			}
+			setDistValues(g, m, &all)
+			if m.Scope == PerRequest {
+				g.samples[m.Name] = all.Values()
+			}
+		case PerRun:
+			var all Dist
+			for _, r := range g.runs {
+				if v, ok := m.run(r, d); ok {
+					all.Add(v)
+				}
+			}
+			c, lo, hi := all.QuantileCI(0.5, Confidence)
+			g.Values[m.Name] = Value{c, lo, hi, all.N()}
+			g.Values[m.Name+"_mean"] = point(all.Mean(), all.N())
+			g.Values[m.Name+"_min"] = point(all.Min(), all.N())
+			g.Values[m.Name+"_max"] = point(all.Max(), all.N())
+			g.samples[m.Name] = all.Values()
+		case Count:
+			sum := 0.0
+			for _, r := range g.runs {
+				v, _ := m.run(r, d)
+				sum += v
+			}
+			g.Values[m.Name] = point(sum, int64(len(g.runs)))
+		}
+	}
+	// Group-scope metrics need the concurrency-1 baseline of the same
+	// label and input length.
+	base := res.baseline(g)
+	for _, m := range Metrics {
+		if m.Scope != PerGroup {
+			continue
+		}
+		v, ok := m.group(g, base)
+		if !ok {
+			v = math.NaN()
+		}
+		g.Values[m.Name] = point(v, 1)
+	}
+	g.Warnings = groupWarnings(res, g)
+	g.WarningCodes = []string{}
+	for _, w := range g.Warnings {
+		g.WarningCodes = append(g.WarningCodes, w.Code)
+	}
+}
+
+// baseline is the concurrency-1 group of g's labels and input lengths, or
+// nil when the trace has none.
+func (res *Result) baseline(g *Group) *Group {
+	labels, inputs := map[string]bool{}, map[int]bool{}
+	allOne := true
+	for _, r := range g.runs {
+		labels[r.trace.info.Label] = true
+		inputs[r.phase.InputTokens] = true
+		if r.phase.Concurrency != 1 {
+			allOne = false
+		}
+	}
+	b := &Group{Keys: map[string]any{KeyConcurrency: 1}}
+	for _, r := range res.runs {
+		if r.phase.Concurrency == 1 && labels[r.trace.info.Label] && inputs[r.phase.InputTokens] {
+			b.runs = append(b.runs, r)
+		}
+	}
+	if len(b.runs) == 0 {
+		return nil
+	}
+	if allOne {
+		b.runs = g.runs
+	}
+	b.Values = map[string]Value{}
+	m := Metrics[metricIndex["aggregate_tps"]]
+	var all Dist
+	for _, r := range b.runs {
+		if v, ok := m.run(r, &res.Definitions); ok {
+			all.Add(v)
+		}
+	}
+	b.Values["aggregate_tps"] = point(all.Quantile(0.5), all.N())
+	return b
+}
+
+var quantiles = []struct {
+	stat string
+	q    float64
+}{{"p10", 0.10}, {"p50", 0.50}, {"p90", 0.90}, {"p99", 0.99}}
+
+func setDistValues(g *Group, m *Metric, d *Dist) {
+	n := d.N()
+	c, lo, hi := d.QuantileCI(0.5, Confidence)
+	g.Values[m.Name] = Value{c, lo, hi, n}
+	g.Values[m.Name+"_mean"] = point(d.Mean(), n)
+	g.Values[m.Name+"_min"] = point(d.Min(), n)
+	g.Values[m.Name+"_max"] = point(d.Max(), n)
+	for _, q := range quantiles {
+		c, lo, hi := d.QuantileCI(q.q, Confidence)
+		g.Values[m.Name+"_"+q.stat] = Value{c, lo, hi, n}
+	}
+}
+
+// Samples returns the exact per-request (or per-run) values of a metric in
+// g, for significance tests; nil when they were folded into a histogram.
+func (g *Group) Samples(metric string) []float64 { return g.samples[metric] }

@@ -1,0 +1,311 @@
+package analyze
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Claim is one written statement about a metric:
+//
+//	metric[_stat]{key=value,…} op number[unit]
+//
+// for example `per_stream_tps{concurrency=1} >= 490` or
+// `ttft_p99{concurrency=32,label=vllm} < 2.6s`. Ops are >=, >, <=, <, ==.
+// Time metrics take ns, us, ms, s and m suffixes (bare numbers are ms);
+// rate metrics accept tok/s or req/s matching their unit.
+type Claim struct {
+	Text     string            // as written
+	Metric   string            // with its statistic suffix
+	Selector map[string]string // canonical key → value
+	Op       string
+	Bound    float64 // in the metric's unit (ms for times)
+	Line     int     // 1-based line in a claims file; 0 on the command line
+}
+
+// ParseClaim parses one claim. Text after # is a comment.
+func ParseClaim(s string) (Claim, error) {
+	text := s
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	c := Claim{Text: strings.TrimSpace(text), Selector: map[string]string{}}
+	if s == "" {
+		return c, fmt.Errorf("empty claim: write e.g. 'per_stream_tps{concurrency=1} >= 490'")
+	}
+	// metric name
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	c.Metric = s[:i]
+	if c.Metric == "" {
+		return c, fmt.Errorf("claim %q: start with a metric name such as per_stream_tps", s)
+	}
+	m, _, err := LookupMetric(c.Metric)
+	if err != nil {
+		return c, fmt.Errorf("claim %q: %v", s, err)
+	}
+	rest := strings.TrimLeft(s[i:], " \t")
+	if strings.HasPrefix(rest, "{") {
+		end := strings.IndexByte(rest, '}')
+		if end < 0 {
+			return c, fmt.Errorf("claim %q: the selector has no closing }", s)
+		}
+		for _, kv := range strings.Split(rest[1:end], ",") {
+			kv = strings.TrimSpace(kv)
+			if kv == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return c, fmt.Errorf("claim %q: selector part %q must be key=value", s, kv)
+			}
+			key, err := NormalizeKey(k)
+			if err != nil {
+				return c, fmt.Errorf("claim %q: %v", s, err)
+			}
+			v = strings.Trim(strings.TrimSpace(v), `"'`)
+			if v == "" {
+				return c, fmt.Errorf("claim %q: key %s has an empty value", s, key)
+			}
+			if key != KeyLabel && key != KeyPhase {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return c, fmt.Errorf("claim %q: %s=%s must be a whole number", s, key, v)
+				}
+				v = strconv.Itoa(n)
+			}
+			if _, dup := c.Selector[key]; dup {
+				return c, fmt.Errorf("claim %q: key %s given twice", s, key)
+			}
+			c.Selector[key] = v
+		}
+		rest = strings.TrimLeft(rest[end+1:], " \t")
+	}
+	for _, op := range []string{">=", "<=", "==", ">", "<"} {
+		if strings.HasPrefix(rest, op) {
+			c.Op = op
+			rest = strings.TrimSpace(rest[len(op):])
+			break
+		}
+	}
+	if c.Op == "" {
+		return c, fmt.Errorf("claim %q: expected one of >= > <= < == after the metric", s)
+	}
+	c.Bound, err = parseBound(rest, m)
+	if err != nil {
+		return c, fmt.Errorf("claim %q: %v", s, err)
+	}
+	return c, nil
+}
+
+func parseBound(s string, m *Metric) (float64, error) {
+	j := 0
+	for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.' || s[j] == '-' || s[j] == '+' || s[j] == 'e' || s[j] == 'E' || s[j] == '_' || s[j] == ',') {
+		// 'e' only counts inside a number, not as a unit's start
+		if (s[j] == 'e' || s[j] == 'E') && (j == 0 || j+1 >= len(s) || !(s[j+1] >= '0' && s[j+1] <= '9' || s[j+1] == '-' || s[j+1] == '+')) {
+			break
+		}
+		j++
+	}
+	num := strings.NewReplacer("_", "", ",", "").Replace(s[:j])
+	unit := strings.TrimSpace(s[j:])
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("bound %q is not a number", s)
+	}
+	if m.IsTimeUnit() {
+		scale := map[string]float64{"": 1, "ms": 1, "s": 1000, "us": 1e-3, "µs": 1e-3, "ns": 1e-6, "m": 60000, "min": 60000}
+		f, ok := scale[unit]
+		if !ok {
+			return 0, fmt.Errorf("unit %q for the time metric %s: use ns, us, ms, s or m", unit, m.Name)
+		}
+		return v * f, nil
+	}
+	switch unit {
+	case "", m.Unit:
+		return v, nil
+	case "x":
+		if m.Unit == "x" {
+			return v, nil
+		}
+	case "%":
+		if m.Unit == "x" {
+			return v / 100, nil
+		}
+	}
+	return 0, fmt.Errorf("unit %q does not fit %s, measured in %s", unit, m.Name, m.Unit)
+}
+
+// ParseClaims reads a claims file: one claim per line, # comments and
+// blank lines ignored. Errors name the line.
+func ParseClaims(r io.Reader) ([]Claim, error) {
+	var out []Claim
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		t := sc.Text()
+		body := t
+		if i := strings.IndexByte(body, '#'); i >= 0 {
+			body = body[:i]
+		}
+		if strings.TrimSpace(body) == "" {
+			continue
+		}
+		c, err := ParseClaim(t)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		c.Line = line
+		out = append(out, c)
+	}
+	return out, sc.Err()
+}
+
+// Verdicts.
+const (
+	Holds        = "holds"
+	DoesNotHold  = "does not hold"
+	Inconclusive = "inconclusive"
+)
+
+// MinSamples is the fewest samples behind a value before a verdict other
+// than inconclusive is given.
+const MinSamples = 3
+
+// Verdict is a claim checked against traces.
+type Verdict struct {
+	Claim    Claim    `json:"-"`
+	Text     string   `json:"claim"`
+	Verdict  string   `json:"verdict"`
+	Measured float64  `json:"measured"`
+	Lo       float64  `json:"lo"`
+	Hi       float64  `json:"hi"`
+	N        int64    `json:"n"`
+	Unit     string   `json:"unit"`
+	Reason   string   `json:"reason"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Check evaluates a claim: it merges every run the selector matches and
+// compares the metric's interval (or its value, for statistics without one)
+// to the bound. The claim holds only when the whole interval satisfies it,
+// fails only when none of it does, and is inconclusive otherwise or with
+// fewer than minSamples samples.
+func Check(res *Result, c Claim, minSamples int) Verdict {
+	m, _, _ := LookupMetric(c.Metric)
+	v := Verdict{Claim: c, Text: c.Text, Unit: m.Unit, Measured: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	g := res.Select(c.Selector)
+	if g == nil {
+		v.Verdict, v.Reason = Inconclusive, fmt.Sprintf("no run matches %s", sortedSel(c.Selector))
+		return v
+	}
+	val, ok := g.Values[c.Metric]
+	v.Measured, v.N = val.Value, val.N
+	for _, w := range g.Warnings {
+		v.Warnings = append(v.Warnings, w.Code)
+	}
+	if !ok || !val.Valid() {
+		v.Verdict, v.Reason = Inconclusive, "the metric could not be computed from the matching requests"
+		return v
+	}
+	lo, hi := val.Value, val.Value
+	if val.HasInterval() {
+		lo, hi = val.Lo, val.Hi
+		v.Lo, v.Hi = lo, hi
+	}
+	minN := int64(minSamples)
+	if m.Scope == Count || m.Scope == PerGroup {
+		minN = 1 // counts are exact
+	}
+	if val.N < minN {
+		v.Verdict, v.Reason = Inconclusive, fmt.Sprintf("%d sample(s); at least %d are needed", val.N, minN)
+		return v
+	}
+	sat := func(x float64) bool {
+		switch c.Op {
+		case ">=":
+			return x >= c.Bound
+		case ">":
+			return x > c.Bound
+		case "<=":
+			return x <= c.Bound
+		case "<":
+			return x < c.Bound
+		}
+		return x == c.Bound
+	}
+	switch {
+	case c.Op == "==" && !val.HasInterval():
+		if val.Value == c.Bound {
+			v.Verdict = Holds
+		} else {
+			v.Verdict = DoesNotHold
+		}
+	case c.Op == "==":
+		if lo == c.Bound && hi == c.Bound {
+			v.Verdict = Holds
+		} else if lo <= c.Bound && c.Bound <= hi {
+			v.Verdict, v.Reason = Inconclusive, "the interval contains the value but is wider than it"
+		} else {
+			v.Verdict = DoesNotHold
+		}
+	case sat(lo) && sat(hi):
+		v.Verdict = Holds
+	case !sat(lo) && !sat(hi):
+		v.Verdict = DoesNotHold
+	default:
+		v.Verdict = Inconclusive
+		v.Reason = "the 95% interval straddles the bound"
+		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+			v.Reason = "too few samples to bound the 95% interval"
+		}
+	}
+	if v.Reason == "" {
+		if val.HasInterval() {
+			v.Reason = "the whole 95% interval is on one side of the bound"
+		} else {
+			v.Reason = "exact value"
+		}
+	}
+	return v
+}
+
+func sortedSel(sel map[string]string) string {
+	keys := make([]string, 0, len(sel))
+	for k := range sel {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+sel[k])
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// RenderVerdicts prints one line per verdict.
+func RenderVerdicts(w io.Writer, vs []Verdict) error {
+	for _, v := range vs {
+		interval := ""
+		if !math.IsNaN(v.Lo) || !math.IsNaN(v.Hi) {
+			interval = fmt.Sprintf(" [%s, %s]", fmtNum(v.Lo, false), fmtNum(v.Hi, false))
+		}
+		warn := ""
+		if len(v.Warnings) > 0 {
+			warn = " warnings: " + strings.Join(v.Warnings, ",")
+		}
+		if _, err := fmt.Fprintf(w, "%-13s %s — measured %s %s%s n=%d (%s)%s\n",
+			strings.ToUpper(v.Verdict), v.Text, fmtNum(v.Measured, false), v.Unit, interval, v.N, v.Reason, warn); err != nil {
+			return err
+		}
+	}
+	return nil
+}

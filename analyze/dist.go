@@ -1,0 +1,286 @@
+package analyze
+
+import (
+	"math"
+	"sort"
+)
+
+// exactCap is how many samples a Dist keeps exactly before it folds them
+// into its histogram. 65,536 float64 values are 512 KiB: enough for every
+// per-request metric of any realistic run, while per-token samples (one per
+// output token) switch to the histogram and stay bounded.
+const exactCap = 1 << 16
+
+// histGamma is the ratio between histogram bucket bounds. A value is
+// reported as the geometric middle of its bucket, so the relative error of
+// any quantile read from the histogram is at most (γ−1)/(γ+1) < 1%.
+const histGamma = 1.02
+
+var logGamma = math.Log(histGamma)
+
+// Dist accumulates a distribution of non-weighted or weighted samples in
+// bounded memory: exact while it holds at most exactCap samples, a
+// log-bucket histogram (mergeable, ≤1% relative error) after that.
+type Dist struct {
+	exact []float64
+	hist  *hist
+	n     int64
+	sum   float64
+	min   float64
+	max   float64
+}
+
+// Add records v once.
+func (d *Dist) Add(v float64) { d.AddN(v, 1) }
+
+// AddN records v with weight k (k samples of the same value), as a chunk
+// carrying k tokens contributes k inter-token samples.
+func (d *Dist) AddN(v float64, k int) {
+	if k <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	if d.n == 0 || v < d.min {
+		d.min = v
+	}
+	if d.n == 0 || v > d.max {
+		d.max = v
+	}
+	d.n += int64(k)
+	d.sum += v * float64(k)
+	if d.hist == nil {
+		if len(d.exact)+k <= exactCap {
+			for i := 0; i < k; i++ {
+				d.exact = append(d.exact, v)
+			}
+			return
+		}
+		d.fold()
+	}
+	d.hist.add(v, uint64(k))
+}
+
+func (d *Dist) fold() {
+	d.hist = &hist{}
+	for _, x := range d.exact {
+		d.hist.add(x, 1)
+	}
+	d.exact = nil
+}
+
+// Merge adds every sample of o to d.
+func (d *Dist) Merge(o *Dist) {
+	if o == nil || o.n == 0 {
+		return
+	}
+	if d.n == 0 || o.min < d.min {
+		d.min = o.min
+	}
+	if d.n == 0 || o.max > d.max {
+		d.max = o.max
+	}
+	d.n += o.n
+	d.sum += o.sum
+	if d.hist == nil && o.hist == nil && len(d.exact)+len(o.exact) <= exactCap {
+		d.exact = append(d.exact, o.exact...)
+		return
+	}
+	if d.hist == nil {
+		d.fold()
+	}
+	if o.hist != nil {
+		d.hist.merge(o.hist)
+	} else {
+		for _, x := range o.exact {
+			d.hist.add(x, 1)
+		}
+	}
+}
+
+// N is the number of samples (sum of weights).
+func (d *Dist) N() int64 { return d.n }
+
+// Exact reports whether every sample is still held exactly.
+func (d *Dist) Exact() bool { return d.hist == nil }
+
+// Mean is the arithmetic mean (exact even in histogram mode).
+func (d *Dist) Mean() float64 {
+	if d.n == 0 {
+		return math.NaN()
+	}
+	return d.sum / float64(d.n)
+}
+
+// Min and Max are exact in both modes.
+func (d *Dist) Min() float64 { return nanIfEmpty(d.n, d.min) }
+
+// Max is the largest sample.
+func (d *Dist) Max() float64 { return nanIfEmpty(d.n, d.max) }
+
+func nanIfEmpty(n int64, v float64) float64 {
+	if n == 0 {
+		return math.NaN()
+	}
+	return v
+}
+
+// sorted returns the exact samples sorted (sorting in place is fine: order
+// carries no meaning inside one accumulator).
+func (d *Dist) sorted() []float64 {
+	if !sort.Float64sAreSorted(d.exact) {
+		sort.Float64s(d.exact)
+	}
+	return d.exact
+}
+
+// Quantile returns the q-quantile: linear interpolation between order
+// statistics when exact (numpy's default, which vLLM and SGLang report),
+// the bucket middle in histogram mode.
+func (d *Dist) Quantile(q float64) float64 {
+	if d.n == 0 {
+		return math.NaN()
+	}
+	if q <= 0 {
+		return d.min
+	}
+	if q >= 1 {
+		return d.max
+	}
+	if d.hist == nil {
+		return interp(d.sorted(), q*float64(len(d.exact)-1))
+	}
+	return d.clamp(d.hist.atRank(uint64(math.Round(q * float64(d.n-1)))))
+}
+
+func (d *Dist) clamp(v float64) float64 { return math.Max(d.min, math.Min(d.max, v)) }
+
+// interp reads a sorted sample at a fractional 0-based position.
+func interp(s []float64, pos float64) float64 {
+	i := int(math.Floor(pos))
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	f := pos - float64(i)
+	return s[i] + f*(s[i+1]-s[i])
+}
+
+// QuantileCI returns the q-quantile with a distribution-free confidence
+// interval from order statistics: the ranks l and h are chosen so that the
+// binomial probability of the true quantile lying outside [x(l), x(h)] is
+// at most 1−conf, split evenly. With too few samples a bound is ±Inf, as
+// benchstat reports it. The center is Quantile(q).
+func (d *Dist) QuantileCI(q, conf float64) (center, lo, hi float64) {
+	center = d.Quantile(q)
+	if d.n == 0 {
+		return center, math.NaN(), math.NaN()
+	}
+	l, h := orderCI(d.n, q, conf)
+	lo, hi = math.Inf(-1), math.Inf(1)
+	if l >= 1 {
+		lo = d.atOrder(l)
+	}
+	if h <= d.n {
+		hi = d.atOrder(h)
+	}
+	return center, lo, hi
+}
+
+// atOrder returns the k-th smallest sample (1-based).
+func (d *Dist) atOrder(k int64) float64 {
+	if d.hist == nil {
+		return d.sorted()[k-1]
+	}
+	return d.clamp(d.hist.atRank(uint64(k - 1)))
+}
+
+// Values returns a copy of the exact samples, or nil in histogram mode.
+func (d *Dist) Values() []float64 {
+	if d.hist != nil {
+		return nil
+	}
+	return append([]float64(nil), d.sorted()...)
+}
+
+// hist is a log-bucket histogram over positive values, a mirrored one over
+// negative values, and a zero count. Buckets are dense slices with an offset
+// so adding a sample costs a log and an increment.
+type hist struct {
+	pos, neg buckets
+	zero     uint64
+}
+
+type buckets struct {
+	off    int
+	counts []uint64
+}
+
+func bucketOf(v float64) int { return int(math.Floor(math.Log(v) / logGamma)) }
+
+// bucketValue is the geometric middle of bucket i: [γ^i, γ^(i+1)).
+func bucketValue(i int) float64 { return math.Exp((float64(i) + 0.5) * logGamma) }
+
+func (b *buckets) add(i int, k uint64) {
+	if len(b.counts) == 0 {
+		b.off = i
+		b.counts = append(b.counts, 0)
+	}
+	if i < b.off {
+		grow := b.off - i
+		b.counts = append(make([]uint64, grow, grow+len(b.counts)), b.counts...)
+		b.off = i
+	}
+	for i-b.off >= len(b.counts) {
+		b.counts = append(b.counts, 0)
+	}
+	b.counts[i-b.off] += k
+}
+
+func (h *hist) add(v float64, k uint64) {
+	switch {
+	case v > 0:
+		h.pos.add(bucketOf(v), k)
+	case v < 0:
+		h.neg.add(bucketOf(-v), k)
+	default:
+		h.zero += k
+	}
+}
+
+func (h *hist) merge(o *hist) {
+	for i, c := range o.pos.counts {
+		if c > 0 {
+			h.pos.add(o.pos.off+i, c)
+		}
+	}
+	for i, c := range o.neg.counts {
+		if c > 0 {
+			h.neg.add(o.neg.off+i, c)
+		}
+	}
+	h.zero += o.zero
+}
+
+// atRank returns the value of the sample at 0-based rank r in ascending
+// order: negatives from the largest magnitude down, zeros, positives up.
+func (h *hist) atRank(r uint64) float64 {
+	for i := len(h.neg.counts) - 1; i >= 0; i-- {
+		c := h.neg.counts[i]
+		if r < c {
+			return -bucketValue(h.neg.off + i)
+		}
+		r -= c
+	}
+	if r < h.zero {
+		return 0
+	}
+	r -= h.zero
+	for i, c := range h.pos.counts {
+		if r < c {
+			return bucketValue(h.pos.off + i)
+		}
+		r -= c
+	}
+	if n := len(h.pos.counts); n > 0 {
+		return bucketValue(h.pos.off + n - 1)
+	}
+	return 0
+}

@@ -1,0 +1,275 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Scope says what one sample of a metric is, and so which statistics a
+// group reports for it.
+type Scope int
+
+const (
+	// PerRequest metrics have one value per successful request; a group
+	// reports their median (with a 95% interval) and mean, min, max, p10,
+	// p50, p90, p99.
+	PerRequest Scope = iota
+	// PerToken metrics have one value per token or chunk gap (inter-token
+	// latency); same statistics as PerRequest.
+	PerToken
+	// PerRun metrics have one value per run (one phase of one trace: one
+	// concurrency level, input length and repeat); a group reports the
+	// median over its runs (repeats) with an interval, and mean, min, max.
+	PerRun
+	// Count metrics are summed over a group's runs.
+	Count
+	// PerGroup metrics are computed from whole groups (speed-up).
+	PerGroup
+)
+
+// Metric is one entry of the registry: a name shared by tables, JSON and
+// claims, a unit, a definition, and the function that computes it. Adding a
+// metric is adding one entry to Metrics.
+type Metric struct {
+	Name string
+	Unit string // ms, tok/s, tokens, req/s, requests, x
+	// HigherIsBetter orders comparisons and claims' natural direction.
+	HigherIsBetter bool
+	Scope          Scope
+	// Doc is the definition with its formula, as `analyze --list-metrics`
+	// prints it.
+	Doc string
+
+	request func(f *facts, d *DefinitionSet, out *Dist)
+	run     func(r *run, d *DefinitionSet) (float64, bool)
+	group   func(g, base *Group) (float64, bool)
+}
+
+// Stats lists the statistic suffixes a metric supports; "" is the bare
+// name (a median for distributions and per-run metrics, the sum for
+// counts).
+func (m *Metric) Stats() []string {
+	switch m.Scope {
+	case PerRequest, PerToken:
+		return []string{"", "mean", "min", "max", "p10", "p50", "p90", "p99"}
+	case PerRun:
+		return []string{"", "mean", "min", "max"}
+	}
+	return []string{""}
+}
+
+func okOnly(f *facts) bool { return f.ok }
+
+// Metrics is the registry, in display order.
+var Metrics = []*Metric{
+	{
+		Name: "ttft", Unit: "ms", Scope: PerRequest,
+		Doc: "time to first token: arrival of the first chunk carrying text or reasoning − the actual send (successful requests)",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) && f.content > 0 {
+				out.AddN(ms(f.ttft), 1)
+			}
+		},
+	},
+	{
+		Name: "ttft_sched", Unit: "ms", Scope: PerRequest,
+		Doc: "time to first token from the scheduled send: first content chunk − scheduled time (includes the client's lateness; what an open-loop user sees)",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) && f.content > 0 {
+				out.AddN(ms(f.first-f.rec.Scheduled), 1)
+			}
+		},
+	},
+	{
+		Name: "e2e", Unit: "ms", Scope: PerRequest,
+		Doc: "end-to-end latency: response end − actual send (successful requests)",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) && f.e2e > 0 {
+				out.AddN(ms(f.e2e), 1)
+			}
+		},
+	},
+	{
+		Name: "output_tokens", Unit: "tokens", Scope: PerRequest, HigherIsBetter: true,
+		Doc: "output tokens of a successful request: server usage completion_tokens, else the server's per-chunk counts, else the tokenizer count of the received text (summed per chunk), else the number of content chunks; the source is reported per group",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) {
+				out.AddN(float64(f.tokens), 1)
+			}
+		},
+	},
+	{
+		Name: "per_stream_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
+		Doc: "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT like the seeds' per-stream figure (vllm/sglang/aiperf sets: (tokens−1)/(e2e−ttft); guidellm: tokens/e2e)",
+		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if !okOnly(f) {
+				return
+			}
+			if v, ok := f.perStream(d); ok {
+				out.AddN(v, 1)
+			}
+		},
+	},
+	{
+		Name: "tpot", Unit: "ms", Scope: PerRequest,
+		Doc: "time per output token: (e2e − ttft) / (output_tokens − 1), first token excluded (guidellm set: (last − first)/output_tokens)",
+		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if !okOnly(f) {
+				return
+			}
+			if v, ok := f.tpotMs(d); ok {
+				out.AddN(v, 1)
+			}
+		},
+	},
+	{
+		Name: "itl", Unit: "ms", Scope: PerToken,
+		Doc: "inter-token latency per token: a chunk carrying k tokens after a gap g contributes k samples of g/k; the first chunk's tokens arrive with the TTFT and contribute none (vllm/sglang sets: one sample per chunk; aiperf: one per request, (e2e−ttft)/(tokens−1); guidellm: (last−first)/(tokens−1))",
+		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if okOnly(f) {
+				f.itl(d, out)
+			}
+		},
+	},
+	{
+		Name: "itl_chunk", Unit: "ms", Scope: PerToken,
+		Doc: "inter-chunk latency: one sample per gap between consecutive content chunks, whatever their token counts",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) {
+				f.itl(&perChunkDefs, out)
+			}
+		},
+	},
+	{
+		Name: "prefill_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
+		Doc: "prefill speed: input tokens / TTFT, input tokens from usage prompt_tokens when present, else the workload's count (an upper bound on queueing-free prefill: TTFT includes network and queueing)",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) && f.content > 0 && f.ttft > 0 && f.input > 0 {
+				out.AddN(float64(f.input)/(float64(f.ttft)/1e9), 1)
+			}
+		},
+	},
+	{
+		Name: "lateness", Unit: "ms", Scope: PerRequest,
+		Doc: "send lateness: actual send − scheduled send, every request that was sent (the client falling behind its schedule)",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if f.rec.Sent > 0 || f.rec.Scheduled == 0 {
+				out.AddN(ms(f.rec.Sent-f.rec.Scheduled), 1)
+			}
+		},
+	},
+	{
+		Name: "requests_ok", Unit: "requests", Scope: Count, HigherIsBetter: true,
+		Doc: "requests that completed without error (warm-up requests excluded)",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return float64(r.ok), true },
+	},
+	{
+		Name: "requests_failed", Unit: "requests", Scope: Count,
+		Doc: "requests that failed, any class; the JSON also breaks them down by error class",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return float64(r.failed), true },
+	},
+	{
+		Name: "aggregate_tps", Unit: "tok/s", Scope: PerRun, HigherIsBetter: true,
+		Doc: "all streams together: output tokens of the run's successful requests / (last content chunk − first send) (the seeds' 所有路加起来; vllm/sglang/aiperf/guidellm/seed sets end the window at the last response end)",
+		run: func(r *run, d *DefinitionSet) (float64, bool) {
+			w := r.window(d)
+			if w <= 0 {
+				return 0, false
+			}
+			return float64(r.outTokens) / w, true
+		},
+	},
+	{
+		Name: "total_tps", Unit: "tok/s", Scope: PerRun, HigherIsBetter: true,
+		Doc: "input and output tokens of the run's successful requests / the aggregate_tps window",
+		run: func(r *run, d *DefinitionSet) (float64, bool) {
+			w := r.window(d)
+			if w <= 0 {
+				return 0, false
+			}
+			return float64(r.outTokens+r.inTokens) / w, true
+		},
+	},
+	{
+		Name: "requests_per_s", Unit: "req/s", Scope: PerRun, HigherIsBetter: true,
+		Doc: "successful requests / (last response end − first send)",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) {
+			w := float64(r.lastDone-r.firstSend) / 1e9
+			if w <= 0 {
+				return 0, false
+			}
+			return float64(r.ok) / w, true
+		},
+	},
+	{
+		Name: "goodput", Unit: "req/s", Scope: PerRun, HigherIsBetter: true,
+		Doc: "successful requests meeting every --slo bound (default ttft ≤ 2 s and tpot ≤ 50 ms; a request with fewer than 2 tokens has tpot 0) / (last response end − first send)",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) {
+			w := float64(r.lastDone-r.firstSend) / 1e9
+			if w <= 0 {
+				return 0, false
+			}
+			return float64(r.good) / w, true
+		},
+	},
+	{
+		Name: "speedup", Unit: "x", Scope: PerGroup, HigherIsBetter: true,
+		Doc: "continuous-batching speed-up: median aggregate_tps of the group / median aggregate_tps of the same label and input length at concurrency 1 (the seeds' 2 streams at 2.17× vs 0.85×)",
+		group: func(g, base *Group) (float64, bool) {
+			if base == nil {
+				return 0, false
+			}
+			a, b := g.Values["aggregate_tps"], base.Values["aggregate_tps"]
+			if !a.Valid() || !b.Valid() || b.Value == 0 {
+				return 0, false
+			}
+			return a.Value / b.Value, true
+		},
+	},
+}
+
+var metricIndex = func() map[string]int {
+	m := make(map[string]int, len(Metrics))
+	for i, x := range Metrics {
+		m[x.Name] = i
+	}
+	return m
+}()
+
+// LookupMetric returns the registry entry of a name, with or without a
+// statistic suffix, and the suffix ("" for the bare name).
+func LookupMetric(name string) (*Metric, string, error) {
+	if i, ok := metricIndex[name]; ok {
+		return Metrics[i], "", nil
+	}
+	if j := strings.LastIndexByte(name, '_'); j > 0 {
+		if i, ok := metricIndex[name[:j]]; ok {
+			m, stat := Metrics[i], name[j+1:]
+			for _, s := range m.Stats() {
+				if s == stat && s != "" {
+					return m, stat, nil
+				}
+			}
+			return nil, "", fmt.Errorf("metric %s has no statistic %q: use one of %s", m.Name, stat, strings.Join(statNames(m), ", "))
+		}
+	}
+	return nil, "", fmt.Errorf("unknown metric %q: run 'llmreplay analyze --list-metrics' for the names", name)
+}
+
+func statNames(m *Metric) []string {
+	var out []string
+	for _, s := range m.Stats() {
+		if s == "" {
+			out = append(out, m.Name)
+		} else {
+			out = append(out, m.Name+"_"+s)
+		}
+	}
+	return out
+}
+
+// IsTimeUnit reports whether values of m are milliseconds.
+func (m *Metric) IsTimeUnit() bool { return m.Unit == "ms" }
+
+// perChunkDefs reads inter-chunk latency whatever the chosen set says.
+var perChunkDefs = DefinitionSet{itl: itlPerChunk}

@@ -1,0 +1,126 @@
+package analyze
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Renderers print a Table; they know nothing of metrics.
+
+// RenderText prints t as aligned columns with footnotes below.
+func RenderText(w io.Writer, t *Table) error {
+	widths := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		widths[i] = utf8.RuneCountInString(c)
+	}
+	for _, r := range t.Rows {
+		for i, c := range r {
+			if n := utf8.RuneCountInString(c); i < len(widths) && n > widths[i] {
+				widths[i] = n
+			}
+		}
+	}
+	var b strings.Builder
+	if t.Title != "" {
+		b.WriteString(t.Title + "\n")
+	}
+	line := func(cells []string) {
+		for i, c := range cells {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			pad := widths[i] - utf8.RuneCountInString(c)
+			if i == 0 {
+				b.WriteString(c + strings.Repeat(" ", pad))
+			} else {
+				b.WriteString(strings.Repeat(" ", pad) + c)
+			}
+		}
+		b.WriteString("\n")
+	}
+	line(t.Columns)
+	for _, r := range t.Rows {
+		line(r)
+	}
+	writeNotes(&b, t.Notes)
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), " ")+"")
+	return err
+}
+
+func writeNotes(b *strings.Builder, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	for _, n := range notes {
+		b.WriteString(n + "\n")
+	}
+}
+
+// RenderMarkdown prints t as a GitHub table with footnotes below.
+func RenderMarkdown(w io.Writer, t *Table) error {
+	var b strings.Builder
+	if t.Title != "" {
+		b.WriteString("**" + t.Title + "**\n\n")
+	}
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	b.WriteString("|")
+	for _, c := range t.Columns {
+		b.WriteString(" " + esc(c) + " |")
+	}
+	b.WriteString("\n|")
+	for i := range t.Columns {
+		if i == 0 {
+			b.WriteString("---|")
+		} else {
+			b.WriteString("---:|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + esc(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	writeNotes(&b, t.Notes)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// RenderCSV prints the columns and rows only; the caller sends the notes
+// (warnings) to stderr so the CSV stays machine-readable.
+func RenderCSV(w io.Writer, t *Table) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(t.Columns); err != nil {
+		return err
+	}
+	for _, r := range t.Rows {
+		if err := cw.Write(r); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// RenderWarnings prints one line per warning, for stderr in CSV and JSON
+// modes.
+func RenderWarnings(w io.Writer, ws []Warning) error {
+	for _, x := range ws {
+		if _, err := fmt.Fprintf(w, "warning: %s %s: %s (%s)\n", x.Code, sortedKV(x.Keys), x.Message, evidenceText(x.Evidence)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AllWarnings lists the trace-level warnings and those of the given
+// grouping, each once.
+func AllWarnings(res *Result, by []string) []Warning {
+	return NewDocument(res, by).Warnings
+}

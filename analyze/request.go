@@ -1,0 +1,185 @@
+package analyze
+
+import (
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// Where a request's output token count came from.
+const (
+	SourceUsage       = "usage"        // the server's usage / timings object
+	SourceChunkTokens = "chunk-tokens" // the server's per-chunk counts, summed
+	SourceTokenizer   = "tokenizer"    // the received text, counted per chunk
+	SourceChunks      = "chunks"       // one per content chunk: no tokenizer
+)
+
+// facts is one request reduced to what the metrics need. It is rebuilt for
+// every record in reused buffers, so Add allocates nothing per chunk.
+type facts struct {
+	rec *trace.Record
+	ok  bool
+
+	first, last int64 // arrival of the first and last chunk carrying text or reasoning
+	ttft, e2e   int64 // ns; ttft is 0 when no content arrived
+	content     int   // chunks carrying text or reasoning
+
+	serverTokens    int // usage completion count, −1 if absent
+	promptTokens    int // usage prompt count, −1 if absent
+	chunkTokens     int // Σ chunk.Tokens when every content chunk has one, else −1
+	tokenizerTokens int // Σ per-chunk tokenizer counts (chunk count in fallback)
+
+	tokens int    // the count the definition set uses
+	source string // and where it came from
+	input  int    // input tokens: usage prompt count, else the workload's
+
+	t []int64 // content chunk arrival times
+	k []int   // tokens per content chunk (server count, else tokenizer count)
+
+	bytes     int // wire bytes of all chunks
+	lastShare float64
+	text      []byte // received text (not reasoning), for the count-up check
+}
+
+func (f *facts) reset(r *trace.Record) {
+	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], text: f.text[:0]}
+}
+
+// build fills f from r.
+func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
+	f.reset(r)
+	f.ok = r.OK()
+	f.serverTokens, f.promptTokens = usageCounts(r.Usage, r.Timings)
+	allChunkCounts := true
+	sumChunk := 0
+	for i := range r.Chunks {
+		ch := &r.Chunks[i]
+		f.bytes += ch.Bytes
+		if ch.Text == "" && ch.Reasoning == "" {
+			continue
+		}
+		n := c.count(ch.Text) + c.count(ch.Reasoning)
+		f.tokenizerTokens += n
+		k := n
+		if ch.Tokens > 0 {
+			k = ch.Tokens
+			sumChunk += ch.Tokens
+		} else {
+			allChunkCounts = false
+		}
+		if k < 1 {
+			k = 1
+		}
+		if f.content == 0 {
+			f.first = ch.T
+		}
+		f.last = ch.T
+		f.content++
+		f.t = append(f.t, ch.T)
+		f.k = append(f.k, k)
+		f.text = append(f.text, ch.Text...)
+	}
+	f.chunkTokens = -1
+	if allChunkCounts && f.content > 0 {
+		f.chunkTokens = sumChunk
+	}
+	if f.content > 0 {
+		f.ttft = f.first - r.Sent
+	}
+	if r.Done > 0 {
+		f.e2e = r.Done - r.Sent
+	}
+	f.tokens, f.source = f.chooseTokens(c, d)
+	if f.content > 0 && f.tokens > 0 {
+		sum := 0
+		for _, k := range f.k {
+			sum += k
+		}
+		f.lastShare = float64(f.k[len(f.k)-1]) / float64(sum)
+	}
+	f.input = r.InputTokens
+	if f.promptTokens > 0 {
+		f.input = f.promptTokens
+	}
+}
+
+func (f *facts) chooseTokens(c *counter, d *DefinitionSet) (int, string) {
+	tok := func() (int, string) {
+		if c.tok == nil {
+			return f.tokenizerTokens, SourceChunks
+		}
+		return f.tokenizerTokens, SourceTokenizer
+	}
+	if d.tokenizerFirst && c.tok != nil {
+		return tok()
+	}
+	if f.serverTokens >= 0 {
+		return f.serverTokens, SourceUsage
+	}
+	if f.chunkTokens >= 0 {
+		return f.chunkTokens, SourceChunkTokens
+	}
+	return tok()
+}
+
+// ms converts nanoseconds to milliseconds.
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// perStream is one stream's generation speed in tok/s under the
+// definition set's reading of "after the first token".
+func (f *facts) perStream(d *DefinitionSet) (float64, bool) {
+	switch d.stream {
+	case streamSpan:
+		if f.tokens < 2 || f.last <= f.first {
+			return 0, false
+		}
+		return float64(f.tokens-1) / (float64(f.last-f.first) / 1e9), true
+	case streamDecode:
+		dt := f.e2e - f.ttft
+		if f.tokens < 2 || dt <= 0 {
+			return 0, false
+		}
+		return float64(f.tokens-1) / (float64(dt) / 1e9), true
+	default: // streamE2E
+		if f.tokens < 1 || f.e2e <= 0 {
+			return 0, false
+		}
+		return float64(f.tokens) / (float64(f.e2e) / 1e9), true
+	}
+}
+
+func (f *facts) tpotMs(d *DefinitionSet) (float64, bool) {
+	switch d.tpot {
+	case tpotPerToken:
+		if f.tokens < 1 || f.content == 0 {
+			return 0, false
+		}
+		return ms(f.last-f.first) / float64(f.tokens), true
+	default:
+		if f.tokens < 2 || f.e2e <= 0 || f.content == 0 {
+			return 0, false
+		}
+		return ms(f.e2e-f.ttft) / float64(f.tokens-1), true
+	}
+}
+
+// itl emits the inter-token latency samples (ms) of one request.
+func (f *facts) itl(d *DefinitionSet, out *Dist) {
+	switch d.itl {
+	case itlPerChunk:
+		for i := 1; i < len(f.t); i++ {
+			out.AddN(ms(f.t[i]-f.t[i-1]), 1)
+		}
+	case itlRequestMean:
+		if f.tokens >= 2 && f.e2e > 0 && f.content > 0 {
+			out.AddN(ms(f.e2e-f.ttft)/float64(f.tokens-1), 1)
+		}
+	case itlRequestSpan:
+		if f.tokens >= 2 && f.content > 0 {
+			out.AddN(ms(f.last-f.first)/float64(f.tokens-1), 1)
+		}
+	default: // itlPerToken: the first chunk's tokens arrive with the TTFT and have no gap
+		for i := 1; i < len(f.t); i++ {
+			k := f.k[i]
+			out.AddN(ms(f.t[i]-f.t[i-1])/float64(k), k)
+		}
+	}
+}

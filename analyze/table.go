@@ -1,0 +1,293 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Table is a rendered-independent table: the analysis fills it, a renderer
+// (text, Markdown, CSV) prints it.
+type Table struct {
+	Title   string
+	Columns []string
+	Rows    [][]string
+	// Notes are footnotes: warnings referenced by their [n] mark in cells.
+	Notes []string
+}
+
+// TableOptions choose a view.
+type TableOptions struct {
+	// By are the row keys (default: concurrency).
+	By []string
+	// Metrics, when set, selects the metric view: one row per group, one
+	// column per metric name (with its statistic suffix).
+	Metrics []string
+	// Raw prints plain numbers and separate _lo/_hi columns (CSV).
+	Raw bool
+}
+
+// DefaultMetrics are the metric view's columns when none are named.
+var DefaultMetrics = []string{"requests_ok", "requests_failed", "ttft_p50", "ttft_p99", "per_stream_tps",
+	"aggregate_tps", "tpot_p50", "itl_p99", "e2e_p50", "speedup"}
+
+// IsSeedView reports whether o asks for the seeds' comparison table.
+func (o TableOptions) IsSeedView() bool {
+	return len(o.Metrics) == 0 && (len(o.By) == 0 || len(o.By) == 1 && o.By[0] == KeyConcurrency)
+}
+
+// BuildTable builds the table view o asks for.
+func BuildTable(res *Result, o TableOptions) (*Table, error) {
+	if o.IsSeedView() {
+		return seedTable(res, o), nil
+	}
+	ms := o.Metrics
+	if len(ms) == 0 {
+		ms = DefaultMetrics
+	}
+	for _, m := range ms {
+		if _, _, err := LookupMetric(m); err != nil {
+			return nil, err
+		}
+	}
+	return metricTable(res, o, ms), nil
+}
+
+// notes numbers warnings for footnotes, one number per distinct
+// (code, keys) so the same problem is not listed twice.
+type notes struct {
+	index map[string]int
+	lines []string
+}
+
+func (n *notes) mark(ws []Warning) string {
+	if len(ws) == 0 {
+		return ""
+	}
+	var ids []string
+	for _, w := range ws {
+		id := w.Code + fmt.Sprint(sortedKV(w.Keys))
+		k, ok := n.index[id]
+		if !ok {
+			k = len(n.lines) + 1
+			n.index[id] = k
+			n.lines = append(n.lines, fmt.Sprintf("[%d] %s %s: %s (%s)", k, w.Code, sortedKV(w.Keys), w.Message, evidenceText(w.Evidence)))
+		}
+		ids = append(ids, fmt.Sprint(k))
+	}
+	return " [" + strings.Join(ids, ",") + "]"
+}
+
+func sortedKV(m map[string]any) string {
+	var parts []string
+	for _, k := range Keys {
+		if v, ok := m[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+func evidenceText(ev map[string]any) string {
+	keys := make([]string, 0, len(ev))
+	for k := range ev {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, ev[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// seedTable is the seeds' comparison: one row per concurrency (and input
+// length when there are several), one column per label holding
+// "per-stream / aggregate tok/s", and the label's TTFT p50.
+func seedTable(res *Result, o TableOptions) *Table {
+	groups := res.Groups([]string{KeyConcurrency, KeyInputTokens})
+	var labels []string
+	seenL := map[string]bool{}
+	type rowKey struct{ c, in int }
+	var rows []rowKey
+	seenR := map[rowKey]bool{}
+	inputs := map[int]bool{}
+	cell := map[string]map[rowKey]*Group{}
+	for _, g := range groups {
+		l := g.Keys[KeyLabel].(string)
+		if !seenL[l] {
+			seenL[l] = true
+			labels = append(labels, l)
+			cell[l] = map[rowKey]*Group{}
+		}
+		rk := rowKey{g.Keys[KeyConcurrency].(int), g.Keys[KeyInputTokens].(int)}
+		inputs[rk.in] = true
+		if !seenR[rk] {
+			seenR[rk] = true
+			rows = append(rows, rk)
+		}
+		cell[l][rk] = g
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].in != rows[j].in {
+			return rows[i].in < rows[j].in
+		}
+		return rows[i].c < rows[j].c
+	})
+	t := &Table{Title: fmt.Sprintf("per-stream / aggregate output tok/s (definitions: %s)", res.Definitions.Name)}
+	t.Columns = []string{"concurrency"}
+	multiIn := len(inputs) > 1
+	if multiIn {
+		t.Columns = append(t.Columns, "input tokens")
+	}
+	for _, l := range labels {
+		t.Columns = append(t.Columns, l, l+" TTFT p50 ms")
+	}
+	compare := len(labels) == 2
+	if compare {
+		t.Columns = append(t.Columns, "Δ per-stream", "Δ aggregate")
+	}
+	n := &notes{index: map[string]int{}}
+	for _, rk := range rows {
+		row := []string{fmt.Sprint(rk.c)}
+		if multiIn {
+			row = append(row, fmt.Sprint(rk.in))
+		}
+		for _, l := range labels {
+			g := cell[l][rk]
+			if g == nil {
+				row = append(row, "—", "—")
+				continue
+			}
+			ps, agg := g.Values["per_stream_tps"], g.Values["aggregate_tps"]
+			text := fmtTPS(ps, o.Raw) + " / " + fmtTPS(agg, o.Raw)
+			row = append(row, text+n.mark(g.Warnings), fmtMs(g.Values["ttft_p50"].Value, o.Raw))
+		}
+		if compare {
+			a, b := cell[labels[0]][rk], cell[labels[1]][rk]
+			row = append(row, delta(a, b, "per_stream_tps"), delta(a, b, "aggregate_tps"))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for _, w := range res.Warnings {
+		if w.Code == WarnSlowingDown {
+			n.mark([]Warning{w})
+			continue
+		}
+		n.mark([]Warning{w})
+	}
+	t.Notes = n.lines
+	if compare {
+		t.Notes = append(t.Notes, fmt.Sprintf("Δ: %s relative to %s; ~ means no significant difference (Mann-Whitney U, p > %.2f)", labels[1], labels[0], Alpha))
+	}
+	return t
+}
+
+// delta is benchstat's comparison cell: the change of the median, or "~"
+// when the samples do not differ significantly.
+func delta(a, b *Group, metric string) string {
+	if a == nil || b == nil {
+		return ""
+	}
+	va, vb := a.Values[metric], b.Values[metric]
+	if !va.Valid() || !vb.Valid() || va.Value == 0 {
+		return ""
+	}
+	sa, sb := a.Samples(metric), b.Samples(metric)
+	p := MannWhitneyP(sa, sb)
+	if sa == nil || sb == nil || p > Alpha {
+		return fmt.Sprintf("~ (p=%.2f n=%d+%d)", p, len(sa), len(sb))
+	}
+	return fmt.Sprintf("%+.1f%% (p=%.3f n=%d+%d)", (vb.Value/va.Value-1)*100, p, len(sa), len(sb))
+}
+
+// fmtTPS prints a median with its interval as ±% of the center, the way
+// benchstat does, when the interval is bounded.
+func fmtTPS(v Value, raw bool) string {
+	if !v.Valid() {
+		return "—"
+	}
+	s := fmtNum(v.Value, raw)
+	if !raw && v.N > 1 && v.HasInterval() && !math.IsInf(v.Lo, 0) && !math.IsInf(v.Hi, 0) && v.Value != 0 {
+		pct := math.Max(v.Value-v.Lo, v.Hi-v.Value) / math.Abs(v.Value) * 100
+		if pct >= 0.5 {
+			s += fmt.Sprintf(" ±%.0f%%", pct)
+		}
+	}
+	return s
+}
+
+func fmtMs(v float64, raw bool) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmtNum(v, raw)
+}
+
+func fmtNum(v float64, raw bool) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	if raw {
+		return fmt.Sprintf("%.6g", v)
+	}
+	a := math.Abs(v)
+	switch {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// metricTable is one row per group and one column per metric.
+func metricTable(res *Result, o TableOptions, metrics []string) *Table {
+	by := o.By
+	if len(by) == 0 {
+		by = []string{KeyConcurrency}
+	}
+	groups := res.Groups(by)
+	keys := append([]string{KeyLabel}, withoutLabel(by)...)
+	t := &Table{Title: fmt.Sprintf("metrics by %s (definitions: %s; times in ms)", strings.Join(keys, ", "), res.Definitions.Name)}
+	t.Columns = append(t.Columns, keys...)
+	for _, m := range metrics {
+		t.Columns = append(t.Columns, m)
+		if o.Raw {
+			t.Columns = append(t.Columns, m+"_lo", m+"_hi")
+		}
+	}
+	if !o.Raw {
+		t.Columns = append(t.Columns, "warnings")
+	}
+	n := &notes{index: map[string]int{}}
+	for _, g := range groups {
+		var row []string
+		for _, k := range keys {
+			row = append(row, fmt.Sprint(g.Keys[k]))
+		}
+		for _, m := range metrics {
+			v := g.Values[m]
+			if o.Raw {
+				lo, hi := "", ""
+				if v.HasInterval() {
+					lo, hi = fmtNum(v.Lo, true), fmtNum(v.Hi, true)
+				}
+				row = append(row, fmtNum(v.Value, true), lo, hi)
+				continue
+			}
+			row = append(row, fmtTPS(v, false))
+		}
+		if !o.Raw {
+			row = append(row, strings.TrimSpace(n.mark(g.Warnings)))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for _, w := range res.Warnings {
+		n.mark([]Warning{w})
+	}
+	t.Notes = n.lines
+	return t
+}

@@ -1,0 +1,105 @@
+package analyze
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/llmreplay/llmreplay/workload/tokenize"
+)
+
+// DefaultTokenizer counts received text when a trace names no tokenizer.
+const DefaultTokenizer = "o200k_base"
+
+// maxCacheEntries bounds the per-text count cache. Streamed chunk texts
+// repeat heavily (a count-up streams ", 1", ", 2" … and a chat model a few
+// thousand distinct pieces), so a small cache answers nearly every lookup;
+// when it fills it is dropped and rebuilt, keeping memory bounded whatever
+// the trace holds.
+const maxCacheEntries = 1 << 16
+
+// counter counts the tokens of chunk texts with a tokenizer, caching each
+// distinct text's count. Counting per chunk and summing differs from
+// counting the whole text only where the tokenizer would merge across a
+// chunk boundary (docs/METRICS.md explains when that happens).
+type counter struct {
+	tok      tokenize.Tokenizer
+	spec     string
+	fallback string // why the tokenizer could not be loaded; counts are chunk counts
+	cache    map[string]int
+}
+
+func newCounter(spec string) *counter {
+	if spec == "" {
+		spec = DefaultTokenizer
+	}
+	c := &counter{spec: spec, cache: make(map[string]int)}
+	t, err := tokenize.Load(spec)
+	if err != nil {
+		c.fallback = err.Error()
+		return c
+	}
+	c.tok = t
+	return c
+}
+
+// count returns the token count of s; without a tokenizer a non-empty
+// text counts as one token (the chunk-count fallback).
+func (c *counter) count(s string) int {
+	if s == "" {
+		return 0
+	}
+	if c.tok == nil {
+		return 1
+	}
+	if n, ok := c.cache[s]; ok {
+		return n
+	}
+	n := c.tok.Count(s)
+	if len(c.cache) >= maxCacheEntries {
+		clear(c.cache)
+	}
+	// The reader may reuse the record's memory; keep our own copy of the key.
+	c.cache[strings.Clone(s)] = n
+	return n
+}
+
+// usageCounts reads the server's own token counts from a usage object
+// (OpenAI: completion_tokens/prompt_tokens; Ollama: eval_count and
+// prompt_eval_count) or a timings object (llama.cpp: predicted_n and
+// prompt_n). Missing counts are −1.
+func usageCounts(usage, timings string) (completion, prompt int) {
+	completion, prompt = -1, -1
+	var u struct {
+		Completion *int `json:"completion_tokens"`
+		Prompt     *int `json:"prompt_tokens"`
+		EvalCount  *int `json:"eval_count"`
+		PromptEval *int `json:"prompt_eval_count"`
+		PredictedN *int `json:"predicted_n"`
+		PromptN    *int `json:"prompt_n"`
+	}
+	for _, s := range []string{usage, timings} {
+		if s == "" || s == "null" {
+			continue
+		}
+		u.Completion, u.Prompt, u.EvalCount, u.PromptEval, u.PredictedN, u.PromptN = nil, nil, nil, nil, nil, nil
+		if json.Unmarshal([]byte(s), &u) != nil {
+			continue
+		}
+		if completion < 0 {
+			completion = firstSet(u.Completion, u.EvalCount, u.PredictedN)
+		}
+		if prompt < 0 {
+			prompt = firstSet(u.Prompt, u.PromptEval, u.PromptN)
+		}
+	}
+	return completion, prompt
+}
+
+func firstSet(ps ...*int) int {
+	for _, p := range ps {
+		if p != nil {
+			return *p
+		}
+	}
+	return -1
+}

@@ -1,0 +1,471 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// Warning codes. Each says why a number in the table may not mean what it
+// seems to; docs/METRICS.md lists the thresholds.
+const (
+	WarnNotStreamed     = "not_streamed"
+	WarnUsageMismatch   = "usage_mismatch"
+	WarnImplausible     = "implausible_speed"
+	WarnStoppedEarly    = "stopped_early"
+	WarnDidNotCount     = "did_not_count"
+	WarnErrorsClustered = "errors_clustered"
+	WarnSlowingDown     = "slowing_down"
+	WarnClientBehind    = "client_behind"
+	WarnMixedHeaders    = "mixed_headers"
+	WarnTruncated       = "truncated"
+	WarnNoTokenizer     = "tokenizer_unavailable"
+)
+
+// Thresholds of the trust warnings.
+const (
+	// A response is not streamed when its last chunk carries more than
+	// this share of its tokens, or its TTFT is at least notStreamedTTFT of
+	// its E2E (a server that sends everything at the end).
+	notStreamedLastShare = 0.5
+	notStreamedTTFT      = 0.9
+	notStreamedMinTokens = 4
+	// Server and tokenizer counts may differ by this share before we say so.
+	usageTolerance = 0.02
+	// No real engine streams one request faster than this.
+	maxPlausibleTPS = 20000.0
+	// Nor carries a stream's bytes faster than 10 Gbit/s.
+	maxPlausibleBytesPerSec = 1.25e9
+	// A response is "not counting" below this share of valid bytes.
+	countUpMinShare = 0.9
+	// Client lateness p99 above this means it fell behind its schedule.
+	latenessP99Ms = 1.0
+	// Errors cluster when some key value fails at least clusterFailing of
+	// its requests while another fails at most clusterClean.
+	clusterFailing = 0.5
+	clusterClean   = 0.05
+	// Repeats slow down when the last is below slowdownRatio of the first
+	// and no repeat is faster than its predecessor by more than 5%.
+	slowdownRatio = 0.8
+)
+
+// Warning is one trust problem with the evidence behind it.
+type Warning struct {
+	Code     string         `json:"code"`
+	Keys     map[string]any `json:"keys"`
+	Message  string         `json:"message"`
+	Evidence map[string]any `json:"evidence"`
+}
+
+// runWarn counts, per run, the requests each per-request check flags.
+type runWarn struct {
+	notStreamed                    int
+	notStreamedEx                  string
+	notStreamedShare, notStreamedR float64
+
+	mismatch                    int
+	mismatchEx                  string
+	mismatchServer, mismatchTok int
+	mismatchMax                 float64
+
+	implausible    int
+	implausibleEx  string
+	implausibleTPS float64
+	implausibleBps float64
+
+	stopped       int
+	stoppedEx     string
+	stoppedMin    int
+	stoppedFinish map[string]int
+
+	countChecked, notCounting int
+	notCountingEx             string
+	validBytes, totalBytes    int64
+}
+
+func (w *runWarn) observe(f *facts, rec *trace.Record, t *TraceAcc) {
+	if f.tokens >= notStreamedMinTokens {
+		ratio := 0.0
+		if f.e2e > 0 && f.content > 0 {
+			ratio = float64(f.ttft) / float64(f.e2e)
+		}
+		if f.lastShare > notStreamedLastShare || ratio >= notStreamedTTFT {
+			if w.notStreamed == 0 {
+				w.notStreamedEx = rec.ID
+			}
+			w.notStreamed++
+			w.notStreamedShare = math.Max(w.notStreamedShare, f.lastShare)
+			w.notStreamedR = math.Max(w.notStreamedR, ratio)
+		}
+	}
+	if f.serverTokens >= 0 && t.counter.tok != nil && f.content > 0 {
+		s, k := float64(f.serverTokens), float64(f.tokenizerTokens)
+		if diff := math.Abs(s-k) / math.Max(1, math.Max(s, k)); diff > usageTolerance {
+			if w.mismatch == 0 {
+				w.mismatchEx, w.mismatchServer, w.mismatchTok = rec.ID, f.serverTokens, f.tokenizerTokens
+			}
+			w.mismatch++
+			w.mismatchMax = math.Max(w.mismatchMax, diff)
+		}
+	}
+	tps := 0.0
+	if f.tokens >= 2 && f.last > f.first {
+		tps = float64(f.tokens-1) / (float64(f.last-f.first) / 1e9)
+	}
+	bps := 0.0
+	if f.content >= 2 && f.last > f.first {
+		bps = float64(f.bytes) / (float64(f.last-f.first) / 1e9)
+	}
+	if tps > maxPlausibleTPS || bps > maxPlausibleBytesPerSec {
+		if w.implausible == 0 {
+			w.implausibleEx = rec.ID
+		}
+		w.implausible++
+		w.implausibleTPS = math.Max(w.implausibleTPS, tps)
+		w.implausibleBps = math.Max(w.implausibleBps, bps)
+	}
+	if rec.MaxTokens > 0 && f.tokens < rec.MaxTokens {
+		if w.stopped == 0 || f.tokens < w.stoppedMin {
+			w.stoppedMin = f.tokens
+		}
+		if w.stopped == 0 {
+			w.stoppedEx = rec.ID
+			w.stoppedFinish = map[string]int{}
+		}
+		w.stopped++
+		w.stoppedFinish[rec.FinishReason]++
+	}
+	if t.header.Reference != "" {
+		w.countChecked++
+		valid := countUpValid(string(f.text), t.header.Reference)
+		total := len(f.text)
+		w.validBytes += int64(valid)
+		w.totalBytes += int64(total)
+		share := 0.0
+		if total > 0 {
+			share = float64(valid) / float64(total)
+		}
+		if share < countUpMinShare && f.tokens > 0 {
+			if w.notCounting == 0 {
+				w.notCountingEx = rec.ID
+			}
+			w.notCounting++
+		}
+	}
+}
+
+// runWarnings turns one run's counters into warnings keyed by the run.
+func runWarnings(r *run) []Warning {
+	w := &r.warn
+	keys := runKeys(r)
+	var out []Warning
+	add := func(code, msg string, ev map[string]any) {
+		out = append(out, Warning{Code: code, Keys: keys, Message: msg, Evidence: ev})
+	}
+	if w.notStreamed > 0 {
+		add(WarnNotStreamed, "responses arrived in one piece, not as a stream: TTFT and per-stream speed mean nothing here",
+			map[string]any{"n_requests": w.notStreamed, "of_requests": r.ok, "example": w.notStreamedEx,
+				"max_last_chunk_share": round3(w.notStreamedShare), "max_ttft_over_e2e": round3(w.notStreamedR)})
+	}
+	if w.mismatch > 0 {
+		add(WarnUsageMismatch, fmt.Sprintf("the server's token count and the tokens counted in the received text differ by more than %.0f%%", usageTolerance*100),
+			map[string]any{"n_requests": w.mismatch, "of_requests": r.ok, "example": w.mismatchEx,
+				"example_server_tokens": w.mismatchServer, "example_text_tokens": w.mismatchTok,
+				"max_relative_difference": round3(w.mismatchMax), "tokenizer": r.trace.info.Tokenizer})
+	}
+	if w.implausible > 0 {
+		add(WarnImplausible, fmt.Sprintf("a stream ran faster than any real engine (> %.0f tok/s) or than the network could carry (> 10 Gbit/s)", maxPlausibleTPS),
+			map[string]any{"n_requests": w.implausible, "of_requests": r.ok, "example": w.implausibleEx,
+				"max_tokens_per_s": round3(w.implausibleTPS), "max_bytes_per_s": round3(w.implausibleBps)})
+	}
+	if w.stopped > 0 {
+		add(WarnStoppedEarly, "responses stopped before max_tokens: their per-stream speed is not comparable",
+			map[string]any{"n_requests": w.stopped, "of_requests": r.ok, "example": w.stoppedEx,
+				"min_tokens": w.stoppedMin, "max_tokens": r.phase.MaxTokens, "finish_reasons": w.stoppedFinish})
+	}
+	if w.notCounting > 0 {
+		share := 0.0
+		if w.totalBytes > 0 {
+			share = float64(w.validBytes) / float64(w.totalBytes)
+		}
+		add(WarnDidNotCount, "the model did not do the task (the text is not a count-up from 1): the speed is of output nobody asked for",
+			map[string]any{"n_requests": w.notCounting, "of_requests": w.countChecked, "example": w.notCountingEx,
+				"valid_output_share": round3(share)})
+	}
+	if lat := &r.dists[metricIndex["lateness"]]; lat.N() > 0 {
+		if p := lat.Quantile(0.99); p > latenessP99Ms {
+			add(WarnClientBehind, "the client fell behind its schedule (send lateness p99 above 1 ms): the load was lighter than planned",
+				map[string]any{"lateness_p99_ms": round3(p), "lateness_max_ms": round3(lat.Max()), "n_requests": lat.N()})
+		}
+	}
+	return out
+}
+
+func runKeys(r *run) map[string]any {
+	return map[string]any{
+		KeyLabel: r.trace.info.Label, KeyPhase: r.phase.Name, KeyConcurrency: r.phase.Concurrency,
+		KeyInputTokens: r.phase.InputTokens, KeyRepeat: r.phase.Repeat,
+	}
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// groupWarnings merges the run warnings of g by code and adds the
+// group-level checks.
+func groupWarnings(res *Result, g *Group) []Warning {
+	byCode := map[string]*Warning{}
+	var order []string
+	for _, r := range g.runs {
+		for _, w := range runWarnings(r) {
+			m, ok := byCode[w.Code]
+			if !ok {
+				cp := Warning{Code: w.Code, Keys: g.Keys, Message: w.Message, Evidence: map[string]any{"runs": 0}}
+				for k, v := range w.Evidence {
+					cp.Evidence[k] = v
+				}
+				byCode[w.Code] = &cp
+				order = append(order, w.Code)
+				m = &cp
+			} else {
+				mergeEvidence(m.Evidence, w.Evidence)
+			}
+			m.Evidence["runs"] = m.Evidence["runs"].(int) + 1
+		}
+	}
+	var out []Warning
+	for _, c := range order {
+		out = append(out, *byCode[c])
+	}
+	// One cell mixing traces whose headers differ compares unlike things
+	// (benchstat's "residue").
+	digests, models := map[string]bool{}, map[string]bool{}
+	for _, r := range g.runs {
+		digests[r.trace.info.WorkloadDigest] = true
+		models[r.trace.info.Model] = true
+	}
+	if len(digests) > 1 || len(models) > 1 {
+		out = append(out, Warning{Code: WarnMixedHeaders, Keys: g.Keys,
+			Message:  "this cell mixes traces with different workloads or models; label them apart (name=path) to compare them",
+			Evidence: map[string]any{"workload_digests": sortedKeys(digests), "models": sortedKeys(models)}})
+	}
+	for _, w := range res.Warnings {
+		if w.Code == WarnSlowingDown && keysWithin(w.Keys, g.Keys) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// keysWithin reports whether a warning keyed by wk concerns a group keyed
+// by gk: every key both have agrees.
+func keysWithin(wk, gk map[string]any) bool {
+	for k, v := range gk {
+		if wv, ok := wk[k]; ok && fmt.Sprint(wv) != fmt.Sprint(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func mergeEvidence(dst, src map[string]any) {
+	for k, v := range src {
+		old, ok := dst[k]
+		if !ok {
+			dst[k] = v
+			continue
+		}
+		switch {
+		case strings.HasPrefix(k, "n_") || strings.HasPrefix(k, "of_"):
+			dst[k] = toF(old) + toF(v)
+		case strings.HasPrefix(k, "max_"):
+			dst[k] = math.Max(toF(old), toF(v))
+		case strings.HasPrefix(k, "min_"):
+			dst[k] = math.Min(toF(old), toF(v))
+		case k == "finish_reasons":
+			a, b := old.(map[string]int), v.(map[string]int)
+			c := map[string]int{}
+			for x, n := range a {
+				c[x] += n
+			}
+			for x, n := range b {
+				c[x] += n
+			}
+			dst[k] = c
+		}
+	}
+}
+
+func toF(v any) float64 {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return math.NaN()
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// traceWarnings are the checks that need a whole trace.
+func traceWarnings(a *Analyzer, res *Result) []Warning {
+	var out []Warning
+	for _, t := range a.traces {
+		lk := map[string]any{KeyLabel: t.info.Label}
+		if t.info.Truncated {
+			out = append(out, Warning{Code: WarnTruncated, Keys: lk,
+				Message:  "the trace ends in a cut-off tail (the run crashed or is still running); the last requests are missing",
+				Evidence: map[string]any{"path": t.info.Path, "records": t.info.Records}})
+		}
+		if t.counter.fallback != "" {
+			out = append(out, Warning{Code: WarnNoTokenizer, Keys: lk,
+				Message:  "the trace's tokenizer could not be loaded: requests without server usage are counted one token per chunk, and usage is not checked; pass --tokenizer to fix",
+				Evidence: map[string]any{"tokenizer": t.info.Tokenizer, "error": t.counter.fallback}})
+		}
+		var runs []*run
+		for _, r := range res.runs {
+			if r.trace == t {
+				runs = append(runs, r)
+			}
+		}
+		out = append(out, clusteredErrors(t, runs, KeyInputTokens)...)
+		out = append(out, clusteredErrors(t, runs, KeyConcurrency)...)
+		out = append(out, slowingDown(t, runs, &res.Definitions)...)
+	}
+	return out
+}
+
+// clusteredErrors finds failures concentrated at some values of one key (an
+// HTTP 400 wall at one input length, refused connections from one
+// concurrency up) while other values are clean.
+func clusteredErrors(t *TraceAcc, runs []*run, key string) []Warning {
+	type tally struct {
+		value       int
+		req, failed int
+		classes     map[string]int
+	}
+	by := map[int]*tally{}
+	for _, r := range runs {
+		v := r.keyValue(key).(int)
+		x, ok := by[v]
+		if !ok {
+			x = &tally{value: v, classes: map[string]int{}}
+			by[v] = x
+		}
+		x.req += r.ok + r.failed
+		x.failed += r.failed
+		for c, n := range r.failedBy {
+			x.classes[string(c)] += n
+		}
+	}
+	if len(by) < 2 {
+		return nil
+	}
+	var failing, clean []int
+	var rows []map[string]any
+	for v, x := range by {
+		if x.req == 0 {
+			continue
+		}
+		rate := float64(x.failed) / float64(x.req)
+		if rate >= clusterFailing && x.failed >= 1 {
+			failing = append(failing, v)
+		} else if rate <= clusterClean {
+			clean = append(clean, v)
+		}
+	}
+	if len(failing) == 0 || len(clean) == 0 {
+		return nil
+	}
+	sort.Ints(failing)
+	sort.Ints(clean)
+	vals := make([]int, 0, len(by))
+	for v := range by {
+		vals = append(vals, v)
+	}
+	sort.Ints(vals)
+	for _, v := range vals {
+		x := by[v]
+		rows = append(rows, map[string]any{key: v, "requests": x.req, "failed": x.failed, "classes": x.classes})
+	}
+	name := strings.ReplaceAll(key, "_", " ")
+	return []Warning{{Code: WarnErrorsClustered, Keys: map[string]any{KeyLabel: t.info.Label},
+		Message: fmt.Sprintf("failures cluster at %s %s while %s %s succeed: a limit of the server, not noise",
+			name, joinInts(failing), name, joinInts(clean)),
+		Evidence: map[string]any{"key": key, "failing": failing, "clean": clean, "by_value": rows}}}
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// slowingDown compares repeats of the same concurrency and input length:
+// a steady decline is a leak or a thermal limit, not a property of the
+// configuration.
+func slowingDown(t *TraceAcc, runs []*run, d *DefinitionSet) []Warning {
+	type cfg struct{ c, in int }
+	series := map[cfg][]*run{}
+	var order []cfg
+	for _, r := range runs {
+		k := cfg{r.phase.Concurrency, r.phase.InputTokens}
+		if _, ok := series[k]; !ok {
+			order = append(order, k)
+		}
+		series[k] = append(series[k], r)
+	}
+	idx := metricIndex["per_stream_tps"]
+	var out []Warning
+	for _, k := range order {
+		rs := series[k]
+		if len(rs) < 2 {
+			continue
+		}
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].phase.Repeat < rs[j].phase.Repeat })
+		var med []float64
+		for _, r := range rs {
+			if r.dists[idx].N() == 0 {
+				med = nil
+				break
+			}
+			med = append(med, r.dists[idx].Quantile(0.5))
+		}
+		if len(med) < 2 || med[0] <= 0 {
+			continue
+		}
+		steady := true
+		for i := 1; i < len(med); i++ {
+			if med[i] > med[i-1]*1.05 {
+				steady = false
+			}
+		}
+		last := med[len(med)-1]
+		if steady && last < slowdownRatio*med[0] {
+			rounded := make([]float64, len(med))
+			for i, v := range med {
+				rounded[i] = math.Round(v*10) / 10
+			}
+			out = append(out, Warning{Code: WarnSlowingDown,
+				Keys: map[string]any{KeyLabel: t.info.Label, KeyConcurrency: k.c, KeyInputTokens: k.in},
+				Message: fmt.Sprintf("per-stream speed fell across repeats (%.1f → %.1f tok/s): the server degrades as it runs, so a median hides a trend",
+					med[0], last),
+				Evidence: map[string]any{"per_stream_tps_median_by_repeat": rounded}})
+		}
+	}
+	return out
+}
