@@ -89,6 +89,19 @@ type Params struct {
 	TimeScale   float64 `json:"time_scale,omitempty"`
 	Window      string  `json:"window,omitempty"`
 	SaltWords   int     `json:"salt_words"`
+
+	// Trace is the base name of the request log of a trace:FILE schedule
+	// (never its full path, which would tie the file to one machine), with
+	// the log's digest and what the importer made of it.
+	Trace       string `json:"trace,omitempty"`
+	TraceDigest string `json:"trace_digest,omitempty"`
+	TraceFormat string `json:"trace_format,omitempty"`
+	// BlockTokens is the tokens per hash id of a Mooncake-style log: equal
+	// ids get equal blocks of filler, so the log's shared prefixes survive.
+	BlockTokens int `json:"block_tokens,omitempty"`
+	// Note says what the generator had to adjust (skipped failures, raised
+	// lengths), so a reader of inspect's output is not surprised.
+	Note string `json:"note,omitempty"`
 }
 
 // Task is what every request asks the model to do, with the reference
@@ -123,6 +136,8 @@ type Phase struct {
 	Repeat      int     `json:"repeat"`
 	Rate        float64 `json:"rate,omitempty"`
 	Requests    int     `json:"requests"`
+	// Note says what the importer adjusted in this phase, if anything.
+	Note string `json:"note,omitempty"`
 }
 
 // Message is one chat message.

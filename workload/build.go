@@ -1,0 +1,437 @@
+package workload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/llmreplay/llmreplay/internal/version"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
+)
+
+// Defaults of the seeds' benchmark.
+const (
+	DefaultTokenizer   = "o200k_base"
+	DefaultInputTokens = 800
+	DefaultMaxTokens   = 256
+	DefaultSchedule    = "burst:1,4,8,16,32"
+	DefaultSaltWords   = 4
+	// DefaultBurstRepeats follows the seeds, which take medians of 5.
+	DefaultBurstRepeats = 5
+	// NoSaltWords in BuildConfig.SaltWords builds prompts without a salt
+	// slot (0 there means DefaultSaltWords).
+	NoSaltWords = -1
+)
+
+// Limits past which a value is a typo rather than a plan.
+const (
+	MaxInputTokens  = 1 << 20
+	MaxOutputTokens = 1 << 20
+	maxSaltWords    = 64
+	maxLengths      = 64
+	// maxTotalTokens bounds the whole workload (~3 GB of prompt text).
+	maxTotalTokens = 500_000_000
+)
+
+// BuildConfig holds the generator's inputs. Zero values take the defaults.
+type BuildConfig struct {
+	// Tokenizer is a tiktoken encoding name or the path of a HuggingFace
+	// tokenizer.json (see tokenize.Load). Tok, when set, is used instead.
+	Tokenizer string
+	Tok       tokenize.Tokenizer
+
+	Shape       Shape  // ShapeChat (default) or ShapeCompletion
+	InputTokens []int  // one phase per length; default [800]
+	MaxTokens   int    // default 256
+	Prefix      string // "unique" (default), "shared" or "shared:K"
+
+	Schedule string // burst:1,4,8 | closed:4,8 | rate:R | trace:FILE
+	Repeats  int    // phases per level; default 5 for burst, else 1
+	Requests int    // per phase, closed (default 4×C) and rate (default 100)
+	Arrival  string // rate: poisson (default), constant or gamma:SHAPE
+	Seed     int64
+
+	TimeScale float64 // trace: multiplies the log's times (0.5 = twice as fast); default 1
+	Window    string  // trace: START:END seconds of the log
+
+	SaltWords int // one-token words in each prompt's salt slot; default 4, NoSaltWords for none
+}
+
+// plannedRequest is a request before its prompt is made.
+type plannedRequest struct {
+	phase     int
+	slot      int
+	offset    int64
+	in, out   int
+	hash      []int64
+	blockSize int
+}
+
+// Build generates a workload: every prompt exactly its input token count
+// under the tokenizer, laid out in phases by the schedule. The same config
+// gives the same workload, byte for byte, on any machine.
+func Build(cfg BuildConfig) (*Workload, error) {
+	if cfg.Tokenizer == "" {
+		cfg.Tokenizer = DefaultTokenizer
+	}
+	if cfg.Shape == "" {
+		cfg.Shape = ShapeChat
+	}
+	if cfg.Shape != ShapeChat && cfg.Shape != ShapeCompletion {
+		return nil, fmt.Errorf("bad shape %q: use chat or completion", cfg.Shape)
+	}
+	if len(cfg.InputTokens) == 0 {
+		cfg.InputTokens = []int{DefaultInputTokens}
+	}
+	if len(cfg.InputTokens) > maxLengths {
+		return nil, fmt.Errorf("%d input lengths is too many: use at most %d", len(cfg.InputTokens), maxLengths)
+	}
+	for _, n := range cfg.InputTokens {
+		if n < 1 || n > MaxInputTokens {
+			return nil, fmt.Errorf("bad input length %d: use 1 to %d tokens", n, MaxInputTokens)
+		}
+	}
+	if cfg.MaxTokens == 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.MaxTokens < 1 || cfg.MaxTokens > MaxOutputTokens {
+		return nil, fmt.Errorf("bad max tokens %d: use 1 to %d", cfg.MaxTokens, MaxOutputTokens)
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = "unique"
+	}
+	if cfg.Schedule == "" {
+		cfg.Schedule = DefaultSchedule
+	}
+	switch {
+	case cfg.SaltWords == 0:
+		cfg.SaltWords = DefaultSaltWords
+	case cfg.SaltWords == NoSaltWords:
+		cfg.SaltWords = 0
+	case cfg.SaltWords < 0 || cfg.SaltWords > maxSaltWords:
+		return nil, fmt.Errorf("bad salt word count %d: use 0 to %d", cfg.SaltWords, maxSaltWords)
+	}
+	if cfg.Repeats < 0 || cfg.Repeats > maxRepeats {
+		return nil, fmt.Errorf("bad repeats %d: use 1 to %d", cfg.Repeats, maxRepeats)
+	}
+	if cfg.Requests < 0 || cfg.Requests > MaxRequests {
+		return nil, fmt.Errorf("bad request count %d: use 1 to %d", cfg.Requests, MaxRequests)
+	}
+	if cfg.TimeScale == 0 {
+		cfg.TimeScale = 1
+	}
+	if !(cfg.TimeScale > 0 && cfg.TimeScale <= 1000) {
+		return nil, fmt.Errorf("bad time scale %g: use a factor above 0 and at most 1000 (0.5 replays a log twice as fast)", cfg.TimeScale)
+	}
+	prefix, err := parsePrefix(cfg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := parseSchedule(cfg.Schedule)
+	if err != nil {
+		return nil, err
+	}
+	var arr arrival
+	if sp.kind == KindRate {
+		if arr, err = parseArrival(cfg.Arrival); err != nil {
+			return nil, err
+		}
+		cfg.Arrival = arr.kind
+		if arr.kind == "gamma" {
+			cfg.Arrival = fmt.Sprintf("gamma:%g", arr.shape)
+		}
+	} else if cfg.Arrival != "" {
+		return nil, fmt.Errorf("--arrival applies to rate:R schedules only, not %s", sp.kind)
+	}
+	if cfg.Window != "" && sp.kind != KindTrace {
+		return nil, fmt.Errorf("--window applies to trace:FILE schedules only, not %s", sp.kind)
+	}
+	if cfg.Repeats == 0 {
+		cfg.Repeats = 1
+		if sp.kind == KindBurst {
+			cfg.Repeats = DefaultBurstRepeats
+		}
+	}
+
+	tok := cfg.Tok
+	if tok == nil {
+		if tok, err = tokenize.Load(cfg.Tokenizer); err != nil {
+			return nil, err
+		}
+	}
+	kit, err := newPromptKit(tok, cfg.Seed, cfg.SaltWords, prefix)
+	if err != nil {
+		return nil, err
+	}
+
+	h := Header{
+		Format: FormatName, Major: FormatMajor, Minor: FormatMinor,
+		ToolVersion: version.Tool,
+		Params: Params{
+			InputTokens: cfg.InputTokens,
+			MaxTokens:   cfg.MaxTokens,
+			Prefix:      cfg.Prefix,
+			Schedule:    cfg.Schedule,
+			Repeats:     cfg.Repeats,
+			Requests:    cfg.Requests,
+			Arrival:     cfg.Arrival,
+			SaltWords:   cfg.SaltWords,
+		},
+		Tokenizer:       tok.Name(),
+		TokenizerDigest: tok.Digest(),
+		Seed:            cfg.Seed,
+		Shape:           cfg.Shape,
+		Schedule:        Schedule{Kind: sp.kind, Spec: cfg.Schedule, Levels: sp.levels, Rate: sp.rateF, Arrival: cfg.Arrival, Repeats: cfg.Repeats},
+	}
+
+	var plan []plannedRequest
+	switch sp.kind {
+	case KindTrace:
+		plan, err = planTrace(&h, sp, cfg, kit)
+	default:
+		plan, err = planSynthetic(&h, sp, arr, cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	maxOut := 0
+	for _, p := range plan {
+		if p.in < kit.minTokens() {
+			return nil, fmt.Errorf("%d input tokens cannot hold the count-up instruction and the %s prefix: use at least %d (tokenizer %s)", p.in, cfg.Prefix, kit.minTokens(), tok.Name())
+		}
+		total += p.in
+		maxOut = max(maxOut, p.out)
+		if total > maxTotalTokens {
+			return nil, fmt.Errorf("the workload would hold more than %d input tokens: use fewer requests, levels or lengths", maxTotalTokens)
+		}
+	}
+	if len(plan) > MaxRequests {
+		return nil, fmt.Errorf("the workload would hold %d requests: at most %d are supported", len(plan), MaxRequests)
+	}
+	h.Task = Task{Kind: "count-up", Instruction: DefaultInstruction, Reference: kit.reference(maxOut)}
+
+	reqs, err := buildRequests(kit, plan, h.Phases, cfg.Shape)
+	if err != nil {
+		return nil, err
+	}
+	h.Requests = len(reqs)
+	return &Workload{Header: h, Requests: reqs}, nil
+}
+
+func planSynthetic(h *Header, sp schedSpec, arr arrival, cfg BuildConfig) ([]plannedRequest, error) {
+	var plan []plannedRequest
+	addPhase := func(ph Phase) int {
+		ph.Index = len(h.Phases)
+		h.Phases = append(h.Phases, ph)
+		return ph.Index
+	}
+	for _, n := range cfg.InputTokens {
+		switch sp.kind {
+		case KindBurst, KindClosed:
+			for _, c := range sp.levels {
+				count := c
+				if sp.kind == KindClosed {
+					count = cfg.Requests
+					if count == 0 {
+						count = 4 * c
+					}
+				}
+				for r := 1; r <= cfg.Repeats; r++ {
+					pi := addPhase(Phase{
+						Name: fmt.Sprintf("%s-c%d-in%d-r%d", sp.kind, c, n, r), Kind: sp.kind,
+						Concurrency: c, InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Requests: count,
+					})
+					for i := 0; i < count; i++ {
+						plan = append(plan, plannedRequest{phase: pi, slot: i % c, in: n, out: cfg.MaxTokens})
+					}
+					if len(plan) > MaxRequests {
+						return nil, fmt.Errorf("the workload would hold more than %d requests: use fewer levels, repeats or requests", MaxRequests)
+					}
+				}
+			}
+		case KindRate:
+			count := cfg.Requests
+			if count == 0 {
+				count = 100
+			}
+			for r := 1; r <= cfg.Repeats; r++ {
+				pi := addPhase(Phase{
+					Name: fmt.Sprintf("rate-%s-in%d-r%d", strings.TrimPrefix(cfg.Schedule, "rate:"), n, r), Kind: KindRate,
+					InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Rate: sp.rateF, Requests: count,
+				})
+				offs := arr.offsets(count, sp, cfg.Seed, streamArrival+uint64(pi))
+				for i := 0; i < count; i++ {
+					plan = append(plan, plannedRequest{phase: pi, offset: offs[i], in: n, out: cfg.MaxTokens})
+				}
+				if len(plan) > MaxRequests {
+					return nil, fmt.Errorf("the workload would hold more than %d requests: use fewer repeats or requests", MaxRequests)
+				}
+			}
+		}
+	}
+	return plan, nil
+}
+
+func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plannedRequest, error) {
+	win, err := parseWindow(cfg.Window)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(sp.file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the request log: %v", err)
+	}
+	defer f.Close()
+	sum := sha256.New()
+	log, err := parseTrace(io.TeeReader(f, sum))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(sp.file), err)
+	}
+	// Hash the rest too, should the parser have stopped early.
+	io.Copy(sum, f)
+
+	base := filepath.Base(sp.file)
+	h.Params.Schedule = "trace:" + base
+	h.Schedule.Spec = h.Params.Schedule
+	h.Params.InputTokens = nil
+	h.Params.MaxTokens = 0
+	h.Params.TimeScale = cfg.TimeScale
+	h.Params.Window = cfg.Window
+	h.Params.Trace = base
+	h.Params.TraceDigest = "sha256:" + hex.EncodeToString(sum.Sum(nil))
+	h.Params.TraceFormat = log.format
+	h.Params.BlockTokens = log.blockSize
+
+	t0 := log.rows[0].t
+	var rows []traceRow
+	for _, r := range log.rows {
+		rel := r.t - t0
+		if rel < win.start || (win.end >= 0 && rel >= win.end) {
+			continue
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("--window %s holds no requests of the %s log (it spans %.3f s)", cfg.Window, log.format, float64(log.rows[len(log.rows)-1].t-t0)/1e9)
+	}
+	var notes []string
+	notes = append(notes, fmt.Sprintf("%s log, timestamps read as %s", log.format, log.unit))
+	if log.blockSize > 0 {
+		notes = append(notes, fmt.Sprintf("%d tokens per hash id", log.blockSize))
+	}
+	if log.failures > 0 {
+		notes = append(notes, fmt.Sprintf("%d failed requests (0 response tokens) skipped", log.failures))
+	}
+	raised, lowered, zeroOut := 0, 0, 0
+	minIn := kit.minTokens()
+	var plan []plannedRequest
+	for r := 1; r <= cfg.Repeats; r++ {
+		pi := len(h.Phases)
+		for _, row := range rows {
+			in := row.in
+			switch {
+			case in < minIn:
+				in = minIn
+				raised++
+			case in > MaxInputTokens:
+				in = MaxInputTokens
+				lowered++
+			}
+			out := row.out
+			if out < 1 {
+				out = 1
+				zeroOut++
+			}
+			out = min(out, MaxOutputTokens)
+			off := float64(row.t - t0 - win.start)
+			plan = append(plan, plannedRequest{
+				phase: pi, offset: int64(math.Round(float64(off * cfg.TimeScale))),
+				in: in, out: out, hash: row.hash, blockSize: log.blockSize,
+			})
+		}
+		h.Phases = append(h.Phases, Phase{
+			Index: pi, Name: fmt.Sprintf("trace-%s-r%d", log.format, r), Kind: KindTrace,
+			Repeat: r, Requests: len(rows),
+		})
+	}
+	if raised > 0 {
+		notes = append(notes, fmt.Sprintf("%d prompts raised to the %d-token minimum", raised/cfg.Repeats, minIn))
+	}
+	if lowered > 0 {
+		notes = append(notes, fmt.Sprintf("%d prompts cut to %d tokens", lowered/cfg.Repeats, MaxInputTokens))
+	}
+	if zeroOut > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests with 0 output tokens given max_tokens 1", zeroOut/cfg.Repeats))
+	}
+	note := strings.Join(notes, "; ")
+	h.Params.Note = note
+	for i := range h.Phases {
+		h.Phases[i].Note = note
+	}
+	return plan, nil
+}
+
+// buildRequests makes every prompt, spread over the CPUs. Each request's
+// text depends only on the seed and its index, so the result does not
+// depend on which goroutine made it.
+func buildRequests(kit *promptKit, plan []plannedRequest, phases []Phase, shape Shape) ([]Request, error) {
+	reqs := make([]Request, len(plan))
+	errs := make([]error, len(plan))
+	perPhase := make([]int, len(phases))
+	inPhase := make([]int, len(plan))
+	for i, p := range plan {
+		inPhase[i] = perPhase[p.phase]
+		perPhase[p.phase]++
+	}
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(plan) {
+					return
+				}
+				p := plan[i]
+				b, err := kit.build(p.in, i, p.hash, p.blockSize)
+				if err != nil {
+					errs[i] = err
+					failed.Store(true)
+					return
+				}
+				r := Request{
+					ID:    fmt.Sprintf("p%03d-%04d", p.phase, inPhase[i]),
+					Index: i, Phase: p.phase,
+					InputTokens: p.in, MaxTokens: p.out,
+					Temperature: 0, IgnoreEOS: true,
+					Offset: p.offset, Slot: p.slot, Salt: b.salt,
+				}
+				if shape == ShapeChat {
+					r.Messages = []Message{{Role: "user", Content: b.text}}
+				} else {
+					r.Prompt = b.text
+				}
+				reqs[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return reqs, nil
+}

@@ -1,0 +1,309 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/llmreplay/llmreplay/internal/atomicfile"
+)
+
+// The file is zstd-compressed text:
+//
+//	llmreplay-workload 1.0\n      magic and version
+//	{header JSON}\n
+//	{request JSON}\n              one line per request, Header.Requests of them
+//
+// docs/WORKLOAD_FORMAT.md is the specification.
+
+// Limits that keep a hostile or corrupt file from exhausting memory.
+const (
+	// MaxLineBytes caps one decompressed line (a 1M-token prompt is ~7 MB).
+	MaxLineBytes = 64 << 20
+	// MaxRequests caps the request count a header may announce.
+	MaxRequests = 10_000_000
+	// maxWindow caps the zstd window the decoder will allocate; our own
+	// encoder uses 8 MiB at most.
+	maxWindow = 32 << 20
+)
+
+// encoderOptions are fixed so that the same workload compresses to the
+// same bytes on every machine: one goroutine, a pinned level and window,
+// no dependence on the number of CPUs.
+func encoderOptions() []zstd.EOption {
+	return []zstd.EOption{
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderLevel(zstd.SpeedDefault),
+		zstd.WithWindowSize(8 << 20),
+		zstd.WithEncoderCRC(true),
+		zstd.WithZeroFrames(false),
+		zstd.WithLowerEncoderMem(false),
+	}
+}
+
+// magicLine is the first line of the decompressed content.
+func magicLine(major, minor int) string {
+	return fmt.Sprintf("%s %d.%d\n", FormatName, major, minor)
+}
+
+// writeContent writes the canonical uncompressed content.
+func writeContent(w io.Writer, wl *Workload) error {
+	h := wl.Header
+	h.Format, h.Major, h.Minor = FormatName, FormatMajor, FormatMinor
+	h.Requests = len(wl.Requests)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if _, err := io.WriteString(bw, magicLine(FormatMajor, FormatMinor)); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(bw)
+	// Prompts are plain text; keep "<", ">" and "&" readable for jq users.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&h); err != nil {
+		return fmt.Errorf("encoding workload header: %w", err)
+	}
+	for i := range wl.Requests {
+		if err := enc.Encode(&wl.Requests[i]); err != nil {
+			return fmt.Errorf("encoding request %d: %w", i, err)
+		}
+	}
+	return bw.Flush()
+}
+
+// Encode writes wl to w as a compressed workload file. The same workload
+// always gives the same bytes.
+func Encode(w io.Writer, wl *Workload) error {
+	zw, err := zstd.NewWriter(w, encoderOptions()...)
+	if err != nil {
+		return fmt.Errorf("zstd encoder: %w", err)
+	}
+	if err := writeContent(zw, wl); err != nil {
+		zw.Close()
+		return err
+	}
+	return zw.Close()
+}
+
+// Create writes wl to path atomically: on any error no file is left.
+func Create(path string, wl *Workload) error {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := Encode(f, wl); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Commit()
+}
+
+// Digest is "sha256:<hex>" of wl's canonical uncompressed content. It does
+// not depend on compression, so a trace can name the workload it replayed
+// however the file was stored. Fields added in later minor versions are
+// omitted when empty, so an old file's digest does not change when it is
+// read by a newer build.
+func Digest(wl *Workload) string {
+	h := sha256.New()
+	if err := writeContent(h, wl); err != nil {
+		// writeContent fails only on values JSON cannot encode (NaN rates),
+		// which Build never makes; name the problem rather than hash garbage.
+		return "sha256:invalid (" + err.Error() + ")"
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Open reads the workload file at path.
+func Open(path string) (*Workload, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open workload: %w", err)
+	}
+	defer f.Close()
+	wl, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return wl, nil
+}
+
+// zstdMagic starts every zstd frame.
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// Decode reads a workload file. It accepts every format version this tool
+// has written (1.x), refuses newer major versions by name, and reports
+// corrupt or truncated input as an error, never a panic.
+func Decode(r io.Reader) (*Workload, error) {
+	br := bufio.NewReader(r)
+	head, err := br.Peek(4)
+	if err != nil || !bytes.Equal(head, zstdMagic) {
+		if len(head) == 0 {
+			return nil, errors.New("not a workload file: it is empty")
+		}
+		return nil, errors.New("not a workload file: it is not zstd-compressed (workload files are NAME.workload.zst, made by 'llmreplay workload build')")
+	}
+	zr, err := zstd.NewReader(br,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(maxWindow),
+		zstd.WithDecoderMaxMemory(maxWindow),
+		zstd.WithDecoderLowmem(true),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("zstd decoder: %w", err)
+	}
+	defer zr.Close()
+	d := &lineReader{r: bufio.NewReaderSize(zr, 1<<16)}
+
+	line, err := d.next()
+	if err != nil {
+		return nil, d.wrap(err, "reading the version line")
+	}
+	major, minor, err := parseMagic(line)
+	if err != nil {
+		return nil, err
+	}
+	line, err = d.next()
+	if err != nil {
+		return nil, d.wrap(err, "reading the header")
+	}
+	wl := &Workload{}
+	if err := json.Unmarshal(line, &wl.Header); err != nil {
+		return nil, fmt.Errorf("corrupt workload file: header: %v", err)
+	}
+	h := &wl.Header
+	if h.Format != FormatName || h.Major != major || h.Minor != minor {
+		return nil, fmt.Errorf("corrupt workload file: header says %s %d.%d but the version line says %s %d.%d", h.Format, h.Major, h.Minor, FormatName, major, minor)
+	}
+	if h.Requests < 0 || h.Requests > MaxRequests {
+		return nil, fmt.Errorf("corrupt workload file: header announces %d requests (at most %d are supported)", h.Requests, MaxRequests)
+	}
+	// Grow as lines arrive rather than trusting the header's count.
+	wl.Requests = make([]Request, 0, min(h.Requests, 1<<16))
+	for len(wl.Requests) < h.Requests {
+		line, err := d.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("truncated workload file: %d of %d requests present", len(wl.Requests), h.Requests)
+			}
+			return nil, d.wrap(err, fmt.Sprintf("reading request %d of %d", len(wl.Requests)+1, h.Requests))
+		}
+		var req Request
+		if err := json.Unmarshal(line, &req); err != nil {
+			return nil, fmt.Errorf("corrupt workload file: request %d (line %d): %v", len(wl.Requests)+1, d.lines, err)
+		}
+		wl.Requests = append(wl.Requests, req)
+	}
+	// Anything after the last request means the header and body disagree.
+	if _, err := d.next(); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, d.wrap(err, "reading past the last request")
+		}
+		return nil, fmt.Errorf("corrupt workload file: more lines than the %d requests the header announces", h.Requests)
+	}
+	if err := validate(wl); err != nil {
+		return nil, fmt.Errorf("corrupt workload file: %w", err)
+	}
+	return wl, nil
+}
+
+// validate checks what the replay relies on, so that a file edited by hand
+// fails here with a clear message rather than later with a panic.
+func validate(wl *Workload) error {
+	for i := range wl.Header.Phases {
+		if wl.Header.Phases[i].Index != i {
+			return fmt.Errorf("phase %d has index %d", i, wl.Header.Phases[i].Index)
+		}
+	}
+	for i := range wl.Requests {
+		r := &wl.Requests[i]
+		if r.Phase < 0 || r.Phase >= len(wl.Header.Phases) {
+			return fmt.Errorf("request %s names phase %d of %d", r.ID, r.Phase, len(wl.Header.Phases))
+		}
+		if (r.Prompt == "") == (len(r.Messages) == 0) {
+			return fmt.Errorf("request %s must have exactly one of prompt and messages", r.ID)
+		}
+		text := r.Prompt
+		if len(r.Messages) > 0 {
+			text = r.Messages[len(r.Messages)-1].Content
+		}
+		if s := r.Salt; s.Words != 0 || s.Start != 0 || s.End != 0 {
+			if s.Words < 0 || s.Start < 0 || s.End < s.Start || s.End > len(text) {
+				return fmt.Errorf("request %s has a salt span [%d,%d) outside its %d-byte prompt", r.ID, s.Start, s.End, len(text))
+			}
+		}
+		if r.InputTokens < 0 || r.MaxTokens < 0 || r.Offset < 0 {
+			return fmt.Errorf("request %s has a negative count or offset", r.ID)
+		}
+	}
+	return nil
+}
+
+func parseMagic(line []byte) (major, minor int, err error) {
+	s := string(line)
+	rest, ok := strings.CutPrefix(s, FormatName+" ")
+	if !ok {
+		return 0, 0, errors.New("not a workload file: zstd-compressed, but it does not start with the llmreplay-workload magic line")
+	}
+	maj, min, ok := strings.Cut(rest, ".")
+	major, err1 := strconv.Atoi(maj)
+	minor, err2 := strconv.Atoi(min)
+	if !ok || err1 != nil || err2 != nil || major < 0 || minor < 0 {
+		return 0, 0, fmt.Errorf("corrupt workload file: bad version %q in the magic line", rest)
+	}
+	if major > FormatMajor {
+		return 0, 0, fmt.Errorf("written by a newer llmreplay (workload format %d.%d); this build reads %s: upgrade llmreplay", major, minor, strings.Join(ReadVersions, ", "))
+	}
+	if major != FormatMajor {
+		return 0, 0, fmt.Errorf("unsupported workload format %d.%d; this build reads %s", major, minor, strings.Join(ReadVersions, ", "))
+	}
+	return major, minor, nil
+}
+
+// lineReader yields newline-terminated lines of bounded length.
+type lineReader struct {
+	r     *bufio.Reader
+	buf   []byte
+	lines int
+}
+
+var errLineTooLong = errors.New("line too long")
+
+func (d *lineReader) next() ([]byte, error) {
+	d.buf = d.buf[:0]
+	for {
+		chunk, err := d.r.ReadSlice('\n')
+		if len(d.buf)+len(chunk) > MaxLineBytes {
+			return nil, errLineTooLong
+		}
+		d.buf = append(d.buf, chunk...)
+		if err == nil {
+			d.lines++
+			return d.buf[:len(d.buf)-1], nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) && len(d.buf) > 0 {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+}
+
+func (d *lineReader) wrap(err error, what string) error {
+	switch {
+	case errors.Is(err, errLineTooLong):
+		return fmt.Errorf("corrupt workload file: %s: line %d is longer than %d MiB", what, d.lines+1, MaxLineBytes>>20)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("truncated workload file: %s: it ends early", what)
+	}
+	return fmt.Errorf("corrupt workload file: %s: %v", what, err)
+}

@@ -1,0 +1,365 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Trace log formats that trace:FILE understands.
+const (
+	TraceMooncake = "mooncake" // JSONL: timestamp, input_length, output_length, hash_ids (also Qwen-Bailian)
+	TraceAzure    = "azure"    // CSV: TIMESTAMP, ContextTokens, GeneratedTokens
+	TraceBurstGPT = "burstgpt" // CSV: Timestamp, Request tokens, Response tokens
+)
+
+const (
+	maxTraceRows     = MaxRequests
+	maxTraceLine     = 16 << 20
+	defaultBlockSize = 512 // Mooncake's hash block, in tokens
+)
+
+// traceRow is one request of a public log.
+type traceRow struct {
+	t    int64 // ns, in the log's own time base
+	in   int
+	out  int
+	hash []int64
+}
+
+// traceLog is a parsed log with what the import had to say about it.
+type traceLog struct {
+	format    string
+	rows      []traceRow
+	unit      string // how timestamps were read
+	failures  int    // rows skipped as failed requests (BurstGPT)
+	blockSize int    // tokens per hash id (0: no hash ids)
+}
+
+// parseTrace reads a request log, telling the format from its first line:
+// JSON objects are Mooncake / Qwen-Bailian, CSV headers name the rest.
+func parseTrace(r io.Reader) (*traceLog, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	first, err := br.Peek(1)
+	for err == nil && (first[0] == ' ' || first[0] == '\n' || first[0] == '\r' || first[0] == '\t' || first[0] == 0xEF) {
+		// skip leading blank space and a UTF-8 byte-order mark
+		if first[0] == 0xEF {
+			if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xEF, 0xBB, 0xBF}) {
+				br.Discard(3)
+				first, err = br.Peek(1)
+				continue
+			}
+			break
+		}
+		br.Discard(1)
+		first, err = br.Peek(1)
+	}
+	if err != nil {
+		return nil, errors.New("the request log is empty")
+	}
+	var log *traceLog
+	if first[0] == '{' {
+		log, err = parseMooncake(br)
+	} else {
+		log, err = parseCSVTrace(br)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(log.rows) == 0 {
+		return nil, fmt.Errorf("the %s request log holds no usable requests", log.format)
+	}
+	slices.SortStableFunc(log.rows, func(a, b traceRow) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return 0
+	})
+	return log, nil
+}
+
+func parseMooncake(br *bufio.Reader) (*traceLog, error) {
+	type row struct {
+		Timestamp    json.Number `json:"timestamp"`
+		InputLength  *int        `json:"input_length"`
+		OutputLength *int        `json:"output_length"`
+		HashIDs      []int64     `json:"hash_ids"`
+	}
+	log := &traceLog{format: TraceMooncake}
+	var stamps []string
+	lr := &lineReader{r: br}
+	for {
+		line, err := lr.next()
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			// a last line without a newline is still a line
+			line, err = lr.buf, nil
+			lr.lines++
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, errLineTooLong) {
+			return nil, fmt.Errorf("Mooncake log line %d is longer than %d MiB", lr.lines+1, MaxLineBytes>>20)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the Mooncake log: %w", err)
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 {
+			var r row
+			d := json.NewDecoder(bytes.NewReader(line))
+			d.UseNumber()
+			if err := d.Decode(&r); err != nil {
+				return nil, fmt.Errorf("Mooncake log line %d: %v", lr.lines, err)
+			}
+			if r.Timestamp == "" || r.InputLength == nil || r.OutputLength == nil {
+				return nil, fmt.Errorf("Mooncake log line %d: needs timestamp, input_length and output_length", lr.lines)
+			}
+			if *r.InputLength < 0 || *r.OutputLength < 0 {
+				return nil, fmt.Errorf("Mooncake log line %d: negative length", lr.lines)
+			}
+			if len(log.rows) >= maxTraceRows {
+				return nil, fmt.Errorf("the request log has more than %d requests: take a slice with --window", maxTraceRows)
+			}
+			stamps = append(stamps, string(r.Timestamp))
+			log.rows = append(log.rows, traceRow{in: *r.InputLength, out: *r.OutputLength, hash: r.HashIDs})
+		}
+	}
+	// Mooncake writes integer milliseconds; Qwen-Bailian writes seconds
+	// with a fraction. Epoch stamps are told apart by magnitude.
+	unit, scale := "ms", int64(1e6)
+	for _, s := range stamps {
+		if strings.ContainsAny(s, ".eE") {
+			unit, scale = "s", 1e9
+			break
+		}
+	}
+	if unit == "ms" {
+		var maxV big.Rat
+		for _, s := range stamps {
+			v, ok := new(big.Rat).SetString(s)
+			if ok && v.Cmp(&maxV) > 0 {
+				maxV.Set(v)
+			}
+		}
+		if maxV.Cmp(big.NewRat(1e9, 1)) >= 0 && maxV.Cmp(big.NewRat(1e11, 1)) < 0 {
+			unit, scale = "s (epoch)", 1e9
+		}
+	}
+	log.unit = unit
+	for i, s := range stamps {
+		t, err := decimalNs(s, scale)
+		if err != nil {
+			return nil, fmt.Errorf("Mooncake log request %d: timestamp %q: %v", i+1, s, err)
+		}
+		log.rows[i].t = t
+	}
+	log.blockSize = inferBlockSize(log.rows)
+	return log, nil
+}
+
+// inferBlockSize finds the hash block size in tokens: the smallest power
+// of two B with len(hash_ids) == ceil(input_length / B) on every row
+// (Mooncake uses 512, Qwen-Bailian 16). 0 when no row has hash ids.
+func inferBlockSize(rows []traceRow) int {
+	hashed := false
+	for _, r := range rows {
+		if len(r.hash) > 0 {
+			hashed = true
+			break
+		}
+	}
+	if !hashed {
+		return 0
+	}
+	for b := 1; b <= 1<<20; b *= 2 {
+		ok := true
+		for _, r := range rows {
+			if len(r.hash) > 0 && (r.in+b-1)/b != len(r.hash) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return b
+		}
+	}
+	return defaultBlockSize
+}
+
+// decimalNs converts a decimal number of units (scale ns each) to ns
+// exactly, rounding half away from zero.
+func decimalNs(s string, scale int64) (int64, error) {
+	v, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0, errors.New("not a number")
+	}
+	v.Mul(v, new(big.Rat).SetInt64(scale))
+	if v.Sign() < 0 {
+		return 0, errors.New("negative time")
+	}
+	limit := new(big.Rat).SetInt64(1 << 62)
+	if v.Cmp(limit) > 0 {
+		return 0, errors.New("too far in the future")
+	}
+	q, r := new(big.Int).QuoRem(v.Num(), v.Denom(), new(big.Int))
+	if r.Lsh(r, 1).Cmp(v.Denom()) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q.Int64(), nil
+}
+
+func parseCSVTrace(br *bufio.Reader) (*traceLog, error) {
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	cr.TrimLeadingSpace = true
+	hdr, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("the request log is neither JSONL nor a CSV with a header: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range hdr {
+		col[strings.ToLower(strings.TrimSpace(h))] = i
+	}
+	has := func(names ...string) bool {
+		for _, n := range names {
+			if _, ok := col[n]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	var log *traceLog
+	var tc, ic, oc int
+	switch {
+	case has("timestamp", "contexttokens", "generatedtokens"):
+		log = &traceLog{format: TraceAzure, unit: "datetime"}
+		tc, ic, oc = col["timestamp"], col["contexttokens"], col["generatedtokens"]
+	case has("timestamp", "request tokens", "response tokens"):
+		log = &traceLog{format: TraceBurstGPT, unit: "s"}
+		tc, ic, oc = col["timestamp"], col["request tokens"], col["response tokens"]
+	default:
+		return nil, fmt.Errorf("unknown request log format (header %q): supported are Mooncake/Qwen-Bailian JSONL, Azure LLM inference CSV (TIMESTAMP,ContextTokens,GeneratedTokens) and BurstGPT CSV (Timestamp,Request tokens,Response tokens)", strings.Join(hdr, ","))
+	}
+	need := max(tc, ic, oc)
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			return nil, fmt.Errorf("%s log: %v", log.format, err)
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		if len(rec) <= need {
+			return nil, fmt.Errorf("%s log line %d: %d fields, want at least %d", log.format, line, len(rec), need+1)
+		}
+		in, err1 := atoiField(rec[ic])
+		out, err2 := atoiField(rec[oc])
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("%s log line %d: token counts %q and %q must be whole numbers ≥ 0", log.format, line, rec[ic], rec[oc])
+		}
+		var t int64
+		if log.format == TraceAzure {
+			t, err = azureTime(rec[tc])
+		} else {
+			t, err = decimalNs(strings.TrimSpace(rec[tc]), 1e9)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s log line %d: timestamp %q: %v", log.format, line, rec[tc], err)
+		}
+		if log.format == TraceBurstGPT && out == 0 {
+			// BurstGPT logs failed requests with 0 response tokens.
+			log.failures++
+			continue
+		}
+		if len(log.rows) >= maxTraceRows {
+			return nil, fmt.Errorf("the request log has more than %d requests: take a slice with --window", maxTraceRows)
+		}
+		log.rows = append(log.rows, traceRow{t: t, in: in, out: out})
+	}
+	return log, nil
+}
+
+func atoiField(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	// Some exports write counts as floats ("512.0").
+	s = strings.TrimSuffix(s, ".0")
+	n := 0
+	if s == "" {
+		return 0, errors.New("empty")
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, errors.New("not a whole number")
+		}
+		n = n*10 + int(c-'0')
+		if n > 1<<30 {
+			return 0, errors.New("too large")
+		}
+	}
+	return n, nil
+}
+
+// azureTime reads the Azure traces' TIMESTAMP: "2023-11-16 18:15:46.6805900"
+// with zero to nine fraction digits (the files mix them), UTC.
+func azureTime(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999Z07:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			if t.Year() < 1970 || t.Year() > 2200 {
+				return 0, errors.New("year out of range")
+			}
+			return t.UnixNano(), nil
+		}
+	}
+	return 0, errors.New(`want a datetime like "2023-11-16 18:15:46.6805900"`)
+}
+
+// window is a parsed --window START:END in seconds of the log.
+type window struct {
+	start, end int64 // ns from the log's first request; end < 0: open
+	spec       string
+}
+
+func parseWindow(s string) (window, error) {
+	w := window{end: -1, spec: s}
+	if s == "" {
+		return w, nil
+	}
+	a, b, ok := strings.Cut(s, ":")
+	bad := fmt.Errorf("bad --window %q: use START:END in seconds of the log, e.g. 60:120 (either may be empty)", s)
+	if !ok {
+		return w, bad
+	}
+	var err error
+	if a != "" {
+		if w.start, err = decimalNs(a, 1e9); err != nil {
+			return w, bad
+		}
+	}
+	if b != "" {
+		if w.end, err = decimalNs(b, 1e9); err != nil {
+			return w, bad
+		}
+		if w.end <= w.start {
+			return w, fmt.Errorf("bad --window %q: END must be after START", s)
+		}
+	}
+	return w, nil
+}

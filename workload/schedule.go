@@ -1,0 +1,121 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// Limits on schedule values: anything past them is a typo, not a plan.
+const (
+	maxLevel   = 100_000
+	maxRepeats = 1_000
+	maxRate    = 1_000_000.0
+)
+
+// schedSpec is a parsed --schedule.
+type schedSpec struct {
+	kind   string
+	levels []int
+	rate   *big.Rat // exact, for constant offsets
+	rateF  float64
+	file   string // trace
+}
+
+func parseSchedule(s string) (schedSpec, error) {
+	kind, arg, ok := strings.Cut(s, ":")
+	if !ok || arg == "" {
+		return schedSpec{}, fmt.Errorf("bad --schedule %q: use burst:1,4,8, closed:4,8, rate:R or trace:FILE", s)
+	}
+	sp := schedSpec{kind: kind}
+	switch kind {
+	case KindBurst, KindClosed:
+		for _, f := range strings.Split(arg, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > maxLevel {
+				return schedSpec{}, fmt.Errorf("bad --schedule %q: %q is not a concurrency level from 1 to %d", s, f, maxLevel)
+			}
+			sp.levels = append(sp.levels, n)
+		}
+	case KindRate:
+		r, ok := new(big.Rat).SetString(arg)
+		if !ok || r.Sign() <= 0 {
+			return schedSpec{}, fmt.Errorf("bad --schedule %q: the rate must be a positive number of requests per second, e.g. rate:2.5", s)
+		}
+		sp.rate = r
+		sp.rateF, _ = r.Float64()
+		if sp.rateF > maxRate || sp.rateF < 1e-6 {
+			return schedSpec{}, fmt.Errorf("bad --schedule %q: the rate must be between 0.000001 and %g requests per second", s, maxRate)
+		}
+	case KindTrace:
+		sp.file = arg
+	default:
+		return schedSpec{}, fmt.Errorf("bad --schedule %q: unknown kind %q (use burst, closed, rate or trace)", s, kind)
+	}
+	return sp, nil
+}
+
+// arrival is a parsed --arrival.
+type arrival struct {
+	kind  string // "poisson", "constant" or "gamma"
+	shape float64
+}
+
+func parseArrival(s string) (arrival, error) {
+	switch {
+	case s == "" || s == "poisson":
+		return arrival{kind: "poisson"}, nil
+	case s == "constant":
+		return arrival{kind: "constant"}, nil
+	case strings.HasPrefix(s, "gamma:"):
+		k, err := strconv.ParseFloat(s[len("gamma:"):], 64)
+		if err != nil || !(k >= 0.01 && k <= 1e6) {
+			return arrival{}, fmt.Errorf("bad --arrival %q: gamma:SHAPE needs a shape from 0.01 to 1000000 (1 is Poisson, below 1 is burstier)", s)
+		}
+		return arrival{kind: "gamma", shape: k}, nil
+	}
+	return arrival{}, fmt.Errorf("bad --arrival %q: use poisson, constant or gamma:SHAPE", s)
+}
+
+// offsets returns n arrival offsets in nanoseconds from the phase start,
+// the first at 0. Constant offsets are exact: round(i·10⁹/R) computed in
+// rational arithmetic. Random ones add rounded gaps drawn from stream.
+func (a arrival) offsets(n int, sp schedSpec, seed int64, stream uint64) []int64 {
+	out := make([]int64, n)
+	if a.kind == "constant" {
+		num := new(big.Int)
+		den := new(big.Int)
+		q := new(big.Int)
+		r := new(big.Int)
+		for i := range out {
+			// i·10⁹/R = i·10⁹·den(R)/num(R), rounded half up
+			num.Mul(big.NewInt(int64(i)), big.NewInt(1e9))
+			num.Mul(num, sp.rate.Denom())
+			den.Set(sp.rate.Num())
+			q.QuoRem(num, den, r)
+			r.Lsh(r, 1)
+			if r.Cmp(den) >= 0 {
+				q.Add(q, big.NewInt(1))
+			}
+			out[i] = q.Int64()
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), stream))
+	nsPerMean := 1e9 / sp.rateF
+	var t int64
+	for i := range out {
+		out[i] = t
+		var g float64
+		if a.kind == "gamma" {
+			g = gammaDraw(rng, a.shape)
+		} else {
+			g = expo(rng)
+		}
+		t += int64(math.Round(float64(g * nsPerMean)))
+	}
+	return out
+}
