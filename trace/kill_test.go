@@ -1,3 +1,5 @@
+//go:build unix
+
 package trace
 
 import (
@@ -7,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,9 +63,6 @@ func killChild(path string) {
 func TestSIGKILL(t *testing.T) {
 	if path := os.Getenv(killChildEnv); path != "" {
 		killChild(path)
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("no SIGKILL on windows")
 	}
 	path := filepath.Join(t.TempDir(), "killed.trace.zst")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGKILL$")
