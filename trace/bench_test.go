@@ -7,7 +7,6 @@ import (
 	"time"
 )
 
-
 var sizeCases = []synthConfig{
 	{Requests: 64, Tokens: 256, Concurrency: 64, Seed: 1},
 	{Requests: 1000, Tokens: 256, Concurrency: 64, Seed: 2},
