@@ -1,0 +1,94 @@
+package analyze
+
+import (
+	"math"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+const msNs = int64(1_000_000)
+
+// chunk builds a content chunk at t milliseconds.
+func chunk(tMs float64, text string, tokens int) trace.Chunk {
+	return trace.Chunk{T: int64(tMs * float64(msNs)), Bytes: 40 + len(text), Text: text, Tokens: tokens}
+}
+
+func phase(i, conc, input, max, repeat int) trace.Phase {
+	return trace.Phase{Index: i, Name: phaseName(i), Kind: "burst", Concurrency: conc, InputTokens: input, MaxTokens: max, Repeat: repeat}
+}
+
+func phaseName(i int) string { return "p" + string(rune('0'+i)) }
+
+func header(label string, phases ...trace.Phase) trace.Header {
+	return trace.Header{Format: trace.FormatName, Major: 1, Label: label, Tokenizer: "o200k_base",
+		WorkloadDigest: "sha256:w1", Model: "m1", Reference: "1, 2, 3, 4, 5, 6, 7, 8, 9, 10", Phases: phases}
+}
+
+type testTrace struct {
+	label   string
+	h       trace.Header
+	records []trace.Record
+}
+
+func analyzeTraces(t *testing.T, o Options, ts ...testTrace) *Result {
+	t.Helper()
+	a, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range ts {
+		acc := a.Trace(tt.label, "", tt.h)
+		for i := range tt.records {
+			acc.Add(&tt.records[i])
+		}
+	}
+	return a.Result()
+}
+
+func near(a, b float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b))
+}
+
+func wantValues(t *testing.T, g *Group, want map[string]float64) {
+	t.Helper()
+	for name, w := range want {
+		v, ok := g.Values[name]
+		if !ok {
+			t.Errorf("%v: no metric %s", g.Keys, name)
+			continue
+		}
+		if !near(v.Value, w) {
+			t.Errorf("%v: %s = %.9g, want %.9g", g.Keys, name, v.Value, w)
+		}
+	}
+}
+
+func findGroup(t *testing.T, gs []*Group, kv map[string]any) *Group {
+	t.Helper()
+	for _, g := range gs {
+		ok := true
+		for k, v := range kv {
+			if g.Keys[k] != v {
+				ok = false
+			}
+		}
+		if ok {
+			return g
+		}
+	}
+	t.Fatalf("no group %v", kv)
+	return nil
+}
+
+func hasWarning(ws []Warning, code string) *Warning {
+	for i := range ws {
+		if ws[i].Code == code {
+			return &ws[i]
+		}
+	}
+	return nil
+}
