@@ -1,0 +1,199 @@
+package trace
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden trace of the version this build writes (never older ones), and the fuzz seeds")
+
+// goldenDir holds one golden trace per format version ever written. Files
+// of older versions are never rewritten: they prove that this build still
+// reads what earlier builds wrote.
+const goldenDir = "../traces"
+
+// goldenV1Header and goldenV1Records are the content of every 1.x golden
+// trace, written by hand to touch every field: a warm-up, reasoning,
+// per-chunk token counts, server send times, usage, timings, an HTTP error
+// with a body, a reset mid-stream and a refused connection.
+var goldenV1Header = Header{
+	Format:         FormatName,
+	Major:          1,
+	Minor:          0,
+	ToolVersion:    "0.1.0",
+	WorkloadDigest: "sha256:9b1c2a0f6d3e4b5a69788796a5b4c3d2e1f00112233445566778899aabbccdd",
+	Tokenizer:      "cl100k_base",
+	Shape:          "chat",
+	Phases: []Phase{
+		{Index: 0, Name: "warmup", Kind: "warmup", Concurrency: 1, InputTokens: 64, MaxTokens: 8, Repeat: 1, Requests: 1},
+		{Index: 1, Name: "c2-in1k", Kind: "closed", Concurrency: 2, InputTokens: 1000, MaxTokens: 16, Repeat: 2, Requests: 4},
+		{Index: 2, Name: "rate5", Kind: "open", Concurrency: 0, InputTokens: 40000, MaxTokens: 16, Repeat: 1, Rate: 5.5, Requests: 2},
+	},
+	Reference:  " 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
+	URL:        "http://127.0.0.1:8080/v1/chat/completions",
+	API:        "openai-chat",
+	Model:      "qwen3-0.6b",
+	Label:      "golden v1: sim fast",
+	Simulated:  true,
+	SimProfile: "fast",
+	StartWall:  "2026-12-02T13:00:00.123456789Z",
+	Host:       Host{OS: "linux", Arch: "amd64", CPU: "Test CPU @ 2.0GHz", Cores: 2, GoVersion: "go1.26.8", Hostname: "golden"},
+	Salt:       true,
+	SaltSeed:   -42,
+	Options:    map[string]string{"timeout": "10m0s", "idle-timeout": "30s", "warmup": "1"},
+}
+
+var goldenV1Records = []Record{
+	{
+		ID: "warmup-0", Index: 0, Phase: 0, Warmup: true, InputTokens: 64, MaxTokens: 8,
+		Scheduled: 0, Sent: 41_250, Headers: 3_100_200, Done: 19_870_001, Status: 200,
+		Chunks: []Chunk{
+			{T: 12_000_333, Bytes: 190, Text: " 1"},
+			{T: 14_100_999, Bytes: 189, Text: ","},
+			{T: 16_222_111, Bytes: 190, Text: " 2"},
+			{T: 19_800_000, Bytes: 210},
+		},
+		FinishReason: "length",
+		Usage:        `{"prompt_tokens":64,"completion_tokens":3,"total_tokens":67}`,
+	},
+	{
+		ID: "c2-in1k-0", Index: 1, Phase: 1, InputTokens: 1000, MaxTokens: 16,
+		Scheduled: 25_000_000, Sent: 25_030_100, Headers: 27_900_000, Done: 91_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 50_000_001, Bytes: 230, Reasoning: "Counting", Tokens: 1, ServerT: 49_990_500},
+			{T: 52_100_000, Bytes: 224, Reasoning: " up.", Tokens: 2, ServerT: 52_095_000},
+			{T: 60_000_000, Bytes: 190, Text: " 1", Tokens: 1, ServerT: 59_998_000},
+			{T: 62_000_000, Bytes: 189, Text: ",", Tokens: 1, ServerT: 61_999_900},
+			{T: 64_000_007, Bytes: 380, Text: " 2, 3", Tokens: 3, ServerT: 63_990_000},
+			{T: 90_999_000, Bytes: 260, Tokens: 0, ServerT: 90_998_000},
+		},
+		FinishReason: "stop",
+		Usage:        `{"prompt_tokens":1000,"completion_tokens":8,"total_tokens":1008,"completion_tokens_details":{"reasoning_tokens":3}}`,
+	},
+	{
+		ID: "c2-in1k-1", Index: 2, Phase: 1, InputTokens: 1000, MaxTokens: 16,
+		Scheduled: 25_000_000, Sent: 25_061_000, Headers: 0, Done: 25_400_000, Status: 0,
+		Error: &Error{Class: ErrRefused, Message: "dial tcp 127.0.0.1:8080: connect: connection refused"},
+	},
+	{
+		ID: "c2-in1k-2", Index: 3, Phase: 1, InputTokens: 1000, MaxTokens: 16,
+		Scheduled: 91_000_000, Sent: 91_020_000, Headers: 93_000_000, Done: 140_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 110_000_000, Bytes: 95, Text: " 1"},
+			{T: 111_500_000, Bytes: 94, Text: ","},
+			{T: 113_000_000, Bytes: 95, Text: " 2"},
+		},
+		Error: &Error{Class: ErrReset, Message: "read tcp 127.0.0.1:50112->127.0.0.1:8080: read: connection reset by peer"},
+	},
+	{
+		ID: "c2-in1k-3", Index: 4, Phase: 1, InputTokens: 1000, MaxTokens: 16,
+		Scheduled: 140_000_000, Sent: 140_010_000, Headers: 142_000_000, Done: 200_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 150_000_000, Bytes: 120, Text: " 1, 2, 3, 4, 5, 6, 7, 8"},
+		},
+		FinishReason: "length",
+		Timings:      `{"prompt_n":1000,"prompt_ms":40.2,"predicted_n":16,"predicted_ms":49.8,"predicted_per_second":321.3}`,
+	},
+	{
+		ID: "rate5-0", Index: 5, Phase: 2, InputTokens: 40000, MaxTokens: 16,
+		Scheduled: 300_000_000, Sent: 300_000_900, Headers: 305_000_000, Done: 305_100_000, Status: 400,
+		Error: &Error{
+			Class:   ErrHTTPStatus,
+			Message: "HTTP 400 Bad Request",
+			Body:    "{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context size (40000 > 32768 tokens)\",\"type\":\"exceed_context_size_error\"}}\n",
+		},
+	},
+	{
+		ID: "rate5-1", Index: 6, Phase: 2, InputTokens: 40000, MaxTokens: 16,
+		Scheduled: 481_818_181, Sent: 481_900_000, Headers: 0, Done: 10_481_900_000, Status: 0,
+		Error: &Error{Class: ErrTimeoutFirst, Message: "no first byte within 10s", Body: ""},
+	},
+}
+
+func goldenName(major, minor int) string {
+	return filepath.Join(goldenDir, fmt.Sprintf("v%d", major), fmt.Sprintf("golden-%d.%d.trace.zst", major, minor))
+}
+
+// writeGolden writes the golden records with a flush after each pair, so
+// the file is several concatenated zstd frames, like a real run's.
+func writeGolden(t *testing.T) []byte {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, goldenV1Header, WithFlushInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range goldenV1Records {
+		if err := w.Write(&goldenV1Records[i]); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestGolden decodes every golden trace ever committed and compares it with
+// the records it was written from. Run with -update to (re)write the golden
+// trace of the version this build writes; older ones are left alone.
+func TestGolden(t *testing.T) {
+	if *update {
+		data := writeGolden(t)
+		name := goldenName(FormatMajor, FormatMinor)
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeFuzzSeeds(t, data)
+	}
+	files, err := filepath.Glob(filepath.Join(goldenDir, "v*", "golden-*.trace.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no golden traces under %s: run go test -run TestGolden -update", goldenDir)
+	}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			r, err := Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			major, _ := r.Version()
+			var wantH Header
+			var want []Record
+			switch major {
+			case 1:
+				wantH, want = goldenV1Header, goldenV1Records
+			default:
+				t.Fatalf("no expected content for format %d.x: add it to golden_test.go", major)
+			}
+			// The file's own minor version is what the reader reports.
+			wantH.Major, wantH.Minor = r.Version()
+			if d := cmp.Diff(wantH, r.Header()); d != "" {
+				t.Errorf("header (-want +got):\n%s", d)
+			}
+			var got []Record
+			for r.Scan() {
+				got = append(got, copyRecord(r.Record()))
+			}
+			if r.Err() != nil || r.Truncated() {
+				t.Fatalf("Err %v, Truncated %v", r.Err(), r.Truncated())
+			}
+			if d := cmp.Diff(want, got, cmpRecords); d != "" {
+				t.Errorf("records (-want +got):\n%s", d)
+			}
+		})
+	}
+}
