@@ -1,0 +1,151 @@
+package sim
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// stream is how the scheduler hands tokens to one HTTP writer without ever
+// blocking on it: it publishes the running token count and pokes a
+// one-slot channel, so a slow client costs nothing but its own lateness.
+type stream struct {
+	avail  atomic.Int64 // tokens generated so far
+	cached atomic.Int64 // prompt tokens served from the prefix cache
+	notify chan struct{}
+	gone   atomic.Bool // the client went away or the writer gave up
+
+	first, last atomic.Int64 // unix ns of the first and last token's step end
+}
+
+func newStream() *stream { return &stream{notify: make(chan struct{}, 1)} }
+
+func (st *stream) poke() {
+	select {
+	case st.notify <- struct{}{}:
+	default:
+	}
+}
+
+// engine drives a core in real time: one goroutine plans each step, waits
+// for the step's absolute deadline and then publishes its tokens. Deadlines
+// are absolute (previous deadline + step time), so timer lateness on one
+// step is absorbed by the next instead of accumulating.
+type engine struct {
+	core    *core
+	arrive  chan *seq
+	quit    chan struct{}
+	done    chan struct{}
+	metrics *metrics
+}
+
+// maxLag bounds how far behind its deadlines the scheduler may run before
+// it gives up catching up (after a stop-the-world pause, say), so a hiccup
+// never turns into a burst of back-to-back steps.
+const maxLag = 20 * time.Millisecond
+
+func newEngine(p Profile, cacheOn bool, m *metrics) *engine {
+	e := &engine{
+		core:    newCore(p, cacheOn),
+		arrive:  make(chan *seq, 1024),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+		metrics: m,
+	}
+	if m != nil {
+		e.core.onAdmit = func(prompt, hit int) {
+			m.cacheQueries.Add(float64(prompt))
+			m.cacheHits.Add(float64(hit))
+		}
+	}
+	go e.run()
+	return e
+}
+
+func (e *engine) submit(s *seq) bool {
+	select {
+	case e.arrive <- s:
+		return true
+	case <-e.quit:
+		return false
+	}
+}
+
+func (e *engine) stop() {
+	close(e.quit)
+	<-e.done
+}
+
+func (e *engine) run() {
+	defer close(e.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var deadline time.Time
+	idle := true
+	gone := func(s *seq) bool { return s.out.gone.Load() }
+	for {
+		// Everything that arrived during the last step joins this one.
+	drain:
+		for {
+			select {
+			case s := <-e.arrive:
+				e.core.enqueue(s)
+			default:
+				break drain
+			}
+		}
+		e.core.drop(gone)
+		d, em, ok := e.core.step()
+		e.publishGauges()
+		if !ok {
+			idle = true
+			select {
+			case s := <-e.arrive:
+				e.core.enqueue(s)
+				continue
+			case <-e.quit:
+				return
+			}
+		}
+		now := time.Now()
+		if idle || now.Sub(deadline) > maxLag {
+			deadline = now
+		}
+		idle = false
+		deadline = deadline.Add(d)
+		if wait := time.Until(deadline); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-e.quit:
+				timer.Stop()
+				return
+			}
+		}
+		t := time.Now().UnixNano()
+		for _, s := range em {
+			st := s.out
+			if s.produced == 1 {
+				st.cached.Store(int64(s.cachedTokens))
+				st.first.Store(t)
+			}
+			st.last.Store(t)
+			st.avail.Store(int64(s.produced))
+			st.poke()
+		}
+		if e.metrics != nil {
+			e.metrics.generated.Add(float64(len(em)))
+		}
+	}
+}
+
+func (e *engine) publishGauges() {
+	m := e.metrics
+	if m == nil {
+		return
+	}
+	m.running.Set(float64(e.core.running()))
+	m.waiting.Set(float64(len(e.core.waiting)))
+	if kv := e.core.p.KVBlocks; kv > 0 {
+		m.kvUsage.Set(min(1, float64(e.core.kvBlocks())/float64(kv)))
+	}
+}

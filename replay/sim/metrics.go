@@ -1,0 +1,53 @@
+package sim
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics is the simulator's /metrics, on a private registry so several
+// servers in one test process never collide on the global one. Names follow
+// vLLM's where one exists, under an llmreplay_sim_ prefix so nobody mistakes
+// them for a real engine's.
+type metrics struct {
+	reg          *prometheus.Registry
+	running      prometheus.Gauge
+	waiting      prometheus.Gauge
+	kvUsage      prometheus.Gauge
+	generated    prometheus.Counter
+	prompt       prometheus.Counter
+	cacheQueries prometheus.Counter
+	cacheHits    prometheus.Counter
+	requests     *prometheus.CounterVec
+}
+
+func newMetrics(profile string) *metrics {
+	labels := prometheus.Labels{"profile": profile}
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_num_requests_running",
+			Help: "Requests holding a slot (prefilling or decoding).", ConstLabels: labels}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_num_requests_waiting",
+			Help: "Requests queued for a slot.", ConstLabels: labels}),
+		kvUsage: prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_kv_cache_usage_perc",
+			Help: "Simulated KV-cache blocks in use as a fraction of the profile's KV cache (1 = full).", ConstLabels: labels}),
+		generated: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_generation_tokens_total",
+			Help: "Output tokens generated.", ConstLabels: labels}),
+		prompt: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_prompt_tokens_total",
+			Help: "Prompt tokens received.", ConstLabels: labels}),
+		cacheQueries: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_prefix_cache_queries_total",
+			Help: "Prompt tokens looked up in the prefix cache.", ConstLabels: labels}),
+		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_prefix_cache_hits_total",
+			Help: "Prompt tokens found in the prefix cache (not prefilled again).", ConstLabels: labels}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmreplay_sim_requests_total",
+			Help: "Requests answered, by HTTP status code.", ConstLabels: labels}, []string{"code"}),
+	}
+	m.reg.MustRegister(m.running, m.waiting, m.kvUsage, m.generated, m.prompt, m.cacheQueries, m.cacheHits, m.requests)
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,153 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Profile is one engine-and-hardware combination the simulator mimics.
+// docs/SIMULATOR.md derives every number from the seeds' published
+// figures.
+type Profile struct {
+	Name        string
+	Description string
+	// Instant disables the engine model: every token is written as fast as
+	// the machine allows, with no slots and no queue. For measuring the
+	// client itself.
+	Instant bool
+	// Slots is the number of requests that run at once (llama.cpp -np,
+	// vLLM max_num_seqs); 0 means unlimited. Others wait in FIFO order.
+	Slots int
+	// A decode step for b streams takes StepBase + b·StepPerSeq: reading
+	// the weights once per step (memory bound) plus per-stream compute
+	// and KV reads.
+	StepBase   time.Duration
+	StepPerSeq time.Duration
+	// StepCompute is the roofline's other side: past some batch size a
+	// step is compute bound and costs StepCompute per stream, so the
+	// aggregate decode rate levels off at 1/StepCompute.
+	StepCompute time.Duration
+	// PrefillPerToken is the cost of one uncached prompt token in a step.
+	PrefillPerToken time.Duration
+	// PrefillBudget is the most tokens (decode tokens included) one step
+	// processes, as vLLM's max_num_batched_tokens or llama.cpp's n_batch;
+	// 0 prefills every pending prompt in one step (MLX batch generate).
+	PrefillBudget int
+	// Overhead is the fixed latency a request spends before the engine
+	// sees it (HTTP, tokenization, scheduling in the API server).
+	Overhead time.Duration
+	// BlockSize is the prefix-cache and KV-cache block in tokens.
+	BlockSize int
+	// CacheBlocks bounds the prefix cache (LRU); KVBlocks is the simulated
+	// KV-cache size the usage ratio on /metrics is computed against.
+	CacheBlocks int
+	KVBlocks    int
+}
+
+// String is the one-line summary `llmreplay sim --list` prints.
+func (p Profile) String() string {
+	if p.Instant {
+		return fmt.Sprintf("%-22s %s (no modelled delay, unlimited slots)", p.Name, p.Description)
+	}
+	slots := "unlimited"
+	if p.Slots > 0 {
+		slots = fmt.Sprint(p.Slots)
+	}
+	budget := "all pending prompts"
+	if p.PrefillBudget > 0 {
+		budget = fmt.Sprintf("%d tok", p.PrefillBudget)
+	}
+	return fmt.Sprintf("%-22s %s\n%22s slots=%s step=%v+%v·b prefill=%v/tok budget/step=%s overhead=%v block=%d cache=%d blocks",
+		p.Name, p.Description, "", slots, p.StepBase, p.StepPerSeq, p.PrefillPerToken, budget, p.Overhead, p.BlockSize, p.CacheBlocks)
+}
+
+// Profiles lists the built-in profiles, the default first.
+func Profiles() []Profile {
+	return []Profile{
+		{
+			Name:            "vllm-rtx5090-bf16",
+			Description:     "vLLM, Qwen3.5-2B bf16, one RTX 5090 (seed 000, 2026-10-23)",
+			Slots:           256,
+			StepBase:        3085 * time.Microsecond,
+			StepPerSeq:      10 * time.Microsecond,
+			StepCompute:     110 * time.Microsecond,
+			PrefillPerToken: 17200 * time.Nanosecond,
+			PrefillBudget:   2048,
+			Overhead:        36 * time.Millisecond,
+			BlockSize:       16,
+			CacheBlocks:     65536,
+			KVBlocks:        65536,
+		},
+		{
+			Name:            "vllm-rtx5090-fp8",
+			Description:     "vLLM, Qwen3.5-2B FP8 (--quantization fp8), one RTX 5090 (seed 000)",
+			Slots:           256,
+			StepBase:        2545 * time.Microsecond,
+			StepPerSeq:      20 * time.Microsecond,
+			PrefillPerToken: 18 * time.Microsecond,
+			PrefillBudget:   2048,
+			Overhead:        24 * time.Millisecond,
+			BlockSize:       16,
+			CacheBlocks:     65536,
+			KVBlocks:        65536,
+		},
+		{
+			Name:            "llamacpp-rtx5090-q4km",
+			Description:     "llama.cpp llama-server, Qwen3.5-2B Q4_K_M, one RTX 5090, -np 32 (seed 000)",
+			Slots:           32,
+			StepBase:        1740 * time.Microsecond,
+			StepPerSeq:      300 * time.Microsecond,
+			StepCompute:     550 * time.Microsecond,
+			PrefillPerToken: 180 * time.Microsecond,
+			PrefillBudget:   2048,
+			Overhead:        18 * time.Millisecond,
+			BlockSize:       64,
+			CacheBlocks:     4096,
+			KVBlocks:        1024,
+		},
+		{
+			Name:            "mlx-m3ultra-4bit",
+			Description:     "mlx-lm batch generation in process, Qwen3.5-2B 4bit, Mac Studio M3 Ultra (seed 000)",
+			Slots:           0,
+			StepBase:        3150 * time.Microsecond,
+			StepPerSeq:      520 * time.Microsecond,
+			PrefillPerToken: 120 * time.Microsecond,
+			PrefillBudget:   0,
+			Overhead:        5 * time.Millisecond,
+			BlockSize:       64,
+			CacheBlocks:     4096,
+			KVBlocks:        4096,
+		},
+		{
+			Name:        "fast",
+			Description: "no modelled delay: measures the client, not a server",
+			Instant:     true,
+			BlockSize:   16,
+			CacheBlocks: 65536,
+			KVBlocks:    65536,
+		},
+	}
+}
+
+// LookupProfile returns the built-in profile called name.
+func LookupProfile(name string) (Profile, error) {
+	var names []string
+	for _, p := range Profiles() {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Profile{}, fmt.Errorf("unknown simulator profile %q: use one of %s (llmreplay sim --list)", name, strings.Join(names, ", "))
+}
+
+// stepTime is the duration of one forward pass over b decoding streams and
+// x prompt tokens.
+func (p Profile) stepTime(b, x int) time.Duration {
+	d := p.StepBase + time.Duration(b)*p.StepPerSeq
+	if c := time.Duration(b) * p.StepCompute; c > d {
+		d = c
+	}
+	return d + time.Duration(x)*p.PrefillPerToken
+}

@@ -1,0 +1,516 @@
+package sim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// run waits for the engine's tokens and writes them in the job's API
+// shape. Streams never marshal JSON per chunk: each event is the request's
+// pre-rendered head, the token's pre-escaped text and a short tail.
+func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
+	ctx := r.Context()
+	n := j.maxTokens
+	pieces := s.out.get(n)
+	prompt := len(j.promptIDs)
+	t := timing{start: time.Now()}
+
+	var st *stream
+	if s.eng != nil {
+		if o := s.prof.Overhead; o > 0 {
+			tm := time.NewTimer(o)
+			select {
+			case <-tm.C:
+			case <-ctx.Done():
+				tm.Stop()
+				return
+			case <-s.quit:
+				tm.Stop()
+				return
+			}
+		}
+		st = newStream()
+		defer st.gone.Store(true) // an unfinished stream leaves the engine
+		sq := &seq{promptTokens: prompt, maxTokens: n, out: st}
+		if !s.cfg.DisablePrefixCache && s.prof.BlockSize > 0 && s.prof.CacheBlocks > 0 {
+			sq.hashes = blockHashes(j.promptIDs, s.prof.BlockSize)
+		}
+		t.queued = time.Now()
+		if !s.eng.submit(sq) {
+			return
+		}
+	} else {
+		t.queued = t.start
+		s.met.generated.Add(float64(n))
+	}
+	avail := func() int {
+		if st == nil {
+			return n
+		}
+		return int(st.avail.Load())
+	}
+	wait := func() bool {
+		select {
+		case <-st.notify:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-s.quit:
+			return false
+		}
+	}
+
+	if !j.stream {
+		for avail() < n {
+			if !wait() {
+				return
+			}
+		}
+		t.finish(st)
+		s.writeBody(w, j, t)
+		return
+	}
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	if j.api == apiOllamaGenerate || j.api == apiOllamaChat {
+		h.Set("Content-Type", "application/x-ndjson")
+	} else {
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+	}
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+
+	e := s.newEvents(j)
+	per := max(1, s.cfg.TokensPerChunk)
+	if s.cfg.NoStream {
+		per = n
+	}
+	buf := make([]byte, 0, 1024)
+	sent := 0
+	// emit closes the event in b (stamping the send time in test mode),
+	// writes and flushes it; raw writes a non-JSON line such as [DONE].
+	emit := func(b []byte) bool {
+		if s.cfg.SendTimes {
+			b = e.closeTimed(b)
+		} else {
+			b = e.close(b)
+		}
+		buf = b[:0]
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	raw := func(line string) bool {
+		if _, err := io.WriteString(w, line); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	for sent < n {
+		have := avail()
+		for sent < have {
+			k := min(per, n-sent)
+			if lim := s.cfg.StallAfter; lim > sent {
+				k = min(k, lim-sent)
+			}
+			if lim := s.cfg.ResetAfter; lim > sent {
+				k = min(k, lim-sent)
+			}
+			if sent+k > have {
+				break
+			}
+			if sent == 0 && j.api == apiChat {
+				// Real servers open a chat stream with a role-only delta.
+				if !emit(e.role(buf[:0])) {
+					return
+				}
+			}
+			if !emit(e.content(buf[:0], pieces[sent:sent+k], sent+k, sent+k == n)) {
+				return
+			}
+			sent += k
+			if sent == k {
+				t.firstWrite = time.Now()
+			}
+			if lim := s.cfg.StallAfter; lim > 0 && sent >= lim && sent < n {
+				select {
+				case <-ctx.Done():
+				case <-s.quit:
+				}
+				return
+			}
+			if lim := s.cfg.ResetAfter; lim > 0 && sent >= lim && sent < n {
+				resetConn(w)
+				return
+			}
+		}
+		if sent >= n {
+			break
+		}
+		if !wait() {
+			return
+		}
+	}
+	t.finish(st)
+	if s.cfg.ResetAfter == n {
+		resetConn(w)
+		return
+	}
+	if s.cfg.StallAfter == n {
+		select {
+		case <-ctx.Done():
+		case <-s.quit:
+		}
+		return
+	}
+	e.final(buf[:0], t, emit, raw)
+}
+
+// timing is what llama.cpp timings and Ollama durations report.
+type timing struct {
+	start, queued     time.Time
+	firstWrite        time.Time
+	first, last       time.Time
+	cached            int
+	promptDur, genDur time.Duration
+}
+
+func (t *timing) finish(st *stream) {
+	if st != nil {
+		t.first = time.Unix(0, st.first.Load())
+		t.last = time.Unix(0, st.last.Load())
+		t.cached = int(st.cached.Load())
+	} else {
+		t.first = t.firstWrite
+		if t.first.IsZero() {
+			t.first = t.start
+		}
+		t.last = time.Now()
+	}
+	t.promptDur = max(0, t.first.Sub(t.queued))
+	t.genDur = max(0, t.last.Sub(t.first))
+}
+
+// events renders one request's stream.
+type events struct {
+	s      *Server
+	j      *job
+	head   []byte // start of every content event, up to the opening quote of the text
+	meta   []byte // `"id":…,"created":…,"model":…` shared by OpenAI events
+	prompt int
+	sse    bool
+}
+
+func (s *Server) newEvents(j *job) *events {
+	e := &events{s: s, j: j, prompt: len(j.promptIDs)}
+	model, _ := json.Marshal(j.model)
+	id := strconv.FormatUint(s.ids.Add(1), 10)
+	created := strconv.FormatInt(time.Now().Unix(), 10)
+	switch j.api {
+	case apiChat:
+		e.sse = true
+		e.meta = []byte(`"id":"chatcmpl-sim-` + id + `","object":"chat.completion.chunk","created":` + created + `,"model":` + string(model))
+		e.head = []byte(`data: {` + string(e.meta) + `,"choices":[{"index":0,"delta":{"content":"`)
+	case apiCompletions:
+		e.sse = true
+		e.meta = []byte(`"id":"cmpl-sim-` + id + `","object":"text_completion","created":` + created + `,"model":` + string(model))
+		e.head = []byte(`data: {` + string(e.meta) + `,"choices":[{"index":0,"text":"`)
+	case apiLlama:
+		e.sse = true
+		e.head = []byte(`data: {"index":0,"content":"`)
+		e.meta = model
+	case apiOllamaGenerate, apiOllamaChat:
+		e.head = []byte(`{"model":` + string(model) + `,"created_at":"`)
+	}
+	return e
+}
+
+// reported is the output token count the server claims for n sent.
+func (e *events) reported(n int) int {
+	if f := e.s.cfg.InflateUsage; f > 1 {
+		return n * f
+	}
+	return n
+}
+
+func (e *events) appendUsage(b []byte, completion int) []byte {
+	c := e.reported(completion)
+	b = append(b, `"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(e.prompt), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(e.prompt+c), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(c), 10)
+	return append(b, '}')
+}
+
+func appendText(b []byte, ps []piece) []byte {
+	for _, p := range ps {
+		b = append(b, p.esc...)
+	}
+	return b
+}
+
+func (e *events) role(b []byte) []byte {
+	b = append(b, `data: {`...)
+	b = append(b, e.meta...)
+	b = append(b, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`...)
+	if e.j.continuousUsage && !e.s.cfg.DropUsage {
+		b = append(b, ',')
+		b = e.appendUsage(b, 0)
+	}
+	return b
+}
+
+// content renders the event carrying ps; done is the token count after it.
+func (e *events) content(b []byte, ps []piece, done int, last bool) []byte {
+	j := e.j
+	switch j.api {
+	case apiChat, apiCompletions:
+		b = append(b, e.head...)
+		b = appendText(b, ps)
+		if j.api == apiChat {
+			b = append(b, `"},"logprobs":null,"finish_reason":`...)
+		} else {
+			b = append(b, `","logprobs":null,"finish_reason":`...)
+		}
+		if last {
+			b = append(b, `"length"}]`...)
+		} else {
+			b = append(b, `null}]`...)
+		}
+		if j.continuousUsage && !e.s.cfg.DropUsage {
+			b = append(b, ',')
+			b = e.appendUsage(b, done)
+		}
+	case apiLlama:
+		b = append(b, e.head...)
+		b = appendText(b, ps)
+		b = append(b, `","tokens":[`...)
+		for i, p := range ps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(p.id), 10)
+		}
+		b = append(b, `],"stop":false,"id_slot":-1`...)
+		if !e.s.cfg.DropUsage {
+			b = append(b, `,"tokens_predicted":`...)
+			b = strconv.AppendInt(b, int64(e.reported(done)), 10)
+			b = append(b, `,"tokens_evaluated":`...)
+			b = strconv.AppendInt(b, int64(e.prompt), 10)
+		}
+	case apiOllamaGenerate, apiOllamaChat:
+		b = append(b, e.head...)
+		b = time.Now().UTC().AppendFormat(b, time.RFC3339Nano)
+		if j.api == apiOllamaGenerate {
+			b = append(b, `","response":"`...)
+			b = appendText(b, ps)
+			b = append(b, `","done":false`...)
+		} else {
+			b = append(b, `","message":{"role":"assistant","content":"`...)
+			b = appendText(b, ps)
+			b = append(b, `"},"done":false`...)
+		}
+	}
+	return b
+}
+
+func (e *events) close(b []byte) []byte {
+	if e.sse {
+		return append(b, "}\n\n"...)
+	}
+	return append(b, "}\n"...)
+}
+
+// closeTimed stamps the event with the send time as late as possible:
+// nothing but the append and the write follow the clock read.
+func (e *events) closeTimed(b []byte) []byte {
+	b = append(b, `,"sim_sent_unix_ns":`...)
+	b = strconv.AppendInt(b, time.Now().UnixNano(), 10)
+	return e.close(b)
+}
+
+// final writes what follows the last token: usage and [DONE] (OpenAI),
+// the stop event with timings (llama.cpp) or the done line (Ollama).
+func (e *events) final(b []byte, t timing, emit func([]byte) bool, raw func(string) bool) bool {
+	j, drop := e.j, e.s.cfg.DropUsage
+	n := j.maxTokens
+	switch j.api {
+	case apiChat, apiCompletions:
+		if j.includeUsage && !drop {
+			b = append(b, `data: {`...)
+			b = append(b, e.meta...)
+			b = append(b, `,"choices":[],`...)
+			b = e.appendUsage(b, n)
+			if !emit(b) {
+				return false
+			}
+		}
+		return raw("data: [DONE]\n\n")
+	case apiLlama:
+		b = append(b, `data: {"index":0,"content":"","tokens":[],"stop":true,"id_slot":-1,"model":`...)
+		b = append(b, e.meta...)
+		b = append(b, `,"stop_type":"limit","stopping_word":"","truncated":false`...)
+		if !drop {
+			tm, _ := json.Marshal(e.s.llamaTimings(j, t))
+			b = append(b, `,"tokens_predicted":`...)
+			b = strconv.AppendInt(b, int64(e.reported(n)), 10)
+			b = append(b, `,"tokens_evaluated":`...)
+			b = strconv.AppendInt(b, int64(e.prompt), 10)
+			b = append(b, `,"tokens_cached":`...)
+			b = strconv.AppendInt(b, int64(t.cached), 10)
+			b = append(b, `,"timings":`...)
+			b = append(b, tm...)
+		}
+		return emit(b)
+	default:
+		b = append(b, e.head...)
+		b = time.Now().UTC().AppendFormat(b, time.RFC3339Nano)
+		if j.api == apiOllamaGenerate {
+			b = append(b, `","response":""`...)
+		} else {
+			b = append(b, `","message":{"role":"assistant","content":""}`...)
+		}
+		b = append(b, `,"done":true,"done_reason":"length"`...)
+		if !drop {
+			o := e.s.ollamaCounts(j, t)
+			for _, kv := range []struct {
+				k string
+				v int64
+			}{{"total_duration", o.Total}, {"load_duration", o.Load}, {"prompt_eval_count", int64(o.PromptCount)},
+				{"prompt_eval_duration", o.PromptDur}, {"eval_count", int64(o.EvalCount)}, {"eval_duration", o.EvalDur}} {
+				b = append(b, `,"`...)
+				b = append(b, kv.k...)
+				b = append(b, `":`...)
+				b = strconv.AppendInt(b, kv.v, 10)
+			}
+		}
+		return emit(b)
+	}
+}
+
+// llamaTiming is llama.cpp's timings object.
+type llamaTiming struct {
+	CacheN              int     `json:"cache_n"`
+	PromptN             int     `json:"prompt_n"`
+	PromptMS            float64 `json:"prompt_ms"`
+	PromptPerTokenMS    float64 `json:"prompt_per_token_ms"`
+	PromptPerSecond     float64 `json:"prompt_per_second"`
+	PredictedN          int     `json:"predicted_n"`
+	PredictedMS         float64 `json:"predicted_ms"`
+	PredictedPerTokenMS float64 `json:"predicted_per_token_ms"`
+	PredictedPerSecond  float64 `json:"predicted_per_second"`
+}
+
+// llamaTimings reports like llama-server: prompt_n counts only the tokens
+// actually prefilled (cache_n were reused), prompt_ms runs from the
+// engine receiving the request to the first token, predicted_ms from the
+// first token to the last.
+func (s *Server) llamaTimings(j *job, t timing) llamaTiming {
+	n := j.maxTokens
+	if f := s.cfg.InflateUsage; f > 1 {
+		n *= f
+	}
+	lt := llamaTiming{
+		CacheN:      t.cached,
+		PromptN:     len(j.promptIDs) - t.cached,
+		PromptMS:    float64(t.promptDur) / 1e6,
+		PredictedN:  n,
+		PredictedMS: float64(t.genDur) / 1e6,
+	}
+	if lt.PromptN > 0 && lt.PromptMS > 0 {
+		lt.PromptPerTokenMS = lt.PromptMS / float64(lt.PromptN)
+		lt.PromptPerSecond = 1e3 * float64(lt.PromptN) / lt.PromptMS
+	}
+	// The first token comes out of the prefill step, so the decode rate
+	// is over the n-1 tokens after it, as llama.cpp's own figure is.
+	if n > 1 && lt.PredictedMS > 0 {
+		lt.PredictedPerTokenMS = lt.PredictedMS / float64(n-1)
+		lt.PredictedPerSecond = 1e3 * float64(n-1) / lt.PredictedMS
+	}
+	return lt
+}
+
+// ollamaTiming is the done line's counts, durations in nanoseconds.
+type ollamaTiming struct {
+	Total, Load, PromptDur, EvalDur int64
+	PromptCount, EvalCount          int
+}
+
+func (s *Server) ollamaCounts(j *job, t timing) ollamaTiming {
+	n := j.maxTokens
+	if f := s.cfg.InflateUsage; f > 1 {
+		n *= f
+	}
+	return ollamaTiming{
+		Total:       int64(t.last.Sub(t.start)),
+		PromptDur:   int64(t.promptDur),
+		EvalDur:     int64(t.genDur),
+		PromptCount: len(j.promptIDs),
+		EvalCount:   n,
+	}
+}
+
+// writeBody answers a request that asked for no streaming with one JSON
+// object in the API's shape.
+func (s *Server) writeBody(w http.ResponseWriter, j *job, t timing) {
+	text := s.out.text(j.maxTokens)
+	n := j.maxTokens
+	rep := n
+	if f := s.cfg.InflateUsage; f > 1 {
+		rep = n * f
+	}
+	prompt := len(j.promptIDs)
+	usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": rep, "total_tokens": prompt + rep}
+	id := strconv.FormatUint(s.ids.Add(1), 10)
+	now := time.Now()
+	var body map[string]any
+	switch j.api {
+	case apiChat:
+		body = map[string]any{
+			"id": "chatcmpl-sim-" + id, "object": "chat.completion", "created": now.Unix(), "model": j.model,
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "logprobs": nil, "finish_reason": "length"}},
+			"usage":   usage,
+		}
+	case apiCompletions:
+		body = map[string]any{
+			"id": "cmpl-sim-" + id, "object": "text_completion", "created": now.Unix(), "model": j.model,
+			"choices": []any{map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "length"}},
+			"usage":   usage,
+		}
+	case apiLlama:
+		body = map[string]any{
+			"index": 0, "content": text, "stop": true, "id_slot": -1, "model": j.model, "stop_type": "limit",
+			"tokens_predicted": rep, "tokens_evaluated": prompt, "tokens_cached": t.cached, "timings": s.llamaTimings(j, t),
+		}
+	default:
+		o := s.ollamaCounts(j, t)
+		body = map[string]any{
+			"model": j.model, "created_at": now.UTC().Format(time.RFC3339Nano), "done": true, "done_reason": "length",
+			"total_duration": o.Total, "load_duration": o.Load, "prompt_eval_count": o.PromptCount,
+			"prompt_eval_duration": o.PromptDur, "eval_count": o.EvalCount, "eval_duration": o.EvalDur,
+		}
+		if j.api == apiOllamaGenerate {
+			body["response"] = text
+		} else {
+			body["message"] = map[string]any{"role": "assistant", "content": text}
+		}
+	}
+	if s.cfg.DropUsage {
+		for _, k := range []string{"usage", "timings", "tokens_predicted", "tokens_evaluated", "tokens_cached",
+			"total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration"} {
+			delete(body, k)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(body)
+}

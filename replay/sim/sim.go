@@ -1,0 +1,242 @@
+// Package sim is a simulated LLM inference server: the same HTTP APIs the
+// replay engine speaks (OpenAI chat and completions, llama.cpp /completion,
+// Ollama /api/generate and /api/chat), backed by a model of a serving
+// engine rather than a sleep. Requests queue for a limited number of slots,
+// prefill costs time per uncached prompt token (with a prefix cache),
+// decode advances all running streams one token per step whose duration
+// depends on the batch size, and the answer is a real count-up in the
+// configured tokenizer that stops at exactly max_tokens.
+//
+// Profiles (Profiles, LookupProfile) are calibrated against published
+// figures; docs/SIMULATOR.md derives them. Faults (context limit, no
+// streaming, chunking, wrong usage, stalls, resets, errors) can be switched
+// on to show what the analysis catches.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmreplay/llmreplay/workload/tokenize"
+)
+
+// DefaultProfile is the profile used when Config.Profile is the zero value.
+const DefaultProfile = "vllm-rtx5090-bf16"
+
+// Config configures a Server. The zero value serves DefaultProfile with
+// o200k_base and no faults.
+type Config struct {
+	// Profile is the engine model; the zero value means DefaultProfile.
+	Profile Profile
+	// Slots, if positive, overrides the profile's slot count.
+	Slots int
+	// Tokenizer is a tokenize.Load spec; "" means o200k_base.
+	Tokenizer string
+	// Model is the name /v1/models lists and answers carry when the
+	// request names none; "" means the profile's name.
+	Model string
+	// DefaultMaxTokens applies when a request sets no limit; 0 means 256.
+	DefaultMaxTokens int
+	// DisablePrefixCache makes every prompt token cost prefill time.
+	DisablePrefixCache bool
+	// SendTimes adds "sim_sent_unix_ns" (time.Now().UnixNano() taken right
+	// before the write) to every streamed chunk, so the client's timestamp
+	// error can be measured.
+	SendTimes bool
+	// Seed drives ErrorRate's choice of failing requests.
+	Seed int64
+
+	// Faults.
+
+	// MaxContext, if positive, rejects prompts longer than this many
+	// tokens with HTTP 400 and an OpenAI-style error body.
+	MaxContext int
+	// NoStream sends the whole answer as one chunk at the end (still SSE
+	// or NDJSON), like a server that buffers.
+	NoStream bool
+	// TokensPerChunk puts K tokens in each chunk; 0 or 1 is one per chunk.
+	TokensPerChunk int
+	// DropUsage omits usage, timings and eval counts.
+	DropUsage bool
+	// InflateUsage, if above 1, multiplies every reported output token
+	// count: the server claims more tokens than it sent.
+	InflateUsage int
+	// StallAfter, if positive, stops sending after that many tokens and
+	// keeps the connection open until the client gives up.
+	StallAfter int
+	// ResetAfter, if positive, closes the TCP connection abruptly (RST)
+	// after that many tokens.
+	ResetAfter int
+	// ErrorRate is the fraction of requests answered with HTTP 500.
+	ErrorRate float64
+}
+
+// Server is a running simulator. Its methods are safe for concurrent use.
+type Server struct {
+	cfg   Config
+	prof  Profile
+	model string
+	tok   tokenize.Tokenizer
+	out   *countUp
+	eng   *engine // nil for an Instant profile
+	met   *metrics
+	mux   *http.ServeMux
+
+	ids atomic.Uint64
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	// Close waits for every handler; mu orders admissions against it.
+	mu       sync.Mutex
+	closed   bool
+	quit     chan struct{}
+	handlers sync.WaitGroup
+
+	srv *http.Server
+	ln  net.Listener
+	url string
+}
+
+// New validates cfg and builds a server; its engine runs from now on, so
+// call Close when done even if Start is never called.
+func New(cfg Config) (*Server, error) {
+	p := cfg.Profile
+	if p == (Profile{}) {
+		var err error
+		if p, err = LookupProfile(DefaultProfile); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Slots < 0 {
+		return nil, fmt.Errorf("sim: slots is %d: use 0 for the profile's default or a positive count", cfg.Slots)
+	}
+	if cfg.Slots > 0 {
+		p.Slots = cfg.Slots
+	}
+	switch {
+	case cfg.MaxContext < 0, cfg.TokensPerChunk < 0, cfg.StallAfter < 0, cfg.ResetAfter < 0, cfg.InflateUsage < 0, cfg.DefaultMaxTokens < 0:
+		return nil, errors.New("sim: negative fault or limit setting: use 0 to switch it off")
+	case cfg.ErrorRate < 0 || cfg.ErrorRate > 1:
+		return nil, fmt.Errorf("sim: error rate %v is outside [0, 1]: give a fraction such as 0.05", cfg.ErrorRate)
+	}
+	if !p.Instant && p.StepBase <= 0 && p.StepCompute <= 0 {
+		return nil, fmt.Errorf("sim: profile %q has no step time: set StepBase or StepCompute, or Instant", p.Name)
+	}
+	spec := cfg.Tokenizer
+	if spec == "" {
+		spec = "o200k_base"
+	}
+	tok, err := tokenize.Load(spec)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	s := &Server{
+		cfg:   cfg,
+		prof:  p,
+		model: cfg.Model,
+		tok:   tok,
+		out:   &countUp{tok: tok},
+		met:   newMetrics(p.Name),
+		rng:   rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5157)),
+		quit:  make(chan struct{}),
+	}
+	if s.model == "" {
+		s.model = p.Name
+	}
+	if !p.Instant {
+		s.eng = newEngine(p, !cfg.DisablePrefixCache, s.met)
+	}
+	s.routes()
+	return s, nil
+}
+
+// Profile returns the profile the server runs (after the Slots override).
+func (s *Server) Profile() Profile { return s.prof }
+
+// Start listens on addr ("127.0.0.1:0" picks a free port) and serves in
+// the background until Close.
+func (s *Server) Start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("sim: listen on %s: %w", addr, err)
+	}
+	s.mu.Lock()
+	if s.closed || s.srv != nil {
+		s.mu.Unlock()
+		ln.Close()
+		return errors.New("sim: Start called twice or after Close: build a new Server")
+	}
+	s.ln = ln
+	s.url = "http://" + ln.Addr().String()
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := s.srv
+	s.mu.Unlock()
+	go srv.Serve(ln)
+	return nil
+}
+
+// URL is the base URL after Start ("http://127.0.0.1:PORT"), "" before.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.url
+}
+
+// Handler serves the simulator's routes, for use in a caller's own server.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Close ends in-flight streams (they stop where they are), stops the
+// engine and the listener, and returns when every goroutine has exited.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.quit)
+	srv := s.srv
+	s.mu.Unlock()
+	var err error
+	if srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = srv.Shutdown(ctx)
+		cancel()
+		if err != nil {
+			err = srv.Close()
+		}
+	}
+	s.handlers.Wait()
+	if s.eng != nil {
+		s.eng.stop()
+	}
+	return err
+}
+
+// enter registers a handler with Close; false means the server is closing.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.handlers.Add(1)
+	return true
+}
+
+func (s *Server) failRandomly() bool {
+	if s.cfg.ErrorRate <= 0 {
+		return false
+	}
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.Float64() < s.cfg.ErrorRate
+}
