@@ -171,10 +171,6 @@ func seedTable(res *Result, o TableOptions) *Table {
 		t.Rows = append(t.Rows, row)
 	}
 	for _, w := range res.Warnings {
-		if w.Code == WarnSlowingDown {
-			n.mark([]Warning{w})
-			continue
-		}
 		n.mark([]Warning{w})
 	}
 	t.Notes = n.lines
@@ -227,6 +223,9 @@ func fmtMs(v float64, raw bool) string {
 
 func fmtNum(v float64, raw bool) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
+		if raw {
+			return "" // CSV: an empty cell, not a glyph scripts must know
+		}
 		return "—"
 	}
 	if raw {

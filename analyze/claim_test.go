@@ -1,0 +1,168 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+func TestParseClaim(t *testing.T) {
+	cases := []struct {
+		in     string
+		metric string
+		sel    map[string]string
+		op     string
+		bound  float64
+	}{
+		{"per_stream_tps{concurrency=1} >= 490", "per_stream_tps", map[string]string{"concurrency": "1"}, ">=", 490},
+		{"aggregate_tps{concurrency=32} >= 5,600 tok/s # seeds: 5,647", "aggregate_tps", map[string]string{"concurrency": "32"}, ">=", 5600},
+		{"ttft_p50{concurrency=32, label=\"vLLM bf16\"} < 0.3s", "ttft_p50", map[string]string{"concurrency": "32", "label": "vLLM bf16"}, "<", 300},
+		{"ttft_p99 <= 2600", "ttft_p99", map[string]string{}, "<=", 2600},
+		{"tpot{input-tokens=800} < 50ms", "tpot", map[string]string{"input_tokens": "800"}, "<", 50},
+		{"itl_p99 < 1.5e3us", "itl_p99", map[string]string{}, "<", 1.5},
+		{"requests_failed{concurrency=8} == 0", "requests_failed", map[string]string{"concurrency": "8"}, "==", 0},
+		{"speedup{concurrency=2} > 2.17x", "speedup", map[string]string{"concurrency": "2"}, ">", 2.17},
+		{"e2e_max < 1m", "e2e_max", map[string]string{}, "<", 60000},
+	}
+	for _, c := range cases {
+		got, err := ParseClaim(c.in)
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if got.Metric != c.metric || got.Op != c.op || !near(got.Bound, c.bound) || fmt.Sprint(got.Selector) != fmt.Sprint(c.sel) {
+			t.Errorf("%q: got %+v", c.in, got)
+		}
+	}
+	bad := []string{
+		"", "# only a comment", "per_stream_tps", "per_stream_tps >=", "per_stream_tps >= abc",
+		"nope >= 1", "ttft_p98 < 1", "per_stream_tps{concurrency=1 >= 4", "per_stream_tps{foo=1} >= 4",
+		"per_stream_tps{concurrency=x} >= 4", "ttft < 3 tok/s", "per_stream_tps >= 3ms", "per_stream_tps{concurrency=1,concurrency=2} >= 1",
+		"per_stream_tps => 4", "per_stream_tps{label=} >= 1",
+	}
+	for _, b := range bad {
+		if _, err := ParseClaim(b); err == nil {
+			t.Errorf("%q should not parse", b)
+		}
+	}
+}
+
+func TestParseClaimsFile(t *testing.T) {
+	in := "# published\n\nper_stream_tps{concurrency=1} >= 490  # single stream\nbogus line\n"
+	_, err := ParseClaims(strings.NewReader(in))
+	if err == nil || !strings.HasPrefix(err.Error(), "line 4:") {
+		t.Fatalf("err = %v, want one naming line 4", err)
+	}
+	cs, err := ParseClaims(strings.NewReader(in[:strings.Index(in, "bogus")]))
+	if err != nil || len(cs) != 1 || cs[0].Line != 3 {
+		t.Fatalf("claims %+v err %v", cs, err)
+	}
+}
+
+// claimTrace has ten single requests at concurrency 1 whose per-stream
+// speeds are exactly 1, 2, …, 10 tok/s: request i has usage i+1 tokens
+// and one second between its first and last chunk, (i+1−1)/1 s = i.
+// The median is 5.5 and its 95% interval is [x(2), x(9)] = [2, 9]
+// (TestOrderCI works the ranks out).
+func claimTrace() testTrace {
+	h := header("c", phase(0, 1, 100, 0, 0))
+	h.Reference = ""
+	var recs []trace.Record
+	for i := 1; i <= 10; i++ {
+		s := float64(i) * 10000
+		recs = append(recs, trace.Record{ID: fmt.Sprint(i), Phase: 0, InputTokens: 100, Scheduled: int64(s * float64(msNs)), Sent: int64(s * float64(msNs)),
+			Done: int64((s + 1200) * float64(msNs)), Status: 200,
+			Chunks: []trace.Chunk{chunk(s+100, "1", 0), chunk(s+1100, ",", 0)}, Usage: fmt.Sprintf(`{"completion_tokens":%d}`, i+1)})
+	}
+	return testTrace{h: h, records: recs}
+}
+
+func TestCheckVerdicts(t *testing.T) {
+	res := analyzeTraces(t, Options{}, claimTrace())
+	cases := []struct {
+		claim   string
+		verdict string
+	}{
+		{"per_stream_tps{concurrency=1} >= 1.5", Holds},      // lo 2 ≥ 1.5
+		{"per_stream_tps{concurrency=1} >= 5", Inconclusive}, // [2, 9] straddles 5
+		{"per_stream_tps{concurrency=1} >= 10", DoesNotHold}, // hi 9 < 10
+		{"per_stream_tps{concurrency=1} < 9.5", Holds},       // hi 9 < 9.5
+		{"per_stream_tps_max{concurrency=1} == 10", Holds},   // exact max
+		{"per_stream_tps_min >= 2", DoesNotHold},             // min is 1
+		{"requests_ok{concurrency=1} == 10", Holds},          // count
+		{"requests_failed == 0", Holds},                      // count
+		{"per_stream_tps{concurrency=4} >= 1", Inconclusive}, // nothing matches
+		{"ttft_p99 < 10s", Inconclusive},                     // p99 of 10 samples has no upper bound
+		{"ttft < 1s", Holds},                                 // every ttft is 100 ms: [100, 100]
+		{"aggregate_tps{concurrency=1} >= 1", Inconclusive},  // one run: one sample
+		{"per_stream_tps{label=c,repeat=0} > 1", Holds},      // lo 2 > 1
+		{"per_stream_tps{label=other} > 1", Inconclusive},    // no such label
+	}
+	for _, c := range cases {
+		cl, err := ParseClaim(c.claim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := Check(res, cl, MinSamples)
+		if v.Verdict != c.verdict {
+			t.Errorf("%s: %s (%s; measured %v [%v, %v] n=%d), want %s", c.claim, v.Verdict, v.Reason, v.Measured, v.Lo, v.Hi, v.N, c.verdict)
+		}
+	}
+	cl, _ := ParseClaim("per_stream_tps >= 1")
+	v := Check(res, cl, MinSamples)
+	if v.Measured != 5.5 || v.Lo != 2 || v.Hi != 9 || v.N != 10 {
+		t.Errorf("measured %v [%v, %v] n=%d, want 5.5 [2, 9] n=10", v.Measured, v.Lo, v.Hi, v.N)
+	}
+	// With --min-samples 11 the same claim is inconclusive.
+	v = Check(res, cl, 11)
+	if v.Verdict != Inconclusive {
+		t.Errorf("min samples 11: %s", v.Verdict)
+	}
+	var b strings.Builder
+	if err := RenderVerdicts(&b, []Verdict{v}); err != nil || !strings.Contains(b.String(), "INCONCLUSIVE") {
+		t.Errorf("render: %q %v", b.String(), err)
+	}
+	if math.IsNaN(v.Measured) {
+		t.Error("measured should be set even when inconclusive")
+	}
+}
+
+func FuzzParseClaim(f *testing.F) {
+	for _, s := range []string{
+		"per_stream_tps{concurrency=1} >= 490",
+		"aggregate_tps{concurrency=32,label=vllm} >= 5,647 tok/s # seed",
+		"ttft_p99 < 2.6s",
+		"speedup{concurrency=2} > 2.17x",
+		"requests_failed == 0",
+		"itl_p50 <= 1e3us",
+		"{}>=",
+		"ttft{",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseClaim(s)
+		if err != nil {
+			return
+		}
+		if _, _, err := LookupMetric(c.Metric); err != nil {
+			t.Fatalf("%q parsed to unknown metric %q", s, c.Metric)
+		}
+		if math.IsNaN(c.Bound) || math.IsInf(c.Bound, 0) {
+			t.Fatalf("%q parsed to bound %v", s, c.Bound)
+		}
+		switch c.Op {
+		case ">=", ">", "<=", "<", "==":
+		default:
+			t.Fatalf("%q parsed to op %q", s, c.Op)
+		}
+		for k := range c.Selector {
+			if _, err := NormalizeKey(k); err != nil {
+				t.Fatalf("%q parsed to key %q", s, k)
+			}
+		}
+	})
+}
