@@ -69,4 +69,5 @@ traces into tables offline.`,
 // subcommands lists the command constructors; each lives in its own file.
 var subcommands = []func() *cobra.Command{
 	newVersionCmd,
+	newTraceCmd,
 }

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+func newTraceCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "trace",
+		Short: "Inspect trace files: header and counts, or every record as JSON",
+		Long: `Inspect the NAME.trace.zst files that replay writes.
+
+  info  the header (server, workload, host) and counts of records, failures and chunks
+  cat   one JSON object per request, chunks included, for jq
+
+Use - as TRACE to read standard input. docs/TRACE_FORMAT.md describes the file byte by byte.`,
+		Example: `  llmreplay trace info run.trace.zst
+  llmreplay trace cat --no-chunks run.trace.zst | jq -c 'select(.error) | {id, error}'`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown trace subcommand %q: use 'trace info' or 'trace cat'", args[0])
+			}
+			return usagef("trace needs a subcommand: 'trace info TRACE' or 'trace cat TRACE'")
+		},
+	}
+	cmd.AddCommand(newTraceInfoCmd(), newTraceCatCmd())
+	return cmd
+}
+
+// openTrace opens path ("-" is standard input). A file that cannot be read
+// as a trace is bad input: exit status 2.
+func openTrace(cmd *cobra.Command, path string) (*trace.Reader, error) {
+	var (
+		r   *trace.Reader
+		err error
+	)
+	if path == "-" {
+		r, err = trace.NewReader(cmd.InOrStdin())
+	} else {
+		r, err = trace.Open(path)
+	}
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return r, nil
+}
+
+// finishScan turns how a scan ended into the note and the error the user
+// sees: a cut-short tail is a note (a killed run leaves one), corruption
+// is an error.
+func finishScan(cmd *cobra.Command, path string, r *trace.Reader) error {
+	if r.Truncated() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s ends in a cut-short tail (the run was killed, or is still running); every record before it was read\n", path)
+	}
+	if err := r.Err(); err != nil {
+		return usageError(err)
+	}
+	return nil
+}
+
+func needTraces(args []string) error {
+	if len(args) == 0 {
+		return usagef("name a trace file, e.g. 'run.trace.zst' (or - for standard input)")
+	}
+	return nil
+}
+
+func newTraceInfoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "info TRACE...",
+		Short:   "Print a trace's header and counts of records, failures, chunks and text",
+		Example: "  llmreplay trace info run.trace.zst",
+		Args:    func(_ *cobra.Command, args []string) error { return needTraces(args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for i, path := range args {
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				if err := traceInfo(cmd, path); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// traceCounts accumulates what info prints about the records.
+type traceCounts struct {
+	records, warmup, ok int
+	failed              map[trace.ErrorClass]int
+	perPhase            map[int]int
+	chunks, textChunks  int
+	reasoningChunks     int
+	textBytes           int64
+	reasoningBytes      int64
+	wireBytes           int64
+	first, last         int64
+}
+
+func (c *traceCounts) add(r *trace.Record) {
+	if c.records == 0 || r.Sent < c.first {
+		c.first = r.Sent
+	}
+	c.last = max(c.last, r.Done)
+	c.records++
+	c.perPhase[r.Phase]++
+	if r.Warmup {
+		c.warmup++
+	}
+	if r.OK() {
+		c.ok++
+	} else {
+		c.failed[r.Error.Class]++
+	}
+	c.chunks += len(r.Chunks)
+	for i := range r.Chunks {
+		ch := &r.Chunks[i]
+		if ch.Text != "" {
+			c.textChunks++
+			c.textBytes += int64(len(ch.Text))
+		}
+		if ch.Reasoning != "" {
+			c.reasoningChunks++
+			c.reasoningBytes += int64(len(ch.Reasoning))
+		}
+		c.wireBytes += int64(ch.Bytes)
+	}
+}
+
+func traceInfo(cmd *cobra.Command, path string) error {
+	r, err := openTrace(cmd, path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	c := traceCounts{failed: map[trace.ErrorClass]int{}, perPhase: map[int]int{}}
+	for r.Scan() {
+		c.add(r.Record())
+	}
+
+	w := cmd.OutOrStdout()
+	h := r.Header()
+	major, minor := r.Version()
+	line := func(name, format string, a ...any) {
+		fmt.Fprintf(w, "%-11s %s\n", name+":", fmt.Sprintf(format, a...))
+	}
+	line("trace", "%s", path)
+	file := fmt.Sprintf("format %d.%d, written by llmreplay %s", major, minor, h.ToolVersion)
+	if st, err := os.Stat(path); err == nil && path != "-" {
+		file = fmt.Sprintf("%s, %s", formatBytes(st.Size()), file)
+		if c.textChunks > 0 {
+			file += fmt.Sprintf("; %.2f bytes per text chunk", float64(st.Size())/float64(c.textChunks))
+		}
+	}
+	line("file", "%s", file)
+	line("label", "%s", h.Label)
+	server := fmt.Sprintf("%s  api=%s  model=%s", h.URL, h.API, h.Model)
+	if h.Simulated {
+		server += fmt.Sprintf("  (simulated, profile %s)", h.SimProfile)
+	}
+	line("server", "%s", server)
+	line("workload", "%s  tokenizer=%s  shape=%s", h.WorkloadDigest, h.Tokenizer, h.Shape)
+	salt := "off"
+	if h.Salt {
+		salt = fmt.Sprintf("seed %d", h.SaltSeed)
+	}
+	line("salt", "%s", salt)
+	line("started", "%s", h.StartWall)
+	host := fmt.Sprintf("%s/%s, %s, %d cores, %s", h.Host.OS, h.Host.Arch, h.Host.CPU, h.Host.Cores, h.Host.GoVersion)
+	if h.Host.Hostname != "" {
+		host += ", " + h.Host.Hostname
+	}
+	line("host", "%s", host)
+	if len(h.Options) > 0 {
+		keys := make([]string, 0, len(h.Options))
+		for k := range h.Options {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		opts := make([]string, len(keys))
+		for i, k := range keys {
+			opts[i] = k + "=" + h.Options[k]
+		}
+		line("options", "%s", strings.Join(opts, " "))
+	}
+	for _, p := range h.Phases {
+		desc := fmt.Sprintf("%d %s: %s", p.Index, p.Name, p.Kind)
+		if p.Rate > 0 {
+			desc += fmt.Sprintf(", %g req/s", p.Rate)
+		} else {
+			desc += fmt.Sprintf(", concurrency %d", p.Concurrency)
+		}
+		desc += fmt.Sprintf(", %d input / %d max tokens, %d of %d requests in this trace", p.InputTokens, p.MaxTokens, c.perPhase[p.Index], p.Requests)
+		line("phase", "%s", desc)
+	}
+
+	failed := c.records - c.ok
+	rec := fmt.Sprintf("%d (%d ok, %d failed", c.records, c.ok, failed)
+	if failed > 0 {
+		classes := make([]trace.ErrorClass, 0, len(c.failed))
+		for k := range c.failed {
+			classes = append(classes, k)
+		}
+		slices.SortFunc(classes, func(a, b trace.ErrorClass) int {
+			return cmp.Or(c.failed[b]-c.failed[a], strings.Compare(string(a), string(b)))
+		})
+		parts := make([]string, len(classes))
+		for i, k := range classes {
+			parts[i] = fmt.Sprintf("%d %s", c.failed[k], k)
+		}
+		rec += ": " + strings.Join(parts, ", ")
+	}
+	rec += ")"
+	if c.warmup > 0 {
+		rec += fmt.Sprintf(", %d of them warm-up", c.warmup)
+	}
+	line("records", "%s", rec)
+	line("chunks", "%d (%d with text, %d with reasoning; %s on the wire)", c.chunks, c.textChunks, c.reasoningChunks, formatBytes(c.wireBytes))
+	line("text", "%s of output text, %s of reasoning", formatBytes(c.textBytes), formatBytes(c.reasoningBytes))
+	if c.records > 0 {
+		line("time span", "%v (first send at %v, last response done at %v after the start)",
+			time.Duration(c.last-c.first).Round(time.Microsecond), time.Duration(c.first).Round(time.Microsecond), time.Duration(c.last).Round(time.Microsecond))
+	}
+	if r.Truncated() {
+		line("note", "the trace ends in a cut-short tail (the run was killed, or is still running); the counts cover every record before it")
+	}
+	if err := r.Err(); err != nil {
+		return usageError(err)
+	}
+	return nil
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// recordNoChunks is a record as cat --no-chunks prints it: the chunks key
+// is left out (the outer field hides the embedded one) and their number
+// given instead.
+type recordNoChunks struct {
+	*trace.Record
+	Chunks     *struct{} `json:"chunks,omitempty"`
+	ChunkCount int       `json:"chunk_count"`
+}
+
+func newTraceCatCmd() *cobra.Command {
+	var noChunks bool
+	cmd := &cobra.Command{
+		Use:   "cat TRACE...",
+		Short: "Print every record as one JSON object per line, for jq",
+		Long: `Print every record as one JSON object per line (JSON Lines), with the
+field names of the trace format (times in nanoseconds since the run start).
+Usage and timings are the server's own JSON, kept as strings: use jq's
+fromjson to open them.`,
+		Example: `  llmreplay trace cat run.trace.zst | jq -c '{id, ttft_ms: ((.chunks[0].t_ns - .sent_ns) / 1e6)}'
+  llmreplay trace cat --no-chunks run.trace.zst | jq -r 'select(.error) | .error.class' | sort | uniq -c`,
+		Args: func(_ *cobra.Command, args []string) error { return needTraces(args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bw := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+			enc := json.NewEncoder(bw)
+			enc.SetEscapeHTML(false)
+			for _, path := range args {
+				if err := traceCat(cmd, path, enc, noChunks); err != nil {
+					bw.Flush()
+					return err
+				}
+			}
+			return bw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&noChunks, "no-chunks", false, "leave out the chunks (print chunk_count instead)")
+	return cmd
+}
+
+var emptyChunks = []trace.Chunk{}
+
+func traceCat(cmd *cobra.Command, path string, enc *json.Encoder, noChunks bool) error {
+	r, err := openTrace(cmd, path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for r.Scan() {
+		rec := r.Record()
+		var v any = rec
+		if noChunks {
+			v = recordNoChunks{Record: rec, ChunkCount: len(rec.Chunks)}
+		} else if rec.Chunks == nil {
+			// [] rather than null, so jq's .chunks[] and length just work.
+			rec.Chunks = emptyChunks
+		}
+		if err := enc.Encode(v); err != nil {
+			return writeError(err)
+		}
+	}
+	return finishScan(cmd, path, r)
+}
+
+// writeError reports a failure to write the output (a closed pipe, a full
+// disk): not bad input, so exit status 1.
+func writeError(err error) error { return fmt.Errorf("writing the output: %w", err) }
