@@ -598,3 +598,17 @@ func setDistValues(g *Group, m *Metric, d *Dist) {
 // Samples returns the exact per-request (or per-run) values of a metric in
 // g, for significance tests; nil when they were folded into a histogram.
 func (g *Group) Samples(metric string) []float64 { return g.samples[metric] }
+
+// AddReader streams every record of r into a new trace of the analyzer
+// and records whether its tail was cut off. label "" takes the header's.
+func (a *Analyzer) AddReader(label, path string, r *trace.Reader) error {
+	acc := a.Trace(label, path, r.Header())
+	for r.Scan() {
+		acc.Add(r.Record())
+	}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	acc.SetTruncated(r.Truncated())
+	return nil
+}

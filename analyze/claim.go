@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -308,4 +309,39 @@ func RenderVerdicts(w io.Writer, vs []Verdict) error {
 		}
 	}
 	return nil
+}
+
+// WriteVerdictsJSON writes {"schema": "llmreplay-check", "version": 1,
+// "verdicts": [...]}; a value that could not be computed or a side of an
+// interval that is unbounded is null.
+func WriteVerdictsJSON(w io.Writer, vs []Verdict) error {
+	type jv struct {
+		Claim    string   `json:"claim"`
+		Line     int      `json:"line,omitempty"`
+		Verdict  string   `json:"verdict"`
+		Measured *float64 `json:"measured"`
+		Lo       *float64 `json:"lo"`
+		Hi       *float64 `json:"hi"`
+		N        int64    `json:"n"`
+		Unit     string   `json:"unit"`
+		Reason   string   `json:"reason"`
+		Warnings []string `json:"warnings,omitempty"`
+	}
+	num := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	out := struct {
+		Schema   string `json:"schema"`
+		Version  int    `json:"version"`
+		Verdicts []jv   `json:"verdicts"`
+	}{Schema: "llmreplay-check", Version: 1, Verdicts: []jv{}}
+	for _, v := range vs {
+		out.Verdicts = append(out.Verdicts, jv{v.Text, v.Claim.Line, v.Verdict, num(v.Measured), num(v.Lo), num(v.Hi), v.N, v.Unit, v.Reason, v.Warnings})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

@@ -70,4 +70,6 @@ traces into tables offline.`,
 var subcommands = []func() *cobra.Command{
 	newVersionCmd,
 	newTraceCmd,
+	newAnalyzeCmd,
+	newCheckCmd,
 }

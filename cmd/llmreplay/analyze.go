@@ -1,0 +1,319 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// Exit statuses of `check`: 0 when every claim holds, exitClaimFails when
+// at least one does not hold, exitInconclusive when none fails but at
+// least one cannot be decided; bad input is 2 like everywhere else.
+const (
+	exitClaimFails   = 1
+	exitInconclusive = 3
+)
+
+// traceFlags are the flags analyze and check share.
+type traceFlags struct {
+	definitions string
+	slo         string
+	tokenizer   string
+}
+
+func (f *traceFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.definitions, "definitions", "llmreplay",
+		"compute metrics the way a tool does: "+strings.Join(analyze.DefinitionNames(), "|"))
+	cmd.Flags().StringVar(&f.slo, "slo", "ttft=2s,tpot=50ms", "goodput bounds: ttft=, tpot=, e2e= durations")
+	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "count received text with this tokenizer instead of the trace's (o200k_base, cl100k_base or a tokenizer.json path)")
+}
+
+// analyzeInputs reads every TRACE argument (name=path, path or - for
+// stdin) into one analysis.
+func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.Result, error) {
+	if len(args) == 0 {
+		return nil, usagef("no trace given: pass one or more TRACE files (name=path to label one)")
+	}
+	if _, err := analyze.LookupDefinitions(f.definitions); err != nil {
+		return nil, usageError(err)
+	}
+	slo, err := analyze.ParseSLO(f.slo)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	a, err := analyze.New(analyze.Options{Definitions: f.definitions, SLO: slo, Tokenizer: f.tokenizer})
+	if err != nil {
+		return nil, usageError(err)
+	}
+	stdinUsed := false
+	for _, arg := range args {
+		label, path := splitLabel(arg)
+		var r *trace.Reader
+		if path == "-" {
+			if stdinUsed {
+				return nil, usagef("stdin (-) given twice: it can be read only once")
+			}
+			stdinUsed = true
+			r, err = trace.NewReader(cmd.InOrStdin())
+		} else {
+			r, err = trace.Open(path)
+		}
+		if err != nil {
+			return nil, usageError(fmt.Errorf("%v (is %s a trace written by llmreplay replay?)", err, path))
+		}
+		if label == "" && r.Header().Label == "" {
+			label = traceBase(path)
+		}
+		err = a.AddReader(label, path, r)
+		r.Close()
+		if err != nil {
+			return nil, usageError(fmt.Errorf("%s: %v", path, err))
+		}
+	}
+	return a.Result(), nil
+}
+
+// splitLabel reads "name=path"; a bare path (or one that exists as a file
+// even though it contains "=") has no label.
+func splitLabel(arg string) (label, path string) {
+	if _, err := os.Stat(arg); err == nil || arg == "-" {
+		return "", arg
+	}
+	if l, p, ok := strings.Cut(arg, "="); ok && l != "" && p != "" {
+		return l, p
+	}
+	return "", arg
+}
+
+func traceBase(path string) string {
+	b := filepath.Base(path)
+	for _, ext := range []string{".zst", ".trace"} {
+		b = strings.TrimSuffix(b, ext)
+	}
+	return b
+}
+
+func newAnalyzeCmd() *cobra.Command {
+	var (
+		tf          traceFlags
+		by          []string
+		metrics     []string
+		format      string
+		listMetrics bool
+	)
+	cmd := &cobra.Command{
+		Use:   "analyze TRACE...",
+		Short: "Turn traces into the seeds' table, metric tables or JSON, with trust warnings",
+		Long: `analyze reads traces offline and prints, by default, the seeds' comparison:
+one row per concurrency, one column per trace label, each cell
+"per-stream / aggregate tok/s", plus the TTFT p50. Label a trace with
+name=path; otherwise its header's label is used. With repeats, medians carry
+a 95% interval (±%); with two labels a Δ column marks differences that are
+not significant with "~".
+
+Cells with a trust problem (not streamed, usage mismatch, implausible speed,
+stopped early, did not count, client fell behind …) carry a [n] mark whose
+footnote gives the evidence. In csv and json modes the warnings go to stderr
+(and into the JSON document). docs/METRICS.md defines every metric.`,
+		Example: `  # the seeds' comparison of three servers
+  llmreplay analyze q4=q4.trace.zst q8=q8.trace.zst vllm=vllm.trace.zst
+
+  # chosen metrics by input length, as Markdown
+  llmreplay analyze run.trace.zst --by input-tokens --metrics ttft_p50,ttft_p99,prefill_tps --format markdown
+
+  # the same trace read the way vLLM's bench serve would, as JSON
+  llmreplay analyze run.trace.zst --definitions vllm --format json
+
+  # every metric name with its definition
+  llmreplay analyze --list-metrics`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if listMetrics {
+				return printMetrics(out)
+			}
+			keys, err := normalizeKeys(by)
+			if err != nil {
+				return err
+			}
+			for _, m := range metrics {
+				if _, _, err := analyze.LookupMetric(m); err != nil {
+					return usageError(err)
+				}
+			}
+			switch format {
+			case "table", "markdown", "csv", "json":
+			default:
+				return usagef("unknown --format %q: use table, markdown, csv or json", format)
+			}
+			res, err := tf.analyzeInputs(cmd, args)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				doc := analyze.NewDocument(res, keys)
+				if err := analyze.RenderWarnings(cmd.ErrOrStderr(), doc.Warnings); err != nil {
+					return err
+				}
+				return analyze.WriteJSON(out, doc)
+			}
+			t, err := analyze.BuildTable(res, analyze.TableOptions{By: keys, Metrics: metrics, Raw: format == "csv"})
+			if err != nil {
+				return usageError(err)
+			}
+			switch format {
+			case "csv":
+				if err := analyze.RenderWarnings(cmd.ErrOrStderr(), analyze.AllWarnings(res, keys)); err != nil {
+					return err
+				}
+				return analyze.RenderCSV(out, t)
+			case "markdown":
+				return analyze.RenderMarkdown(out, t)
+			}
+			return analyze.RenderText(out, t)
+		},
+	}
+	tf.register(cmd)
+	cmd.Flags().StringSliceVar(&by, "by", []string{"concurrency"}, "group rows by: concurrency, input-tokens, phase, label, repeat (comma-separated for several)")
+	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the seeds' table")
+	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
+	cmd.Flags().BoolVar(&listMetrics, "list-metrics", false, "print every metric with its definition and exit")
+	return cmd
+}
+
+func normalizeKeys(by []string) ([]string, error) {
+	var keys []string
+	for _, k := range by {
+		n, err := analyze.NormalizeKey(k)
+		if err != nil {
+			return nil, usageError(err)
+		}
+		keys = append(keys, n)
+	}
+	return keys, nil
+}
+
+func printMetrics(w io.Writer) error {
+	for _, m := range analyze.Metrics {
+		stats := m.Stats()
+		var names []string
+		for _, s := range stats {
+			if s != "" {
+				names = append(names, "_"+s)
+			}
+		}
+		suffix := ""
+		if len(names) > 0 {
+			suffix = " (" + strings.Join(names, " ") + ")"
+		}
+		if _, err := fmt.Fprintf(w, "%s [%s]%s\n    %s\n", m.Name, m.Unit, suffix, m.Doc); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "\ndefinition sets (--definitions): %s\n", strings.Join(analyze.DefinitionNames(), ", "))
+	return err
+}
+
+func newCheckCmd() *cobra.Command {
+	var (
+		tf         traceFlags
+		claims     []string
+		claimsFile string
+		minSamples int
+		format     string
+	)
+	cmd := &cobra.Command{
+		Use:   "check TRACE...",
+		Short: "Check written speed claims against traces: holds, does not hold, or inconclusive",
+		Long: `check evaluates claims of the form
+
+  metric[_stat]{key=value,...} op number[unit]     # comment
+
+e.g. per_stream_tps{concurrency=1} >= 490 or ttft_p50{concurrency=32} < 0.3s,
+against every run of the traces that the selector matches (keys: label, phase,
+concurrency, input_tokens, repeat). A claim holds when the metric's whole 95%
+interval satisfies it, does not hold when none of it does, and is
+inconclusive when the interval straddles the bound or there are fewer than
+--min-samples samples.
+
+Exit status: 0 every claim holds; 1 at least one does not hold;
+3 none fails but at least one is inconclusive; 2 bad input.`,
+		Example: `  llmreplay check vllm.trace.zst --claim 'per_stream_tps{concurrency=1} >= 300' --claim 'aggregate_tps{concurrency=32} >= 5600'
+
+  # a published table written down as claims
+  llmreplay check vllm.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var cs []analyze.Claim
+			for _, s := range claims {
+				c, err := analyze.ParseClaim(s)
+				if err != nil {
+					return usageError(err)
+				}
+				cs = append(cs, c)
+			}
+			if claimsFile != "" {
+				f, err := os.Open(claimsFile)
+				if err != nil {
+					return usagef("--claims: %v", err)
+				}
+				more, err := analyze.ParseClaims(f)
+				f.Close()
+				if err != nil {
+					return usagef("%s: %v", claimsFile, err)
+				}
+				cs = append(cs, more...)
+			}
+			if len(cs) == 0 {
+				return usagef("no claims: give --claim 'metric{key=value} >= N' or --claims FILE")
+			}
+			if minSamples < 1 {
+				return usagef("--min-samples must be at least 1")
+			}
+			if format != "text" && format != "json" {
+				return usagef("unknown --format %q: use text or json", format)
+			}
+			res, err := tf.analyzeInputs(cmd, args)
+			if err != nil {
+				return err
+			}
+			var vs []analyze.Verdict
+			fails, unsure := 0, 0
+			for _, c := range cs {
+				v := analyze.Check(res, c, minSamples)
+				switch v.Verdict {
+				case analyze.DoesNotHold:
+					fails++
+				case analyze.Inconclusive:
+					unsure++
+				}
+				vs = append(vs, v)
+			}
+			if format == "json" {
+				if err := analyze.WriteVerdictsJSON(cmd.OutOrStdout(), vs); err != nil {
+					return err
+				}
+			} else if err := analyze.RenderVerdicts(cmd.OutOrStdout(), vs); err != nil {
+				return err
+			}
+			switch {
+			case fails > 0:
+				return &exitError{code: exitClaimFails, err: fmt.Errorf("%d of %d claims do not hold", fails, len(cs))}
+			case unsure > 0:
+				return &exitError{code: exitInconclusive, err: fmt.Errorf("%d of %d claims are inconclusive", unsure, len(cs))}
+			}
+			return nil
+		},
+	}
+	tf.register(cmd)
+	cmd.Flags().StringArrayVar(&claims, "claim", nil, "a claim, e.g. 'per_stream_tps{concurrency=1} >= 490' (repeatable)")
+	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, # comments")
+	cmd.Flags().IntVar(&minSamples, "min-samples", analyze.MinSamples, "fewest samples behind a value for a verdict other than inconclusive")
+	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	return cmd
+}
