@@ -150,6 +150,10 @@ type Error struct {
 	Body string `json:"body,omitempty"`
 }
 
+// Error makes a request's failure a Go error, so that an Endpoint's Read can
+// return one and the engine can record it as it is (errors.As).
+func (e *Error) Error() string { return string(e.Class) + ": " + e.Message }
+
 // OK reports whether the request completed without error.
 func (r *Record) OK() bool { return r.Error == nil }
 
