@@ -137,21 +137,32 @@ func do(ctx context.Context, c *http.Client, url, path string, body any) *result
 	return r
 }
 
-// promptOfTokens returns a text of about n tokens that starts with tag, so
-// prompts with different tags share no prefix-cache block.
+// promptOfTokens returns a text of about n tokens (exactly n when the
+// filler words are one token each, as in o200k_base) that starts with tag,
+// so prompts with different tags share no prefix-cache block.
 func promptOfTokens(t testing.TB, tag string, n int) string {
 	tok, err := tokenize.Load("o200k_base")
 	if err != nil {
 		t.Fatal(err)
 	}
 	words := strings.Fields("the quick brown fox jumps over the lazy dog while seven wizards quietly judge boxing matches")
-	var b strings.Builder
-	b.WriteString(tag)
-	for i := 0; tok.Count(b.String()) < n; i++ {
-		b.WriteString(" ")
-		b.WriteString(words[i%len(words)])
+	k := n
+	for {
+		var b strings.Builder
+		b.WriteString(tag)
+		for i := 0; i < k; i++ {
+			b.WriteString(" ")
+			b.WriteString(words[i%len(words)])
+		}
+		c := tok.Count(b.String())
+		if c <= n || k == 0 {
+			return b.String()
+		}
+		k -= c - n
+		if k < 0 {
+			k = 0
+		}
 	}
-	return b.String()
 }
 
 // countUpText is the expected answer of n tokens.

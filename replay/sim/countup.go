@@ -18,6 +18,25 @@ type piece struct {
 	esc []byte
 }
 
+var (
+	countUpsMu sync.Mutex
+	countUps   = map[tokenize.Tokenizer]*countUp{}
+)
+
+// countUpFor shares one count-up per tokenizer across servers: building
+// it means tokenizing the whole text, which takes a noticeable moment.
+func countUpFor(tok tokenize.Tokenizer) *countUp {
+	countUpsMu.Lock()
+	defer countUpsMu.Unlock()
+	// tokenize.Load returns one value per spec, so identity is the key.
+	c, ok := countUps[tok]
+	if !ok {
+		c = &countUp{tok: tok}
+		countUps[tok] = c
+	}
+	return c
+}
+
 // countUp is the answer every request gets: "1, 2, 3, …" in the server's
 // tokenizer, one piece per token, grown on demand and shared by all
 // requests (an answer of n tokens is the first n pieces).

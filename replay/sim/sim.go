@@ -143,11 +143,13 @@ func New(cfg Config) (*Server, error) {
 		prof:  p,
 		model: cfg.Model,
 		tok:   tok,
-		out:   &countUp{tok: tok},
+		out:   countUpFor(tok),
 		met:   newMetrics(p.Name),
 		rng:   rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5157)),
 		quit:  make(chan struct{}),
 	}
+	// Most answers are short: render them before the first request.
+	s.out.get(4096)
 	if s.model == "" {
 		s.model = p.Name
 	}
