@@ -355,3 +355,27 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestZstdBomb feeds a small file that decompresses to gigabytes of
+// skippable entries: the reader must refuse it quickly, not churn through it.
+func TestZstdBomb(t *testing.T) {
+	var raw bytes.Buffer
+	raw.Write(rawStream(1, 0, "{}"))
+	unknown := entry(nil, 9, make([]byte, 4096)) // an entry of a kind 1.0 skips
+	raw.Write(bytes.Repeat(unknown, 16<<20/len(unknown)))
+	data := compress(t, raw.Bytes())
+	t.Logf("%d compressed bytes for %d decompressed", len(data), raw.Len())
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for r.Scan() {
+	}
+	if r.Err() == nil || !strings.Contains(r.Err().Error(), "bomb") {
+		t.Fatalf("Err() = %v, want the bomb refused", r.Err())
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v to refuse", d)
+	}
+}

@@ -77,7 +77,8 @@ func isZstd(p []byte) bool {
 
 func newReader(in io.Reader, name string) (*Reader, error) {
 	r := &Reader{name: name}
-	raw := bufio.NewReaderSize(in, 64<<10)
+	cin := &countingReader{r: in}
+	raw := bufio.NewReaderSize(cin, 64<<10)
 	p, err := raw.Peek(4)
 	if len(p) == 0 && err == io.EOF {
 		return nil, r.errorf("the file is empty: not a trace (was the run killed before it started?)")
@@ -98,7 +99,7 @@ func newReader(in io.Reader, name string) (*Reader, error) {
 		return nil, r.errorf("%v", err)
 	}
 	r.zr = zr
-	r.br = bufio.NewReaderSize(zr, 64<<10)
+	r.br = bufio.NewReaderSize(&bombGuard{r: zr, in: cin}, 64<<10)
 	if err := r.readHeader(); err != nil {
 		zr.Close()
 		return nil, err
@@ -169,6 +170,43 @@ func (r *Reader) readHeaderV1() error {
 	}
 	r.h.Format, r.h.Major, r.h.Minor = FormatName, r.major, r.minor
 	return nil
+}
+
+// countingReader counts the compressed bytes read.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// bombGuard refuses a stream that decompresses to far more than any trace
+// does. A zstd "bomb" of a few KiB can expand to terabytes: streaming keeps
+// memory constant, but the reader would spend minutes skipping entries or
+// returning copies of one record. Real traces compress 5–50×: every record
+// has its own timestamps.
+type bombGuard struct {
+	r   io.Reader
+	in  *countingReader
+	out int64
+}
+
+const (
+	bombRatio = 1000
+	bombFloor = 8 << 20 // decompressed bytes before the ratio is checked
+)
+
+func (g *bombGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.out += int64(n)
+	if g.out > bombFloor && g.out > bombRatio*g.in.n {
+		return n, fmt.Errorf("the data decompresses to over %d times its size (%d bytes from %d): not a trace llmreplay wrote (a zstd bomb?)", bombRatio, g.out, g.in.n)
+	}
+	return n, err
 }
 
 // isTruncation reports whether err means the data simply stopped: what a
