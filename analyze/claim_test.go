@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -165,4 +167,22 @@ func FuzzParseClaim(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The claims shipped under traces/claims must always parse.
+func TestShippedClaimsParse(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "traces", "claims", "*.claims"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("claims files: %v %v", files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := ParseClaims(strings.NewReader(string(data)))
+		if err != nil || len(cs) == 0 {
+			t.Errorf("%s: %v (%d claims)", f, err, len(cs))
+		}
+	}
 }
