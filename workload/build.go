@@ -36,7 +36,7 @@ const (
 	MaxInputTokens  = 1 << 20
 	MaxOutputTokens = 1 << 20
 	maxSaltWords    = 64
-	maxLengths      = 64
+	maxLengths      = 1024
 	// maxTotalTokens bounds the whole workload (~3 GB of prompt text).
 	maxTotalTokens = 500_000_000
 )

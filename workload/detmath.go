@@ -83,8 +83,14 @@ func detExp(x float64) float64 {
 	if x > 709 {
 		return math.Inf(1)
 	}
+	// Cody–Waite reduction: ln2Hi has trailing zero bits, so n·ln2Hi is
+	// exact and r keeps full precision.
+	const (
+		ln2Hi = 6.93147180369123816490e-01
+		ln2Lo = 1.90821492927058770002e-10
+	)
 	n := math.Round(x / math.Ln2)
-	r := x - float64(n*math.Ln2)
+	r := (x - float64(n*ln2Hi)) - float64(n*ln2Lo)
 	// Taylor series of e^r for |r| ≤ 0.35, Horner form.
 	sum := 1.0
 	for k := 24; k >= 1; k-- {

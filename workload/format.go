@@ -100,6 +100,10 @@ func Create(path string, wl *Workload) error {
 		return err
 	}
 	defer f.Abort()
+	// Temporary files are private; a workload is meant to be shared.
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
 	if err := Encode(f, wl); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -185,6 +189,11 @@ func Decode(r io.Reader) (*Workload, error) {
 	if h.Requests < 0 || h.Requests > MaxRequests {
 		return nil, fmt.Errorf("corrupt workload file: header announces %d requests (at most %d are supported)", h.Requests, MaxRequests)
 	}
+	for i := range h.Phases {
+		if h.Phases[i].Index != i {
+			return nil, fmt.Errorf("corrupt workload file: phase %d has index %d", i, h.Phases[i].Index)
+		}
+	}
 	// Grow as lines arrive rather than trusting the header's count.
 	wl.Requests = make([]Request, 0, min(h.Requests, 1<<16))
 	for len(wl.Requests) < h.Requests {
@@ -199,6 +208,11 @@ func Decode(r io.Reader) (*Workload, error) {
 		if err := json.Unmarshal(line, &req); err != nil {
 			return nil, fmt.Errorf("corrupt workload file: request %d (line %d): %v", len(wl.Requests)+1, d.lines, err)
 		}
+		// Check each request as it arrives, so a compressed stream of
+		// empty objects cannot make the decoder allocate millions of them.
+		if err := validateRequest(wl, &req); err != nil {
+			return nil, fmt.Errorf("corrupt workload file: %w", err)
+		}
 		wl.Requests = append(wl.Requests, req)
 	}
 	// Anything after the last request means the header and body disagree.
@@ -208,40 +222,29 @@ func Decode(r io.Reader) (*Workload, error) {
 		}
 		return nil, fmt.Errorf("corrupt workload file: more lines than the %d requests the header announces", h.Requests)
 	}
-	if err := validate(wl); err != nil {
-		return nil, fmt.Errorf("corrupt workload file: %w", err)
-	}
 	return wl, nil
 }
 
-// validate checks what the replay relies on, so that a file edited by hand
-// fails here with a clear message rather than later with a panic.
-func validate(wl *Workload) error {
-	for i := range wl.Header.Phases {
-		if wl.Header.Phases[i].Index != i {
-			return fmt.Errorf("phase %d has index %d", i, wl.Header.Phases[i].Index)
+// validateRequest checks what the replay relies on, so that a file edited
+// by hand fails here with a clear message rather than later with a panic.
+func validateRequest(wl *Workload, r *Request) error {
+	if r.Phase < 0 || r.Phase >= len(wl.Header.Phases) {
+		return fmt.Errorf("request %q names phase %d of %d", r.ID, r.Phase, len(wl.Header.Phases))
+	}
+	if (r.Prompt == "") == (len(r.Messages) == 0) {
+		return fmt.Errorf("request %q must have exactly one of prompt and messages", r.ID)
+	}
+	text := r.Prompt
+	if len(r.Messages) > 0 {
+		text = r.Messages[len(r.Messages)-1].Content
+	}
+	if s := r.Salt; s.Words != 0 || s.Start != 0 || s.End != 0 {
+		if s.Words < 0 || s.Start < 0 || s.End < s.Start || s.End > len(text) {
+			return fmt.Errorf("request %q has a salt span [%d,%d) outside its %d-byte prompt", r.ID, s.Start, s.End, len(text))
 		}
 	}
-	for i := range wl.Requests {
-		r := &wl.Requests[i]
-		if r.Phase < 0 || r.Phase >= len(wl.Header.Phases) {
-			return fmt.Errorf("request %s names phase %d of %d", r.ID, r.Phase, len(wl.Header.Phases))
-		}
-		if (r.Prompt == "") == (len(r.Messages) == 0) {
-			return fmt.Errorf("request %s must have exactly one of prompt and messages", r.ID)
-		}
-		text := r.Prompt
-		if len(r.Messages) > 0 {
-			text = r.Messages[len(r.Messages)-1].Content
-		}
-		if s := r.Salt; s.Words != 0 || s.Start != 0 || s.End != 0 {
-			if s.Words < 0 || s.Start < 0 || s.End < s.Start || s.End > len(text) {
-				return fmt.Errorf("request %s has a salt span [%d,%d) outside its %d-byte prompt", r.ID, s.Start, s.End, len(text))
-			}
-		}
-		if r.InputTokens < 0 || r.MaxTokens < 0 || r.Offset < 0 {
-			return fmt.Errorf("request %s has a negative count or offset", r.ID)
-		}
+	if r.InputTokens < 0 || r.MaxTokens < 0 || r.Offset < 0 {
+		return fmt.Errorf("request %q has a negative count or offset", r.ID)
 	}
 	return nil
 }

@@ -1,0 +1,231 @@
+package workload
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/zstd"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden workload files")
+
+// goldenConfig is the command behind testdata/golden-v1.workload.zst.
+var goldenConfig = BuildConfig{
+	Tokenizer: "o200k_base", Shape: ShapeCompletion, InputTokens: []int{64, 100},
+	MaxTokens: 16, Schedule: "rate:2.5", Arrival: "poisson", Requests: 3, Seed: 11,
+}
+
+const (
+	goldenV1       = "testdata/golden-v1.workload.zst"
+	goldenV1Digest = "testdata/golden-v1.digest"
+)
+
+// TestGoldenV1 proves that a file written by format 1.0 still reads, that
+// its digest is stable, and that today's builder still makes the same
+// content from the same command.
+func TestGoldenV1(t *testing.T) {
+	if *update {
+		wl, err := Build(goldenConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Create(goldenV1, wl); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(goldenV1Digest, []byte(Digest(wl)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wl, err := Open(goldenV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(goldenV1Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Digest(wl); got != strings.TrimSpace(string(want)) {
+		t.Fatalf("golden v1 digest %s, want %s", got, want)
+	}
+	if wl.Header.Major != 1 || len(wl.Requests) != 6 || wl.Header.Requests != 6 {
+		t.Fatalf("golden v1 header %+v with %d requests", wl.Header, len(wl.Requests))
+	}
+	fresh, err := Build(goldenConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tool version is the one field allowed to differ.
+	fresh.Header.ToolVersion = wl.Header.ToolVersion
+	if diff := cmp.Diff(wl, fresh); diff != "" {
+		t.Fatalf("the builder no longer reproduces the golden workload (-golden +now):\n%s", diff)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, cfg := range []BuildConfig{
+		{InputTokens: []int{70}, Schedule: "burst:1,3", Repeats: 2},
+		{InputTokens: []int{70}, Schedule: "closed:2", Requests: 5, Shape: ShapeCompletion, SaltWords: NoSaltWords},
+		{Schedule: "trace:testdata/traces/azure.csv", Window: "1:20"},
+	} {
+		wl, err := Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Encode(&buf, wl); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wl, got); diff != "" {
+			t.Fatalf("round trip changed the workload:\n%s", diff)
+		}
+		if Digest(got) != Digest(wl) {
+			t.Fatal("digest changed in a round trip")
+		}
+	}
+}
+
+func TestCreateLeavesNothingOnError(t *testing.T) {
+	dir := t.TempDir()
+	if err := Create(filepath.Join(dir, "missing", "x.workload.zst"), &Workload{}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("want a missing-folder error, got %v", err)
+	}
+}
+
+// compress wraps raw content the way Encode does.
+func compress(t testing.TB, content string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, _ := zstd.NewWriter(&buf, encoderOptions()...)
+	io.WriteString(zw, content)
+	zw.Close()
+	return buf.Bytes()
+}
+
+func TestDecodeErrors(t *testing.T) {
+	good, err := os.ReadFile(goldenV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw bytes.Buffer
+	wl, _ := Open(goldenV1)
+	writeContent(&raw, wl)
+	lines := strings.SplitAfter(raw.String(), "\n")
+	header := lines[1]
+
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "it is empty"},
+		{"plain text", []byte("hello, world\n"), "not zstd-compressed"},
+		{"other zstd", compress(t, "id,value\n1,2\n"), "does not start with the llmreplay-workload magic"},
+		{"newer major", compress(t, "llmreplay-workload 2.0\n{}\n"), "written by a newer llmreplay (workload format 2.0); this build reads 1.x: upgrade llmreplay"},
+		{"older major", compress(t, "llmreplay-workload 0.9\n{}\n"), "this build reads 1.x"},
+		{"bad version", compress(t, "llmreplay-workload one\n"), "bad version"},
+		{"truncated zstd", good[:len(good)*2/3], "truncated"},
+		{"missing requests", compress(t, strings.Join(lines[:4], "")), "truncated workload file: 2 of 6 requests"},
+		{"cut line", compress(t, strings.Join(lines[:4], "")+lines[4][:10]), "truncated"},
+		{"extra line", compress(t, raw.String()+"{}\n"), "more lines than"},
+		{"bad header", compress(t, lines[0]+"{nope\n"), "header"},
+		{"bad request", compress(t, lines[0]+header+"[1,2]\n"), "request 1"},
+		{"header mismatch", compress(t, "llmreplay-workload 1.3\n"+header), "version line says"},
+		{"corrupt frame", append(append([]byte{}, good[:20]...), bytes.Repeat([]byte{0xff}, 200)...), "workload file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode(bytes.NewReader(tc.data))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want an error containing %q, got %v", tc.want, err)
+			}
+		})
+	}
+}
+
+// A newer minor version with fields this build does not know still reads.
+func TestDecodeSkipsUnknownFields(t *testing.T) {
+	var raw bytes.Buffer
+	wl, _ := Open(goldenV1)
+	writeContent(&raw, wl)
+	s := strings.Replace(raw.String(), "llmreplay-workload 1.0\n", "llmreplay-workload 1.7\n", 1)
+	s = strings.Replace(s, `"major":1,"minor":0,`, `"major":1,"minor":7,"future":{"x":1},`, 1)
+	s = strings.Replace(s, `{"id":"p000-0000",`, `{"id":"p000-0000","new_field":[1,2,3],`, 1)
+	got, err := Decode(bytes.NewReader(compress(t, s)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Header.Minor != 7 || got.Requests[0].ID != "p000-0000" {
+		t.Fatalf("read %+v", got.Header)
+	}
+}
+
+// A small file that inflates to gigabytes is refused without the memory.
+func TestDecodeRefusesZstdBomb(t *testing.T) {
+	var buf bytes.Buffer
+	zw, _ := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	io.WriteString(zw, "llmreplay-workload 1.0\n")
+	chunk := bytes.Repeat([]byte{'a'}, 1<<20)
+	for i := 0; i < 100; i++ { // 100 MiB without a newline
+		zw.Write(chunk)
+	}
+	zw.Close()
+	if buf.Len() > 1<<20 {
+		t.Fatalf("bomb is %d bytes; want it small", buf.Len())
+	}
+	_, err := Decode(bytes.NewReader(buf.Bytes()))
+	if err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("want a line-too-long error, got %v", err)
+	}
+}
+
+func TestDecodeRefusesHugeWindow(t *testing.T) {
+	// A frame header asking for a 1 GiB window must not be honoured.
+	var buf bytes.Buffer
+	zw, _ := zstd.NewWriter(&buf, zstd.WithWindowSize(1<<29), zstd.WithEncoderConcurrency(1), zstd.WithSingleSegment(false))
+	io.WriteString(zw, "llmreplay-workload 1.0\n")
+	zw.Write(make([]byte, 1<<20))
+	zw.Close()
+	_, err := Decode(bytes.NewReader(buf.Bytes()))
+	if err == nil {
+		t.Fatal("a 512 MiB window was accepted")
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	good, err := os.ReadFile(goldenV1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add(compress(f, "llmreplay-workload 2.0\n{}\n"))
+	f.Add(compress(f, "llmreplay-workload 1.0\n{\"format\":\"llmreplay-workload\",\"major\":1,\"requests\":1,\"phases\":[{}]}\n{\"id\":\"x\",\"prompt\":\"ab\",\"salt\":{\"start\":1,\"end\":9}}\n"))
+	f.Add([]byte("not a workload"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		wl, err := Decode(bytes.NewReader(data))
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		// Whatever decodes must survive salting and re-encoding.
+		for _, r := range wl.Requests {
+			r.WithSalt([]string{"river"})
+		}
+		var buf bytes.Buffer
+		if err := Encode(&buf, wl); err != nil {
+			t.Fatalf("decoded workload does not re-encode: %v", err)
+		}
+		Digest(wl)
+	})
+}
