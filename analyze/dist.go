@@ -6,10 +6,11 @@ import (
 )
 
 // exactCap is how many samples a Dist keeps exactly before it folds them
-// into its histogram. 65,536 float64 values are 512 KiB: enough for every
-// per-request metric of any realistic run, while per-token samples (one per
-// output token) switch to the histogram and stay bounded.
-const exactCap = 1 << 16
+// into its histogram. 16,384 float64 values are 128 KiB: enough for the
+// per-request metrics of nearly any run, while per-token samples (one per
+// output token) switch to the histogram early, so even a trace of hundreds
+// of runs stays within tens of megabytes.
+const exactCap = 1 << 14
 
 // histGamma is the ratio between histogram bucket bounds. A value is
 // reported as the geometric middle of its bucket, so the relative error of

@@ -195,7 +195,11 @@ func delta(a, b *Group, metric string) string {
 	if sa == nil || sb == nil || p > Alpha {
 		return fmt.Sprintf("~ (p=%.2f n=%d+%d)", p, len(sa), len(sb))
 	}
-	return fmt.Sprintf("%+.1f%% (p=%.3f n=%d+%d)", (vb.Value/va.Value-1)*100, p, len(sa), len(sb))
+	ps := fmt.Sprintf("p=%.3f", p)
+	if p < 0.001 {
+		ps = "p<0.001"
+	}
+	return fmt.Sprintf("%+.1f%% (%s n=%d+%d)", (vb.Value/va.Value-1)*100, ps, len(sa), len(sb))
 }
 
 // fmtTPS prints a median with its interval as ±% of the center, the way
