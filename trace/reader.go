@@ -120,7 +120,7 @@ func (r *Reader) readHeader() error {
 		if isTruncation(err) {
 			return r.errorf("the file ends inside its header: the run was killed as it started, or the file was cut short")
 		}
-		return r.errorf("not an llmreplay trace: %v", err)
+		return r.errorf("cannot decompress it (%v): the file is damaged or not a trace", err)
 	}
 	if string(m) != magic {
 		if strings.HasPrefix("llmreplay-workload", string(m)) {
@@ -289,6 +289,8 @@ func (r *Reader) Scan() bool {
 		// One string per record: every text, ID and error of the record is
 		// a slice of it, so chunks cost no allocation of their own, and a
 		// caller may keep any of those strings after the next Scan.
+		// Only major version 1 gets this far (readHeader refuses others);
+		// a future major version adds its decoder here, and v1 stays.
 		rec, err := r.v1.decode(string(b))
 		if err != nil {
 			return r.stop(fmt.Errorf("record %d: %v: the file is corrupt", r.v1.count, err))
