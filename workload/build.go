@@ -329,7 +329,7 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 		notes = append(notes, fmt.Sprintf("%d tokens per hash id", log.blockSize))
 	}
 	if log.failures > 0 {
-		notes = append(notes, fmt.Sprintf("%d failed requests (0 response tokens) skipped", log.failures))
+		notes = append(notes, fmt.Sprintf("%d failed request(s) (0 response tokens) skipped", log.failures))
 	}
 	raised, lowered, zeroOut := 0, 0, 0
 	minIn := kit.minTokens()
@@ -364,13 +364,13 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 		})
 	}
 	if raised > 0 {
-		notes = append(notes, fmt.Sprintf("%d prompts raised to the %d-token minimum", raised/cfg.Repeats, minIn))
+		notes = append(notes, fmt.Sprintf("%d prompt(s) raised to the %d-token minimum", raised/cfg.Repeats, minIn))
 	}
 	if lowered > 0 {
-		notes = append(notes, fmt.Sprintf("%d prompts cut to %d tokens", lowered/cfg.Repeats, MaxInputTokens))
+		notes = append(notes, fmt.Sprintf("%d prompt(s) cut to %d tokens", lowered/cfg.Repeats, MaxInputTokens))
 	}
 	if zeroOut > 0 {
-		notes = append(notes, fmt.Sprintf("%d requests with 0 output tokens given max_tokens 1", zeroOut/cfg.Repeats))
+		notes = append(notes, fmt.Sprintf("%d request(s) with 0 output tokens given max_tokens 1", zeroOut/cfg.Repeats))
 	}
 	note := strings.Join(notes, "; ")
 	h.Params.Note = note

@@ -106,7 +106,7 @@ func TestTraceWindowAndScale(t *testing.T) {
 	if !slices.Equal(offs, []int64{6_500_000_000, 6_750_000_000}) {
 		t.Fatalf("offsets %v", offs)
 	}
-	if !strings.Contains(wl.Header.Params.Note, "2 failed requests") {
+	if !strings.Contains(wl.Header.Params.Note, "2 failed request(s)") {
 		t.Errorf("note %q should count the skipped failures", wl.Header.Params.Note)
 	}
 	if _, err := Build(BuildConfig{Tok: tok, Schedule: "trace:testdata/traces/burstgpt.csv", Window: "500:600"}); err == nil || !strings.Contains(err.Error(), "holds no requests") {

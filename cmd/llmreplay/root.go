@@ -69,6 +69,7 @@ traces into tables offline.`,
 // subcommands lists the command constructors; each lives in its own file.
 var subcommands = []func() *cobra.Command{
 	newVersionCmd,
+	newWorkloadCmd,
 	newTraceCmd,
 	newAnalyzeCmd,
 	newCheckCmd,

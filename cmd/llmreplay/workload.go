@@ -1,0 +1,442 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/workload"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
+)
+
+func newWorkloadCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "workload",
+		Short: "Build, inspect and verify tokenizer-exact workload files",
+		Long: `A workload file (NAME.workload.zst) holds what to send and when: prompts of
+exactly N tokens under a named tokenizer, each asking the model to count up
+from 1, and the arrival schedule. The same command and seed give the same
+file, byte for byte, on any machine.`,
+		Example: `  llmreplay workload build -o seeds.workload.zst
+  llmreplay workload inspect seeds.workload.zst`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newWorkloadBuildCmd(), newWorkloadInspectCmd(), newWorkloadCatCmd(), newWorkloadVerifyCmd())
+	return cmd
+}
+
+func newWorkloadBuildCmd() *cobra.Command {
+	var (
+		out       string
+		cfg       workload.BuildConfig
+		shape     string
+		saltWords int
+	)
+	cmd := &cobra.Command{
+		Use:   "build -o FILE",
+		Short: "Generate a workload file of tokenizer-exact prompts and an arrival schedule",
+		Long: `Generate a workload: every prompt is exactly --input-tokens tokens under
+--tokenizer (the chat shape makes the user message's content exact; the
+server's chat template adds its own few tokens), asks the model to count up
+from 1, and is capped at --max-tokens output tokens.
+
+Schedules:
+  burst:1,4,8,16,32   release N requests together per level, --repeats times each
+  closed:4,8          C workers, each sends its next request when one ends; --requests per level
+  rate:R              open loop at R requests/s; --arrival poisson|constant|gamma:SHAPE
+  trace:FILE          arrivals and lengths from a Mooncake/Qwen-Bailian JSONL, Azure
+                      LLM inference CSV or BurstGPT CSV log; --time-scale, --window`,
+		Example: `  # the seeds' benchmark: 800-token prompts, bursts of 1 to 32, 5 repeats
+  llmreplay workload build -o seeds.workload.zst
+
+  # long inputs as raw completions for a Qwen model, counted by its own tokenizer
+  llmreplay workload build --tokenizer ./qwen3/tokenizer.json --shape completion \
+      --input-tokens 800,8000,32000 --schedule burst:1,4 -o long.workload.zst
+
+  # open loop: 200 requests at 5/s with Poisson arrivals
+  llmreplay workload build --schedule rate:5 --requests 200 --arrival poisson --seed 7 -o rate5.workload.zst
+
+  # ten minutes of a public log, replayed twice as fast
+  llmreplay workload build --schedule trace:mooncake_trace.jsonl --window 0:600 --time-scale 0.5 -o mooncake.workload.zst`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := cmd.Flags()
+			if out == "" {
+				return usagef("no output file: add -o NAME.workload.zst")
+			}
+			if dir := filepath.Dir(out); dir != "" {
+				if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+					return usagef("cannot write %s: folder %s does not exist (create it first)", out, dir)
+				}
+			}
+			cfg.Shape = workload.Shape(shape)
+			for _, c := range []struct {
+				name string
+				bad  bool
+			}{
+				{"max-tokens", cfg.MaxTokens < 1},
+				{"repeats", cfg.Repeats < 1},
+				{"requests", cfg.Requests < 1},
+				{"time-scale", !(cfg.TimeScale > 0)},
+			} {
+				if f.Changed(c.name) && c.bad {
+					return usagef("bad --%s: it must be positive", c.name)
+				}
+			}
+			switch {
+			case saltWords == 0:
+				cfg.SaltWords = workload.NoSaltWords
+			case saltWords < 0:
+				return usagef("bad --salt-words %d: use 0 (no salt slot) or more", saltWords)
+			default:
+				cfg.SaltWords = saltWords
+			}
+			wl, err := workload.Build(cfg)
+			if err != nil {
+				return usageError(err)
+			}
+			if err := workload.Create(out, wl); err != nil {
+				return err
+			}
+			tokens := 0
+			for _, r := range wl.Requests {
+				tokens += r.InputTokens
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d requests in %d phases, %d input tokens (%s), %s\n",
+				out, len(wl.Requests), len(wl.Header.Phases), tokens, wl.Header.Tokenizer, workload.Digest(wl))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "workload file to write (conventionally NAME.workload.zst)")
+	f.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "o200k_base, cl100k_base, or the path of a HuggingFace tokenizer.json (.zst accepted)")
+	f.StringVar(&shape, "shape", string(workload.ShapeChat), "chat (one user message) or completion (raw prompt)")
+	f.IntSliceVar(&cfg.InputTokens, "input-tokens", []int{workload.DefaultInputTokens}, "exact prompt length in tokens; a list makes one phase set per length")
+	f.IntVar(&cfg.MaxTokens, "max-tokens", workload.DefaultMaxTokens, "output tokens per request (the server is asked to ignore end-of-sequence)")
+	f.StringVar(&cfg.Prefix, "prefix", "unique", "unique (no shared prefix past the salt), shared (identical prompts) or shared:K (first K tokens identical)")
+	f.StringVar(&cfg.Schedule, "schedule", workload.DefaultSchedule, "burst:LEVELS, closed:LEVELS, rate:R or trace:FILE")
+	f.IntVar(&cfg.Repeats, "repeats", 0, "phases per level (default 5 for burst, 1 otherwise)")
+	f.IntVar(&cfg.Requests, "requests", 0, "requests per phase for closed (default 4×C) and rate (default 100)")
+	f.StringVar(&cfg.Arrival, "arrival", "", "rate arrivals: poisson (default), constant or gamma:SHAPE")
+	f.Int64Var(&cfg.Seed, "seed", 1, "seed for the prose, the salt and random arrivals")
+	f.Float64Var(&cfg.TimeScale, "time-scale", 1, "trace: multiply the log's times by this (0.5 replays it twice as fast)")
+	f.StringVar(&cfg.Window, "window", "", "trace: START:END seconds of the log to keep (either may be empty)")
+	f.IntVar(&saltWords, "salt-words", workload.DefaultSaltWords, "one-token words at the start of each prompt that the replay re-draws per run (0: none)")
+	return cmd
+}
+
+// openWorkload reads a workload from a path, or stdin for "-"; a file that
+// cannot be read is bad input.
+func openWorkload(cmd *cobra.Command, path string) (*workload.Workload, error) {
+	if path == "-" {
+		wl, err := workload.Decode(cmd.InOrStdin())
+		if err != nil {
+			return nil, usagef("stdin: %v", err)
+		}
+		return wl, nil
+	}
+	wl, err := workload.Open(path)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return wl, nil
+}
+
+// phaseSummary is inspect's view of one phase.
+type phaseSummary struct {
+	workload.Phase
+	InputMin       int      `json:"input_min"`
+	InputMax       int      `json:"input_max"`
+	InputHistogram []bucket `json:"input_histogram"`
+	OutputMax      int      `json:"output_max"`
+	LastOffsetNs   int64    `json:"last_offset_ns"`
+}
+
+// bucket counts requests with lo ≤ input tokens ≤ hi.
+type bucket struct {
+	Lo    int `json:"lo"`
+	Hi    int `json:"hi"`
+	Count int `json:"count"`
+}
+
+type inspectReport struct {
+	File            string          `json:"file"`
+	Format          string          `json:"format"`
+	Major           int             `json:"major"`
+	Minor           int             `json:"minor"`
+	ToolVersion     string          `json:"tool_version"`
+	Digest          string          `json:"digest"`
+	Tokenizer       string          `json:"tokenizer"`
+	TokenizerDigest string          `json:"tokenizer_digest"`
+	Shape           workload.Shape  `json:"shape"`
+	Seed            int64           `json:"seed"`
+	Params          workload.Params `json:"params"`
+	Schedule        string          `json:"schedule"`
+	Requests        int             `json:"requests"`
+	InputTokens     int             `json:"input_tokens"`
+	Phases          []phaseSummary  `json:"phases"`
+}
+
+func summarize(path string, wl *workload.Workload) inspectReport {
+	h := wl.Header
+	rep := inspectReport{
+		File: path, Format: h.Format, Major: h.Major, Minor: h.Minor, ToolVersion: h.ToolVersion,
+		Digest: workload.Digest(wl), Tokenizer: h.Tokenizer, TokenizerDigest: h.TokenizerDigest,
+		Shape: h.Shape, Seed: h.Seed, Params: h.Params, Schedule: h.Schedule.Spec, Requests: len(wl.Requests),
+	}
+	rep.Phases = make([]phaseSummary, len(h.Phases))
+	for i, p := range h.Phases {
+		rep.Phases[i] = phaseSummary{Phase: p, InputMin: -1}
+	}
+	for _, r := range wl.Requests {
+		s := &rep.Phases[r.Phase]
+		rep.InputTokens += r.InputTokens
+		if s.InputMin < 0 || r.InputTokens < s.InputMin {
+			s.InputMin = r.InputTokens
+		}
+		s.InputMax = max(s.InputMax, r.InputTokens)
+		s.OutputMax = max(s.OutputMax, r.MaxTokens)
+		s.LastOffsetNs = max(s.LastOffsetNs, r.Offset)
+	}
+	// Power-of-two buckets, or one exact bucket when every prompt of the
+	// phase has the same length (the usual case).
+	for i := range rep.Phases {
+		s := &rep.Phases[i]
+		if s.InputMin < 0 {
+			s.InputMin = 0
+		}
+		s.InputHistogram = []bucket{}
+	}
+	for _, r := range wl.Requests {
+		s := &rep.Phases[r.Phase]
+		lo, hi := r.InputTokens, r.InputTokens
+		if s.InputMin != s.InputMax && r.InputTokens > 0 {
+			k := bits.Len(uint(r.InputTokens)) - 1
+			lo, hi = 1<<k, 1<<(k+1)-1
+		}
+		found := false
+		for j := range s.InputHistogram {
+			if s.InputHistogram[j].Lo == lo {
+				s.InputHistogram[j].Count++
+				found = true
+			}
+		}
+		if !found {
+			s.InputHistogram = append(s.InputHistogram, bucket{Lo: lo, Hi: hi, Count: 1})
+		}
+	}
+	for i := range rep.Phases {
+		hist := rep.Phases[i].InputHistogram
+		for a := 1; a < len(hist); a++ {
+			for b := a; b > 0 && hist[b].Lo < hist[b-1].Lo; b-- {
+				hist[b], hist[b-1] = hist[b-1], hist[b]
+			}
+		}
+	}
+	return rep
+}
+
+func newWorkloadInspectCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect FILE",
+		Short: "Show a workload's header, phases, input-length histogram and digest",
+		Example: `  llmreplay workload inspect seeds.workload.zst
+  llmreplay workload inspect --json seeds.workload.zst | jq .digest`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wl, err := openWorkload(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			rep := summarize(args[0], wl)
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(rep)
+			}
+			printInspect(w, rep)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func printInspect(w io.Writer, rep inspectReport) {
+	p := rep.Params
+	fmt.Fprintf(w, "workload:   %s\n", rep.File)
+	fmt.Fprintf(w, "format:     %s %d.%d (written by llmreplay %s)\n", rep.Format, rep.Major, rep.Minor, rep.ToolVersion)
+	fmt.Fprintf(w, "digest:     %s\n", rep.Digest)
+	fmt.Fprintf(w, "tokenizer:  %s (%s)\n", rep.Tokenizer, rep.TokenizerDigest)
+	fmt.Fprintf(w, "shape:      %s, prefix %s, %d salt words, seed %d\n", rep.Shape, p.Prefix, p.SaltWords, rep.Seed)
+	sched := rep.Schedule
+	if p.Repeats > 1 {
+		sched += fmt.Sprintf(", %d repeats", p.Repeats)
+	}
+	if p.Arrival != "" {
+		sched += ", arrival " + p.Arrival
+	}
+	if p.Trace != "" {
+		sched += fmt.Sprintf(", time scale %g", p.TimeScale)
+		if p.Window != "" {
+			sched += ", window " + p.Window
+		}
+	}
+	fmt.Fprintf(w, "schedule:   %s\n", sched)
+	if p.Trace != "" {
+		fmt.Fprintf(w, "log:        %s %s (%s)\n", p.TraceFormat, p.Trace, p.TraceDigest)
+	}
+	if p.Note != "" {
+		fmt.Fprintf(w, "note:       %s\n", p.Note)
+	}
+	fmt.Fprintf(w, "requests:   %d in %d phases, %d input tokens\n\n", rep.Requests, len(rep.Phases), rep.InputTokens)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "phase\tname\tkind\tconc\trate/s\trequests\tmax_tokens\tlast offset\tinput tokens")
+	for _, s := range rep.Phases {
+		conc, rate, last := "-", "-", "-"
+		if s.Concurrency > 0 {
+			conc = fmt.Sprint(s.Concurrency)
+		}
+		if s.Rate > 0 {
+			rate = fmt.Sprintf("%g", s.Rate)
+		}
+		if s.Kind == workload.KindRate || s.Kind == workload.KindTrace {
+			last = fmt.Sprintf("%.3f s", float64(s.LastOffsetNs)/1e9)
+		}
+		var hist []string
+		for _, b := range s.InputHistogram {
+			if b.Lo == b.Hi {
+				hist = append(hist, fmt.Sprintf("%d×%d", b.Lo, b.Count))
+			} else {
+				hist = append(hist, fmt.Sprintf("%d–%d×%d", b.Lo, b.Hi, b.Count))
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Index, s.Name, s.Kind, conc, rate, s.Requests, s.OutputMax, last, strings.Join(hist, " "))
+	}
+	tw.Flush()
+}
+
+func newWorkloadCatCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cat FILE",
+		Short: "Print every request as one JSON object per line, for jq",
+		Example: `  llmreplay workload cat seeds.workload.zst | jq -r 'select(.phase == 0) | .messages[0].content' | head -c 300
+  llmreplay workload cat seeds.workload.zst | jq -s 'map(.input_tokens) | add'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wl, err := openWorkload(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			bw := bufio.NewWriter(cmd.OutOrStdout())
+			enc := json.NewEncoder(bw)
+			enc.SetEscapeHTML(false)
+			for i := range wl.Requests {
+				if err := enc.Encode(&wl.Requests[i]); err != nil {
+					return err
+				}
+			}
+			return bw.Flush()
+		},
+	}
+}
+
+func newWorkloadVerifyCmd() *cobra.Command {
+	var tokSpec string
+	cmd := &cobra.Command{
+		Use:   "verify FILE",
+		Short: "Re-tokenize every prompt and report any whose token count is off",
+		Long: `Re-tokenize every prompt (or the user message's content, for chat) and
+compare with its recorded input token count. Exit status 1 if any differs.
+--tokenizer checks the counts under another tokenizer, e.g. to see how far
+an o200k workload lands from N under a model's own tokenizer.json.`,
+		Example: `  llmreplay workload verify seeds.workload.zst
+  llmreplay workload verify --tokenizer ./qwen3/tokenizer.json seeds.workload.zst`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wl, err := openWorkload(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			spec := tokSpec
+			if spec == "" {
+				spec = wl.Header.Tokenizer
+				if strings.HasPrefix(spec, "hf:") {
+					return usagef("%s was built with the tokenizer.json %s: pass its path with --tokenizer", args[0], spec)
+				}
+			}
+			tok, err := tokenize.Load(spec)
+			if err != nil {
+				return usageError(err)
+			}
+			w := cmd.OutOrStdout()
+			if tok.Digest() != wl.Header.TokenizerDigest {
+				fmt.Fprintf(w, "note: %s is not the tokenizer the workload was built with (%s); counts may differ by a token or two\n", tok.Name(), wl.Header.Tokenizer)
+			}
+			counts := countAll(tok, wl.Requests)
+			off, worst := 0, 0
+			for i, r := range wl.Requests {
+				if d := counts[i] - r.InputTokens; d != 0 {
+					off++
+					worst = max(worst, d, -d)
+					if off <= 20 {
+						fmt.Fprintf(w, "%s: %d tokens under %s, recorded %d (%+d)\n", r.ID, counts[i], tok.Name(), r.InputTokens, d)
+					}
+				}
+			}
+			if off > 20 {
+				fmt.Fprintf(w, "… and %d more\n", off-20)
+			}
+			if off > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%d of %d prompts are off under %s (by up to %d tokens)", off, len(wl.Requests), tok.Name(), worst)}
+			}
+			fmt.Fprintf(w, "verified %d prompts under %s: every count exact\n", len(wl.Requests), tok.Name())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&tokSpec, "tokenizer", "", "tokenizer to count with (default: the workload's own; a tokenizer.json needs its path)")
+	return cmd
+}
+
+// countAll counts every prompt's tokens, on every core.
+func countAll(tok tokenize.Tokenizer, reqs []workload.Request) []int {
+	counts := make([]int, len(reqs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r := reqs[i]
+				text := r.Prompt
+				if len(r.Messages) > 0 {
+					text = r.Messages[len(r.Messages)-1].Content
+				}
+				counts[i] = tok.Count(text)
+			}
+		}()
+	}
+	for i := range reqs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return counts
+}
+

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmreplay/llmreplay/workload"
+)
+
+var updateWorkload = flag.Bool("update-workload", false, "rewrite testdata/workload-*.golden from the current output")
+
+const goldenWorkload = "../../workload/testdata/golden-v1.workload.zst"
+
+// runWL runs the command tree in-process.
+func runWL(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := NewRootCmd(&out, &errb)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), errb.String(), err
+}
+
+func TestWorkloadBuildInspectCatVerify(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "w.workload.zst")
+	out, _, err := runWL(t, "workload", "build", "--input-tokens", "100,300", "--schedule", "burst:1,2", "--repeats", "2", "--shape", "completion", "--seed", "5", "-o", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "12 requests in 8 phases") {
+		t.Fatalf("build said %q", out)
+	}
+
+	out, _, err = runWL(t, "workload", "inspect", "--json", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep inspectReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	wl, err := workload.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Digest != workload.Digest(wl) || rep.Requests != 12 || len(rep.Phases) != 8 || rep.Tokenizer != "o200k_base" {
+		t.Fatalf("inspect --json: %+v", rep)
+	}
+	if h := rep.Phases[7].InputHistogram; len(h) != 1 || h[0] != (bucket{Lo: 300, Hi: 300, Count: 2}) {
+		t.Fatalf("phase 7 histogram %+v", h)
+	}
+
+	out, _, err = runWL(t, "workload", "cat", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		var r workload.Request
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("cat line %d: %v", n+1, err)
+		}
+		if diff := cmp.Diff(wl.Requests[n], r); diff != "" {
+			t.Fatalf("cat line %d differs:\n%s", n+1, diff)
+		}
+		n++
+	}
+	if n != 12 {
+		t.Fatalf("cat printed %d lines", n)
+	}
+
+	out, _, err = runWL(t, "workload", "verify", file)
+	if err != nil || !strings.Contains(out, "every count exact") {
+		t.Fatalf("verify: %v, %q", err, out)
+	}
+	out, _, err = runWL(t, "workload", "verify", "--tokenizer", "../../workload/tokenize/testdata/qwen3/tokenizer.json.zst", file)
+	if err != nil || !strings.Contains(out, "note: hf:qwen3 is not the tokenizer") {
+		t.Fatalf("verify under qwen3: %v, %q", err, out)
+	}
+}
+
+func TestWorkloadBuildDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	var files [2][]byte
+	for i := range files {
+		p := filepath.Join(dir, "w.workload.zst")
+		if _, _, err := runWL(t, "workload", "build", "--schedule", "rate:4", "--requests", "10", "--arrival", "gamma:2", "--seed", "9", "-o", p); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[i] = b
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Fatal("the same command wrote different bytes")
+	}
+}
+
+func TestWorkloadVerifyReportsOffCounts(t *testing.T) {
+	wl, err := workload.Open(goldenWorkload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl.Requests[2].InputTokens++
+	file := filepath.Join(t.TempDir(), "off.workload.zst")
+	if err := workload.Create(file, wl); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runWL(t, "workload", "verify", file)
+	if err == nil || exitCode(err) != 1 {
+		t.Fatalf("want exit status 1, got %v", err)
+	}
+	if !strings.Contains(out, "p000-0002: 64 tokens under o200k_base, recorded 65 (-1)") || !strings.Contains(err.Error(), "1 of 6 prompts are off") {
+		t.Fatalf("report %q, error %v", out, err)
+	}
+}
+
+func TestWorkloadInspectGolden(t *testing.T) {
+	out, _, err := runWL(t, "workload", "inspect", goldenWorkload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "workload-inspect.golden")
+	if *updateWorkload {
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestWorkloadInspectGolden -update-workload)", err)
+	}
+	if d := cmp.Diff(string(want), out); d != "" {
+		t.Errorf("inspect output (-want +got):\n%s", d)
+	}
+}
+
+func TestWorkloadBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "w.workload.zst")
+	bogusJSON := filepath.Join(dir, "tokenizer.json")
+	os.WriteFile(bogusJSON, []byte(`{"model": {"type": "Unigram", "vocab": []}}`), 0o644)
+	plain := filepath.Join(dir, "plain.txt")
+	os.WriteFile(plain, []byte("hello"), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown tokenizer", []string{"build", "--tokenizer", "gpt9_base", "-o", out}, "unknown tokenizer"},
+		{"missing tokenizer.json", []string{"build", "--tokenizer", filepath.Join(dir, "none.json"), "-o", out}, "none.json"},
+		{"non-BPE tokenizer.json", []string{"build", "--tokenizer", bogusJSON, "-o", out}, "Unigram"},
+		{"too small", []string{"build", "--input-tokens", "20", "-o", out}, "use at least"},
+		{"negative", []string{"build", "--input-tokens", "-800", "-o", out}, "bad input length"},
+		{"absurd", []string{"build", "--input-tokens", "999999999", "-o", out}, "bad input length"},
+		{"zero max tokens", []string{"build", "--max-tokens", "0", "-o", out}, "--max-tokens"},
+		{"bad shape", []string{"build", "--shape", "poem", "-o", out}, "bad shape"},
+		{"bad schedule", []string{"build", "--schedule", "burst:-1", "-o", out}, "concurrency level"},
+		{"negative salt", []string{"build", "--salt-words", "-1", "-o", out}, "--salt-words"},
+		{"zero time scale", []string{"build", "--schedule", "trace:x.csv", "--time-scale", "0", "-o", out}, "--time-scale"},
+		{"missing folder", []string{"build", "-o", filepath.Join(dir, "no", "w.workload.zst")}, "does not exist"},
+		{"no output", []string{"build"}, "-o"},
+		{"not a number", []string{"build", "--input-tokens", "lots", "-o", out}, "invalid argument"},
+		{"inspect plain file", []string{"inspect", plain}, "not zstd-compressed"},
+		{"inspect missing", []string{"inspect", filepath.Join(dir, "none.zst")}, "cannot open workload"},
+		{"verify empty stdin", []string{"verify", "-"}, "stdin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runWL(t, append([]string{"workload"}, tc.args...)...)
+			if err == nil || exitCode(err) != 2 {
+				t.Fatalf("want exit status 2, got %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("want one line containing %q, got %q", tc.want, err)
+			}
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if e.Name() != "tokenizer.json" && e.Name() != "plain.txt" {
+					t.Fatalf("bad input left %s behind", e.Name())
+				}
+			}
+		})
+	}
+}
+
+func TestWorkloadVerifyNeedsTokenizerPath(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "q.workload.zst")
+	qwen := "../../workload/tokenize/testdata/qwen3/tokenizer.json.zst"
+	if _, _, err := runWL(t, "workload", "build", "--tokenizer", qwen, "--schedule", "burst:2", "--repeats", "1", "-o", file); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runWL(t, "workload", "verify", file)
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "pass its path with --tokenizer") {
+		t.Fatalf("want exit 2 asking for the tokenizer path, got %v", err)
+	}
+	out, _, err := runWL(t, "workload", "verify", "--tokenizer", qwen, file)
+	if err != nil || !strings.Contains(out, "verified 2 prompts under hf:qwen3: every count exact") || strings.Contains(out, "note:") {
+		t.Fatalf("verify: %v %q", err, out)
+	}
+}
+
+func TestWorkloadHelpHasExamples(t *testing.T) {
+	root := NewRootCmd(&bytes.Buffer{}, &bytes.Buffer{})
+	wl, _, err := root.Find([]string{"workload"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(wl.Commands(), wl) {
+		if !strings.Contains(c.Example, "llmreplay workload") {
+			t.Errorf("%s has no runnable example", c.CommandPath())
+		}
+	}
+}
