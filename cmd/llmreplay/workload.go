@@ -439,4 +439,3 @@ func countAll(tok tokenize.Tokenizer, reqs []workload.Request) []int {
 	wg.Wait()
 	return counts
 }
-
