@@ -24,7 +24,7 @@ const (
 	maxHeaderBytes = 16 << 20
 	maxEntryBytes  = 256 << 20
 	// maxWindow bounds the zstd decoder's history buffer. The writer uses
-	// at most an 8 MiB window; 64 MiB leaves room for files recompressed by
+	// at most a 4 MiB window; 64 MiB leaves room for files recompressed by
 	// other tools at higher levels.
 	maxWindow = 64 << 20
 )

@@ -138,7 +138,7 @@ func newWriter(out io.Writer, name string, h Header, opts []Option) (*Writer, er
 	enc, err := zstd.NewWriter(&w.pending,
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithEncoderLevel(cfg.level),
-		zstd.WithWindowSize(8<<20),
+		zstd.WithWindowSize(4<<20),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %v", err)
