@@ -235,6 +235,9 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 		r.good++
 	}
 	r.warn.observe(f, rec, t)
+	if v, ok := f.perStream(&a.defs); ok {
+		r.warn.observeSpeed(v)
+	}
 }
 
 func (a *Analyzer) meetsSLO(f *facts) bool {

@@ -84,6 +84,47 @@ type runWarn struct {
 	countChecked, notCounting int
 	notCountingEx             string
 	validBytes, totalBytes    int64
+
+	// The first and the latest trendWindow per-stream speeds in completion
+	// order, to see a server slowing down within one long run.
+	head []float64
+	tail [trendWindow]float64
+	seen int
+}
+
+// trendWindow is how many requests at each end of a run the within-run
+// slow-down check compares; trendMin is the fewest requests it needs.
+const (
+	trendWindow = 32
+	trendMin    = 12
+)
+
+func (w *runWarn) observeSpeed(v float64) {
+	if len(w.head) < trendWindow {
+		w.head = append(w.head, v)
+	}
+	w.tail[w.seen%trendWindow] = v
+	w.seen++
+}
+
+// trend compares the first and the last third (at most trendWindow
+// requests each) of a run's per-stream speeds in completion order.
+func (w *runWarn) trend() (first, last float64, p float64, ok bool) {
+	if w.seen < trendMin {
+		return 0, 0, 1, false
+	}
+	m := min(w.seen/3, trendWindow)
+	head := append([]float64(nil), w.head[:m]...)
+	tail := make([]float64, 0, m)
+	for i := w.seen - m; i < w.seen; i++ {
+		tail = append(tail, w.tail[i%trendWindow])
+	}
+	var a, b Dist
+	for i := range head {
+		a.Add(head[i])
+		b.Add(tail[i])
+	}
+	return a.Quantile(0.5), b.Quantile(0.5), MannWhitneyP(head, tail), true
 }
 
 func (w *runWarn) observe(f *facts, rec *trace.Record, t *TraceAcc) {
@@ -194,6 +235,10 @@ func runWarnings(r *run) []Warning {
 		add(WarnDidNotCount, "the model did not do the task (the text is not a count-up from 1): the speed is of output nobody asked for",
 			map[string]any{"n_requests": w.notCounting, "of_requests": w.countChecked, "example": w.notCountingEx,
 				"valid_output_share": round3(share)})
+	}
+	if first, last, p, ok := w.trend(); ok && last < slowdownRatio*first && p < Alpha {
+		add(WarnSlowingDown, fmt.Sprintf("per-stream speed fell during the run (%.1f → %.1f tok/s, first vs last requests): the server degrades as it runs", first, last),
+			map[string]any{"first_median_tps": round3(first), "last_median_tps": round3(last), "p_value": round3(p), "n_requests": w.seen})
 	}
 	if lat := &r.dists[metricIndex["lateness"]]; lat.N() > 0 {
 		if p := lat.Quantile(0.99); p > latenessP99Ms {

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
@@ -192,5 +193,43 @@ func TestTraceLevelWarnings(t *testing.T) {
 	// Without a tokenizer or usage the count falls back to 5 chunks.
 	if g.TokenSources[SourceChunks] != 1 {
 		t.Errorf("sources %v, want one request counted by chunks", g.TokenSources)
+	}
+}
+
+func TestSlowingDownWithinRun(t *testing.T) {
+	// One closed-loop run of 15 sequential requests whose chunk spacing
+	// doubles every five requests: per-stream 6/0.040 = 150, then 75, then
+	// 37.5 tok/s. First third (5 requests) median 150, last third 37.5 <
+	// 0.8·150; the U-test on 5 vs 5 fully separated (all tied within each
+	// side: normal approximation with tie correction) gives p ≈ 0.004 < 0.05.
+	h := header("loop", phase(0, 1, 100, 7, 0))
+	var recs []trace.Record
+	for i := 0; i < 15; i++ {
+		step := []float64{10, 20, 40}[i/5]
+		s := float64(i) * 1000
+		r := okRecord(fmt.Sprint("r", i), 0, s)
+		for j := range r.Chunks {
+			r.Chunks[j].T = int64((s + 100 + float64(j)*step) * float64(msNs))
+		}
+		r.Done = r.Chunks[4].T + msNs
+		recs = append(recs, r)
+	}
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	g := res.Groups([]string{KeyConcurrency})[0]
+	w := hasWarning(g.Warnings, WarnSlowingDown)
+	if w == nil {
+		t.Fatalf("no slowing_down warning: %v", g.WarningCodes)
+	}
+	if w.Evidence["first_median_tps"] != 150.0 || w.Evidence["last_median_tps"] != 37.5 {
+		t.Errorf("evidence %v", w.Evidence)
+	}
+	// A steady run of the same length does not warn.
+	var steady []trace.Record
+	for i := 0; i < 15; i++ {
+		steady = append(steady, okRecord(fmt.Sprint("s", i), 0, float64(i)*1000))
+	}
+	res = analyzeTraces(t, Options{}, testTrace{h: h, records: steady})
+	if g := res.Groups(nil)[0]; hasWarning(g.Warnings, WarnSlowingDown) != nil {
+		t.Errorf("steady run warned: %v", g.WarningCodes)
 	}
 }
