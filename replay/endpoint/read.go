@@ -1,0 +1,413 @@
+package endpoint
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/llmreplay/llmreplay/replay/stream"
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// MaxEventSize bounds one streamed event (and one non-streamed JSON body)
+// in bytes. A streamed event carries a few tokens; the largest legitimate
+// one is a whole non-streamed answer, about 1 MB for 128k tokens of text.
+// With ten thousand streams in flight the bound, not the server, decides the
+// worst case of the client's memory, so it is kept well below the stream
+// package's general default.
+const MaxEventSize = 4 << 20
+
+// event is what one streamed event carried, as the API-specific parse found
+// it. Slices point into the event's data or the state's scratch buffers and
+// are valid until the next event.
+type event struct {
+	text, reasoning []byte
+	// tokens is the server's own count of tokens in this event, 0 if unknown.
+	tokens int
+	// finish is the API's finish signal (finish_reason, stop, done).
+	finish    []byte
+	hasFinish bool
+	// usageChunk marks an event whose point is the final usage object (an
+	// OpenAI usage-only chunk): it is recorded as a chunk of its own.
+	usageChunk bool
+	serverT    int64
+	isErr      bool
+	errMsg     []byte
+}
+
+// state is one Read's working memory, pooled so a request costs no
+// allocation beyond the chunks and strings it keeps.
+type state struct {
+	p  stream.Parser
+	js jscan
+	ev event
+
+	// scratch for strings that had escapes
+	tbuf, rbuf, fbuf, mbuf, sbuf []byte
+
+	usage, timings []byte
+	hasUsage       bool
+	hasTimings     bool
+	prevCompletion int64
+	// continuous is set once usage has come with a token-bearing chunk
+	// (vLLM's continuous_usage_stats): only then is a chunk's usage its own.
+	continuous bool
+
+	finish   []byte
+	finished bool
+
+	doc []byte // a JSON document sent as several lines
+}
+
+var statePool = sync.Pool{New: func() any { return new(state) }}
+
+func getState() *state {
+	st := statePool.Get().(*state)
+	st.ev = event{}
+	st.usage, st.timings, st.finish, st.doc = st.usage[:0], st.timings[:0], st.finish[:0], st.doc[:0]
+	st.hasUsage, st.hasTimings, st.finished, st.prevCompletion, st.continuous = false, false, false, 0, false
+	return st
+}
+
+func putState(st *state) {
+	st.p.Reset(nil, nil, stream.SSE, stream.Options{})
+	st.js.reset(nil)
+	if cap(st.doc) > 64<<10 || cap(st.usage) > 64<<10 || cap(st.timings) > 64<<10 ||
+		cap(st.tbuf) > 64<<10 || cap(st.rbuf) > 64<<10 {
+		return // grown for a rare large event: let it go
+	}
+	statePool.Put(st)
+}
+
+// api is what differs between APIs when reading a response.
+type api struct {
+	name   string
+	format stream.Format
+	// finishSignal names the API's finish signal in error messages.
+	finishSignal string
+	// parse interprets one event's data into st.ev (and st.usage,
+	// st.timings). It returns a *trace.Error for data that is not JSON or
+	// not of the API's shape.
+	parse func(st *state, data []byte) *trace.Error
+}
+
+// read consumes a response body for a. How it treats a server that does not
+// answer in the expected format:
+//   - the format is sniffed from the first byte, so NDJSON where SSE was
+//     asked for (or the reverse) is read as what it is;
+//   - a non-streamed JSON body is read as one event, so its text becomes one
+//     chunk and, if it carried a finish signal, the request succeeds (the
+//     analysis flags a response that did not stream); a body pretty-printed
+//     over several lines is joined and read as one document;
+//   - a body that is neither (an HTML page with status 200) is malformed.
+func read(a *api, body io.Reader, now func() int64, rec *trace.Record) error {
+	st := getState()
+	defer putState(st)
+	err := st.read(a, body, now, rec)
+	// What the server said is kept whatever happened after it.
+	if st.hasUsage {
+		rec.Usage = string(st.usage)
+	}
+	if st.hasTimings {
+		rec.Timings = string(st.timings)
+	}
+	if st.finished {
+		rec.FinishReason = finishString(st.finish)
+	}
+	return err
+}
+
+func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Record) error {
+	p := &st.p
+	p.Reset(body, now, a.format, stream.Options{MaxEventSize: MaxEventSize, Sniff: true})
+
+	var (
+		events  int
+		carry   int // bytes of events that carried nothing, charged to the next chunk
+		sawDone bool
+		docMode bool
+		docT    int64
+		docB    int
+	)
+	for p.Next() {
+		ev := p.Event()
+		if docMode {
+			if len(st.doc)+len(ev.Data)+1 > MaxEventSize {
+				return malformed(fmt.Sprintf("the response is a JSON document over %d bytes", MaxEventSize), nil)
+			}
+			st.doc = append(st.doc, '\n')
+			st.doc = append(st.doc, ev.Data...)
+			docT, docB = ev.T, docB+ev.Bytes
+			continue
+		}
+		if isDone(ev.Data) {
+			sawDone = true
+			break
+		}
+		events++
+		if ev.Name == "error" {
+			return st.serverError(ev.Data, "an SSE error event")
+		}
+		st.ev = event{}
+		if err := a.parse(st, ev.Data); err != nil {
+			if events == 1 && p.Format() == stream.NDJSON && st.js.truncated() {
+				// The first line is the start of a JSON value: a whole
+				// response pretty-printed over lines.
+				docMode = true
+				st.doc = append(st.doc[:0], ev.Data...)
+				docT, docB = ev.T, ev.Bytes
+				continue
+			}
+			if ev.Partial {
+				return &trace.Error{Class: trace.ErrIncomplete,
+					Message: "the stream ended inside an event: " + err.Message, Body: clip(ev.Data, bodyMax)}
+			}
+			return err
+		}
+		if st.ev.isErr {
+			return st.serverError(ev.Data, "an error object")
+		}
+		st.record(rec, ev.T, ev.Bytes, &carry)
+	}
+	if err := p.Err(); err != nil {
+		if errors.Is(err, stream.ErrTooLarge) {
+			return malformed(err.Error()+": the server sent a line or event beyond any real response", nil)
+		}
+		return err // a network error, for the engine to classify
+	}
+	if docMode {
+		st.ev = event{}
+		if err := a.parse(st, st.doc); err != nil {
+			return err
+		}
+		if st.ev.isErr {
+			return st.serverError(st.doc, "an error object")
+		}
+		st.record(rec, docT, docB, &carry)
+	}
+	if st.finished {
+		return nil
+	}
+	if events == 0 {
+		if n, first := p.Ignored(); n > 0 {
+			return malformed(fmt.Sprintf("the body is not an event stream: %d lines, none an SSE field; the first: %q", n, first), nil)
+		}
+		return &trace.Error{Class: trace.ErrIncomplete, Message: "the response ended before its first event"}
+	}
+	end := "the end of the body"
+	if sawDone {
+		end = "[DONE]"
+	}
+	return &trace.Error{Class: trace.ErrIncomplete,
+		Message: fmt.Sprintf("the stream reached %s after %d events without a %s", end, events, a.finishSignal)}
+}
+
+// record appends a chunk for the event just parsed if it carried anything.
+// A role-only or empty event is not a chunk, so it can never be taken for the
+// first token; its bytes go to the next chunk so that chunk bytes add up to
+// the body.
+func (st *state) record(rec *trace.Record, t int64, n int, carry *int) {
+	e := &st.ev
+	if e.hasFinish {
+		st.finish = append(st.finish[:0], e.finish...)
+		st.finished = true
+	}
+	if len(e.text) == 0 && len(e.reasoning) == 0 && e.tokens == 0 && !e.hasFinish && !e.usageChunk {
+		*carry += n
+		return
+	}
+	c := trace.Chunk{T: t, Bytes: n + *carry, Tokens: e.tokens, ServerT: e.serverT}
+	*carry = 0
+	if len(e.text) > 0 {
+		c.Text = string(e.text)
+	}
+	if len(e.reasoning) > 0 {
+		c.Reasoning = string(e.reasoning)
+	}
+	rec.Chunks = append(rec.Chunks, c)
+}
+
+func isDone(data []byte) bool {
+	return len(data) >= 6 && string(bytes.TrimSpace(data)) == "[DONE]"
+}
+
+// finishString interns the common finish reasons.
+func finishString(b []byte) string {
+	switch string(b) {
+	case "stop":
+		return "stop"
+	case "length":
+		return "length"
+	}
+	return string(b)
+}
+
+const (
+	bodyMax = 4 << 10 // trace.Error.Body holds at most this
+	msgMax  = 300     // an error message quotes at most this much
+)
+
+// clip returns the start of b as valid UTF-8, for an error's Body.
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// oneLine makes server text fit an error message: valid UTF-8, no line
+// breaks, bounded length.
+func oneLine(b []byte) string {
+	s := clip(b, msgMax)
+	s = strings.Join(strings.Fields(s), " ")
+	if len(b) > msgMax {
+		s += " …"
+	}
+	return s
+}
+
+func malformed(msg string, data []byte) *trace.Error {
+	e := &trace.Error{Class: trace.ErrMalformed, Message: msg}
+	if data != nil {
+		e.Body = clip(data, bodyMax)
+	}
+	return e
+}
+
+// syntaxError reports data that is not JSON.
+func (st *state) syntaxError(data []byte) *trace.Error {
+	return malformed(fmt.Sprintf("event data is not JSON (%s at byte %d): %q", st.js.err, st.js.errAt, clip(data, 80)), data)
+}
+
+// shapeError reports JSON of the wrong shape for the API.
+func (st *state) shapeError(data []byte, what string) *trace.Error {
+	return malformed(fmt.Sprintf("event data is JSON of the wrong shape (%s): %q", what, clip(data, 80)), data)
+}
+
+func (st *state) serverError(data []byte, where string) *trace.Error {
+	msg := st.ev.errMsg
+	if len(msg) == 0 {
+		msg = data
+	}
+	return &trace.Error{Class: trace.ErrServer,
+		Message: fmt.Sprintf("the server sent %s in a 200 stream: %s", where, oneLine(msg)),
+		Body:    clip(data, bodyMax)}
+}
+
+// errorMessage reads an "error" value: a string, or an object whose
+// "message" is the text (OpenAI, vLLM, SGLang, llama.cpp), or anything else
+// taken as it is.
+func (st *state) errorMessage() []byte {
+	s := &st.js
+	switch s.peek() {
+	case '"':
+		v, _, _ := s.str(&st.mbuf)
+		return v
+	case '{':
+		start := s.i
+		s.enter('{')
+		var msg []byte
+		for n := 0; ; n++ {
+			k, ok := s.key(n)
+			if !ok {
+				break
+			}
+			if string(k) == "message" {
+				if v, null, ok := s.str(&st.mbuf); ok {
+					if !null {
+						msg = v
+					}
+					continue
+				}
+			}
+			s.skip()
+		}
+		if len(msg) == 0 && s.err == "" {
+			msg = s.b[start:s.i]
+		}
+		return msg
+	}
+	return s.raw()
+}
+
+// serverTime reads the simulator's send time (sim_sent_unix_ns).
+func (st *state) serverTime() int64 {
+	num, ok := st.js.number()
+	if !ok {
+		st.js.skip()
+		return 0
+	}
+	if v, ok := atoi(num); ok {
+		return v
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil {
+		return 0
+	}
+	return int64(f)
+}
+
+// text reads a string-or-null field that holds generated text into *dst,
+// decoding escapes into buf. A value of another type is a shape error.
+func (st *state) text(dst *[]byte, buf *[]byte, data []byte, field string) *trace.Error {
+	v, _, ok := st.js.str(buf)
+	if !ok {
+		if st.js.err != "" {
+			return st.syntaxError(data)
+		}
+		return st.shapeError(data, field+" is not a string")
+	}
+	if len(v) > 0 {
+		*dst = v
+	}
+	return nil
+}
+
+// object enters an object value; a value of another type is a shape error.
+// It reports false, with no error, for null.
+func (st *state) object(data []byte, field string) (bool, *trace.Error) {
+	s := &st.js
+	if s.null() {
+		return false, nil
+	}
+	if !s.enter('{') {
+		if s.err != "" {
+			return false, st.syntaxError(data)
+		}
+		return false, st.shapeError(data, field+" is not an object")
+	}
+	return true, nil
+}
+
+// top starts reading an event's data, which must be one JSON object.
+func (st *state) top(data []byte) *trace.Error {
+	s := &st.js
+	s.reset(data)
+	switch c := s.peek(); {
+	case c == '{':
+		s.enter('{')
+		return nil
+	case c == 0:
+		return malformed("an event with no data", data)
+	case c == '[' || c == '"' || c == 't' || c == 'f' || c == 'n' || c == '-' || c >= '0' && c <= '9':
+		s.skip()
+		if s.end(); s.err != "" {
+			return st.syntaxError(data)
+		}
+		return st.shapeError(data, "not an object")
+	}
+	return malformed(fmt.Sprintf("event data is not JSON: %q", clip(data, 80)), data)
+}
+
+// done finishes reading an event's data: only white space may follow.
+func (st *state) done(data []byte) *trace.Error {
+	st.js.end()
+	if st.js.err != "" {
+		return st.syntaxError(data)
+	}
+	return nil
+}

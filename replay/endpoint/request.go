@@ -1,0 +1,64 @@
+package endpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/llmreplay/llmreplay/internal/version"
+	"github.com/llmreplay/llmreplay/workload"
+)
+
+const (
+	sseAccept    = "text/event-stream"
+	ndjsonAccept = "application/x-ndjson"
+)
+
+// joinURL appends an API path to base. A base that already ends in the
+// API's version prefix (as OpenAI clients' base URLs do: http://host/v1) is
+// not given it twice.
+func joinURL(base, prefix, path string) string {
+	base = strings.TrimRight(base, "/")
+	if !strings.HasSuffix(base, prefix) {
+		base += prefix
+	}
+	return base + path
+}
+
+// newJSONRequest builds a POST with body b encoded as JSON. The API key
+// goes into the Authorization header only, and only when there is one.
+func newJSONRequest(ctx context.Context, url string, b any, o Options, accept string) (*http.Request, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // prompts go as written, not with <>& escaped
+	if err := enc.Encode(b); err != nil {
+		return nil, fmt.Errorf("encoding the request body: %v", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		// The URL carries no key, so the error can be shown as it is.
+		return nil, fmt.Errorf("building the request: %v: check --url", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", "llmreplay/"+version.Tool)
+	if o.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	return req, nil
+}
+
+func errNoModel(api string) error {
+	return fmt.Errorf("%s needs a model name: pass --model", api)
+}
+
+func errChatShape(api string, r *workload.Request) error {
+	return fmt.Errorf("%s sends a raw prompt but request %s is a chat (messages): build the workload with the completion shape, or use a chat API", api, r.ID)
+}
+
+func errNoPrompt(api string, r *workload.Request) error {
+	return fmt.Errorf("%s sends a raw prompt but request %s has none", api, r.ID)
+}
