@@ -392,7 +392,12 @@ func (res *Result) Groups(by []string) []*Group {
 	index := map[string]*Group{}
 	var order []*Group
 	labelOrder := map[string]int{}
+	// Phases sort in the order they ran, not by name ("c16" < "c4").
+	phaseOrder := map[string]int{}
 	for _, r := range res.runs {
+		if _, ok := phaseOrder[r.phase.Name]; !ok {
+			phaseOrder[r.phase.Name] = len(phaseOrder)
+		}
 		if _, ok := labelOrder[r.trace.info.Label]; !ok {
 			labelOrder[r.trace.info.Label] = len(labelOrder)
 		}
@@ -417,6 +422,12 @@ func (res *Result) Groups(by []string) []*Group {
 			return la < lb
 		}
 		for _, k := range keys[1:] {
+			if k == KeyPhase {
+				if pa, pb := phaseOrder[a.Keys[k].(string)], phaseOrder[b.Keys[k].(string)]; pa != pb {
+					return pa < pb
+				}
+				continue
+			}
 			if c := compareAny(a.Keys[k], b.Keys[k]); c != 0 {
 				return c < 0
 			}
