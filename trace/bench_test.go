@@ -92,3 +92,35 @@ func BenchmarkRead(b *testing.B) {
 		}
 	})
 }
+
+// TestReadAllocs holds the reader to about one allocation per record (the
+// string its texts are sliced from), none per chunk: the analysis reads
+// millions of chunks a second only if the reader does not feed the GC.
+// It compares two trace lengths so that opening the reader (a few dozen
+// allocations, once) does not count.
+func TestReadAllocs(t *testing.T) {
+	allocs := func(records int) float64 {
+		recs := synthRun(synthConfig{Requests: records, Tokens: 256, Concurrency: 16, Seed: 4})
+		data := encodeRun(t, recs, time.Second)
+		return testing.AllocsPerRun(3, func() {
+			r, err := NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for r.Scan() {
+				n++
+			}
+			if r.Err() != nil || n != len(recs) {
+				t.Fatalf("read %d of %d records: %v", n, len(recs), r.Err())
+			}
+			r.Close()
+		})
+	}
+	small, large := allocs(100), allocs(400)
+	perRecord := (large - small) / 300
+	t.Logf("%.0f allocations for 100 records, %.0f for 400 (257 chunks each): %.2f per record", small, large, perRecord)
+	if perRecord > 2 {
+		t.Errorf("%.2f allocations per record, want at most 2 (one, plus slack for the race detector's pools)", perRecord)
+	}
+}

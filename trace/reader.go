@@ -27,6 +27,8 @@ import (
 //
 // It reads every format version this package ever wrote (see ReadVersions)
 // and refuses a newer major version with an error that says to upgrade.
+// Memory stays bounded by the largest record, whatever the file's length.
+// A Reader is for one goroutine at a time.
 type Reader struct {
 	file *os.File // nil for NewReader
 	name string   // for errors
