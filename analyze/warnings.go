@@ -47,8 +47,8 @@ const (
 	// its requests while another fails at most clusterClean.
 	clusterFailing = 0.5
 	clusterClean   = 0.05
-	// Repeats slow down when the last is below slowdownRatio of the first
-	// and no repeat is faster than its predecessor by more than 5%.
+	// Repeats slow down when the median of the second half of the repeats
+	// is below slowdownRatio of the first half's.
 	slowdownRatio = 0.8
 )
 
@@ -493,22 +493,24 @@ func slowingDown(t *TraceAcc, runs []*run, d *DefinitionSet) []Warning {
 		if len(med) < 2 || med[0] <= 0 {
 			continue
 		}
-		steady := true
-		for i := 1; i < len(med); i++ {
-			if med[i] > med[i-1]*1.05 {
-				steady = false
-			}
+		// Halves, not endpoints: one slow last repeat (a noisy neighbour) is
+		// not a trend, a second half slower than the first is.
+		h := len(med) / 2
+		var a, b Dist
+		for i := 0; i < h; i++ {
+			a.Add(med[i])
+			b.Add(med[len(med)-h+i])
 		}
-		last := med[len(med)-1]
-		if steady && last < slowdownRatio*med[0] {
+		first, last := a.Quantile(0.5), b.Quantile(0.5)
+		if last < slowdownRatio*first {
 			rounded := make([]float64, len(med))
 			for i, v := range med {
 				rounded[i] = math.Round(v*10) / 10
 			}
 			out = append(out, Warning{Code: WarnSlowingDown,
 				Keys: map[string]any{KeyLabel: t.info.Label, KeyConcurrency: k.c, KeyInputTokens: k.in},
-				Message: fmt.Sprintf("per-stream speed fell across repeats (%.1f → %.1f tok/s): the server degrades as it runs, so a median hides a trend",
-					med[0], last),
+				Message: fmt.Sprintf("per-stream speed fell across repeats (median %.1f tok/s in the first half, %.1f in the second): the server degrades as it runs, so a median hides a trend",
+					first, last),
 				Evidence: map[string]any{"per_stream_tps_median_by_repeat": rounded}})
 		}
 	}

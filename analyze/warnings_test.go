@@ -233,3 +233,26 @@ func TestSlowingDownWithinRun(t *testing.T) {
 		t.Errorf("steady run warned: %v", g.WarningCodes)
 	}
 }
+
+func TestOneSlowRepeatIsNotATrend(t *testing.T) {
+	// Six repeats at 150 tok/s except the last at 37.5: halves' medians are
+	// 150 and 150, so no slowing_down (a noisy neighbour, not a decline).
+	var phases []trace.Phase
+	for i := 0; i < 6; i++ {
+		phases = append(phases, phase(i, 1, 100, 7, i))
+	}
+	h := header("noisy", phases...)
+	var recs []trace.Record
+	for rep, step := range []float64{10, 10, 10, 10, 10, 40} {
+		r := okRecord("r", rep, float64(rep)*1000)
+		for i := range r.Chunks {
+			r.Chunks[i].T = int64((float64(rep)*1000 + 100 + float64(i)*step) * float64(msNs))
+		}
+		r.Done = r.Chunks[4].T + msNs
+		recs = append(recs, r)
+	}
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	if w := hasWarning(res.Warnings, WarnSlowingDown); w != nil {
+		t.Errorf("one slow repeat warned: %+v", w)
+	}
+}
