@@ -41,7 +41,7 @@ type engine struct {
 // maxLag bounds how far behind its deadlines the scheduler may run before
 // it gives up catching up (after a stop-the-world pause, say), so a hiccup
 // never turns into a burst of back-to-back steps.
-const maxLag = 20 * time.Millisecond
+const maxLag = 250 * time.Millisecond
 
 func newEngine(p Profile, cacheOn bool, m *metrics) *engine {
 	e := &engine{
@@ -101,10 +101,19 @@ func (e *engine) run() {
 			select {
 			case s := <-e.arrive:
 				e.core.enqueue(s)
-				continue
 			case <-e.quit:
 				return
 			}
+			if w := e.core.p.BatchWindow; w > 0 {
+				timer.Reset(w)
+				select {
+				case <-timer.C:
+				case <-e.quit:
+					timer.Stop()
+					return
+				}
+			}
+			continue
 		}
 		now := time.Now()
 		if idle || now.Sub(deadline) > maxLag {

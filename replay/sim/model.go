@@ -28,7 +28,7 @@ func modelBurst(p Profile, n, promptTokens, maxTokens int) burstFigures {
 		idx[seqs[i]] = i
 		c.enqueue(seqs[i])
 	}
-	now := p.Overhead
+	now := p.Overhead + p.BatchWindow
 	for {
 		d, em, ok := c.step()
 		if !ok {

@@ -37,6 +37,11 @@ type Profile struct {
 	// Overhead is the fixed latency a request spends before the engine
 	// sees it (HTTP, tokenization, scheduling in the API server).
 	Overhead time.Duration
+	// BatchWindow is how long an idle engine waits after the first arrival
+	// before its first step, so requests released together (which reach
+	// the engine a few milliseconds apart over HTTP) start in the same
+	// step, as the model assumes.
+	BatchWindow time.Duration
 	// BlockSize is the prefix-cache and KV-cache block in tokens.
 	BlockSize int
 	// CacheBlocks bounds the prefix cache (LRU); KVBlocks is the simulated
@@ -58,8 +63,8 @@ func (p Profile) String() string {
 	if p.PrefillBudget > 0 {
 		budget = fmt.Sprintf("%d tok", p.PrefillBudget)
 	}
-	return fmt.Sprintf("%-22s %s\n%22s slots=%s step=%v+%v·b prefill=%v/tok budget/step=%s overhead=%v block=%d cache=%d blocks",
-		p.Name, p.Description, "", slots, p.StepBase, p.StepPerSeq, p.PrefillPerToken, budget, p.Overhead, p.BlockSize, p.CacheBlocks)
+	return fmt.Sprintf("%-22s %s\n%22s slots=%s step=%v+%v·b prefill=%v/tok budget/step=%s overhead=%v window=%v block=%d cache=%d blocks",
+		p.Name, p.Description, "", slots, p.StepBase, p.StepPerSeq, p.PrefillPerToken, budget, p.Overhead, p.BatchWindow, p.BlockSize, p.CacheBlocks)
 }
 
 // Profiles lists the built-in profiles, the default first.
@@ -74,7 +79,8 @@ func Profiles() []Profile {
 			StepCompute:     110 * time.Microsecond,
 			PrefillPerToken: 17200 * time.Nanosecond,
 			PrefillBudget:   2048,
-			Overhead:        36 * time.Millisecond,
+			Overhead:        16 * time.Millisecond,
+			BatchWindow:     20 * time.Millisecond,
 			BlockSize:       16,
 			CacheBlocks:     65536,
 			KVBlocks:        65536,
@@ -87,7 +93,8 @@ func Profiles() []Profile {
 			StepPerSeq:      20 * time.Microsecond,
 			PrefillPerToken: 18 * time.Microsecond,
 			PrefillBudget:   2048,
-			Overhead:        24 * time.Millisecond,
+			Overhead:        4 * time.Millisecond,
+			BatchWindow:     20 * time.Millisecond,
 			BlockSize:       16,
 			CacheBlocks:     65536,
 			KVBlocks:        65536,
@@ -101,7 +108,7 @@ func Profiles() []Profile {
 			StepCompute:     550 * time.Microsecond,
 			PrefillPerToken: 180 * time.Microsecond,
 			PrefillBudget:   2048,
-			Overhead:        18 * time.Millisecond,
+			BatchWindow:     18 * time.Millisecond,
 			BlockSize:       64,
 			CacheBlocks:     4096,
 			KVBlocks:        1024,
@@ -112,9 +119,9 @@ func Profiles() []Profile {
 			Slots:           0,
 			StepBase:        3150 * time.Microsecond,
 			StepPerSeq:      520 * time.Microsecond,
-			PrefillPerToken: 120 * time.Microsecond,
+			PrefillPerToken: 110 * time.Microsecond,
 			PrefillBudget:   0,
-			Overhead:        5 * time.Millisecond,
+			BatchWindow:     20 * time.Millisecond,
 			BlockSize:       64,
 			CacheBlocks:     4096,
 			KVBlocks:        4096,

@@ -1,0 +1,249 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+)
+
+// target is one figure published in seed 000 (2026-10-23) for the bench:
+// ~800 input tokens, count-up, max_tokens 256, n streams released together.
+type target struct {
+	profile string
+	n       int
+	figure  string  // "per" (tok/s per stream), "agg" (tok/s), "ttft" (s)
+	lo, hi  float64 // the published value, or range
+}
+
+var seedTargets = []target{
+	{"llamacpp-rtx5090-q4km", 1, "per", 490, 490},
+	{"llamacpp-rtx5090-q4km", 8, "agg", 880, 880},
+	{"llamacpp-rtx5090-q4km", 16, "agg", 880, 880},
+	{"llamacpp-rtx5090-q4km", 32, "agg", 880, 880},
+	{"llamacpp-rtx5090-q4km", 32, "per", 39, 39},
+	{"llamacpp-rtx5090-q4km", 32, "ttft", 2.6, 2.6},
+	{"vllm-rtx5090-bf16", 1, "per", 323, 323},
+	{"vllm-rtx5090-bf16", 1, "agg", 309, 309},
+	{"vllm-rtx5090-bf16", 32, "per", 226, 254},
+	{"vllm-rtx5090-bf16", 32, "agg", 5647, 5647},
+	{"vllm-rtx5090-bf16", 32, "ttft", 0.3, 0.3},
+	{"vllm-rtx5090-fp8", 1, "per", 390, 390},
+	{"vllm-rtx5090-fp8", 32, "agg", 6073, 6073},
+	{"mlx-m3ultra-4bit", 1, "per", 272, 272},
+	{"mlx-m3ultra-4bit", 1, "agg", 244, 244},
+	{"mlx-m3ultra-4bit", 16, "per", 87, 87},
+	{"mlx-m3ultra-4bit", 16, "agg", 923, 923},
+}
+
+const tolerance = 0.10
+
+// stagger separates the starts of the calibration's bursts.
+const stagger = 250 * time.Millisecond
+
+func (f burstFigures) get(figure string) float64 {
+	switch figure {
+	case "per":
+		return f.PerStream
+	case "agg":
+		return f.Aggregate
+	default:
+		return f.TTFT.Seconds()
+	}
+}
+
+// within reports whether got is within tolerance of [lo, hi].
+func within(got, lo, hi float64) bool {
+	return got >= lo*(1-tolerance) && got <= hi*(1+tolerance)
+}
+
+// TestCalibrationModel runs the engine model on a virtual clock at the
+// seed's full size and checks every published figure: the profiles'
+// parameters are right before any real-time effect comes in.
+func TestCalibrationModel(t *testing.T) {
+	t.Parallel()
+	for _, p := range Profiles() {
+		if p.Instant {
+			continue
+		}
+		for _, n := range []int{1, 4, 8, 16, 32} {
+			f := modelBurst(p, n, 800, 256)
+			t.Logf("%-22s n=%2d TTFT %6.3fs  per stream %6.1f  aggregate %7.1f tok/s", p.Name, n, f.TTFT.Seconds(), f.PerStream, f.Aggregate)
+		}
+	}
+	for _, tg := range seedTargets {
+		f := modelBurst(mustProfile(t, tg.profile), tg.n, 800, 256)
+		if got := f.get(tg.figure); !within(got, tg.lo, tg.hi) {
+			t.Errorf("%s n=%d %s: model gives %.3g, seed says %g–%g", tg.profile, tg.n, tg.figure, got, tg.lo, tg.hi)
+		}
+	}
+}
+
+// runBurst releases n streaming chat requests together against s, each
+// with its own ~800-token prompt, and computes the seed bench's figures
+// from what the client saw.
+func runBurst(t *testing.T, s *Server, prompts []string, maxTokens int, tag string) burstFigures {
+	n := len(prompts)
+	c := newClient()
+	defer c.CloseIdleConnections()
+	release := make(chan struct{})
+	res := make([]*result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-release
+			res[i] = do(context.Background(), c, s.URL(), "/v1/chat/completions", chatBody(prompts[i], maxTokens, true))
+		}()
+	}
+	close(release)
+	wg.Wait()
+	ttft := make([]float64, n)
+	rate := make([]float64, n)
+	var firstSend, lastToken time.Time
+	for i, r := range res {
+		if r.err != nil || !r.done || r.chunks != maxTokens {
+			t.Fatalf("%s stream %d: err %v, done %v, %d chunks", tag, i, r.err, r.done, r.chunks)
+		}
+		ttft[i] = r.first.Sub(r.sent).Seconds()
+		rate[i] = float64(maxTokens-1) / r.last.Sub(r.first).Seconds()
+		if firstSend.IsZero() || r.sent.Before(firstSend) {
+			firstSend = r.sent
+		}
+		if r.last.After(lastToken) {
+			lastToken = r.last
+		}
+	}
+	return burstFigures{
+		TTFT:      time.Duration(median(ttft) * float64(time.Second)),
+		PerStream: median(rate),
+		Aggregate: float64(n*maxTokens) / lastToken.Sub(firstSend).Seconds(),
+	}
+}
+
+// TestCalibrationServer measures the real server over HTTP with the
+// seed's method. At reduced size (64 output tokens, always run) each
+// figure must be within 10% of the engine model's prediction for that
+// size; at full size (256 tokens, skipped with -short) within 10% of the
+// seed's published figure. Every burst gets its own server, so all run at
+// once.
+func TestCalibrationServer(t *testing.T) {
+	t.Parallel()
+	type key struct {
+		profile string
+		n       int
+	}
+	bursts := map[key]bool{}
+	for _, tg := range seedTargets {
+		bursts[key{tg.profile, tg.n}] = true
+	}
+	sizes := []int{64}
+	if !testing.Short() {
+		sizes = append(sizes, 256)
+	}
+	// Every burst gets its own server and they overlap in time, but their
+	// starts are staggered: a burst's start (dials, JSON, tokenizing 800
+	// tokens per request) is the only CPU-heavy moment, and two starts at
+	// once on a 2-core machine would delay each other's first tokens.
+	type job struct {
+		key
+		maxTokens int
+		model     burstFigures
+	}
+	var jobs []job
+	for k := range bursts {
+		for _, m := range sizes {
+			jobs = append(jobs, job{k, m, modelBurst(mustProfile(t, k.profile), k.n, 800, m)})
+		}
+	}
+	// Longest first, so the total time is about the longest burst.
+	sort.Slice(jobs, func(i, j int) bool {
+		di := float64(jobs[i].n*jobs[i].maxTokens) / jobs[i].model.Aggregate
+		dj := float64(jobs[j].n*jobs[j].maxTokens) / jobs[j].model.Aggregate
+		return di > dj
+	})
+	var mu sync.Mutex
+	var all []measured
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, jb := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := mustProfile(t, jb.profile)
+			s := startServer(t, Config{Profile: p})
+			tag := fmt.Sprintf("%s-%d-%d", jb.profile, jb.n, jb.maxTokens)
+			prompts := make([]string, jb.n)
+			for i := range prompts {
+				prompts[i] = promptOfTokens(t, fmt.Sprintf("[%s stream %d]", tag, i), 800)
+			}
+			time.Sleep(time.Until(start.Add(time.Duration(i) * stagger)))
+			got := runBurst(t, s, prompts, jb.maxTokens, tag)
+			mu.Lock()
+			all = append(all, measured{jb.profile, jb.n, jb.maxTokens, got, jb.model})
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	// The machine is shared: a burst that missed may have lost the CPU at
+	// the wrong moment. Rerun those alone, one at a time, up to twice; a
+	// real miscalibration misses every time.
+	sort.Slice(all, func(i, j int) bool {
+		return all[i].profile+fmt.Sprint(all[i].n, all[i].maxTokens) < all[j].profile+fmt.Sprint(all[j].n, all[j].maxTokens)
+	})
+	for i := range all {
+		for attempt := 0; attempt < 2 && len(misses(all[i])) > 0; attempt++ {
+			m := &all[i]
+			t.Logf("rerunning %s n=%d max_tokens=%d: %v", m.profile, m.n, m.maxTokens, misses(*m))
+			s := startServer(t, Config{Profile: mustProfile(t, m.profile)})
+			tag := fmt.Sprintf("%s-%d-%d-retry%d", m.profile, m.n, m.maxTokens, attempt)
+			prompts := make([]string, m.n)
+			for k := range prompts {
+				prompts[k] = promptOfTokens(t, fmt.Sprintf("[%s stream %d]", tag, k), 800)
+			}
+			m.got = runBurst(t, s, prompts, m.maxTokens, tag)
+			s.Close()
+		}
+	}
+	for _, m := range all {
+		t.Logf("%-22s n=%2d max_tokens=%3d  TTFT %6.3fs (model %6.3f)  per stream %6.1f (%6.1f)  aggregate %7.1f (%7.1f)",
+			m.profile, m.n, m.maxTokens, m.got.TTFT.Seconds(), m.want.TTFT.Seconds(), m.got.PerStream, m.want.PerStream, m.got.Aggregate, m.want.Aggregate)
+		for _, miss := range misses(m) {
+			t.Error(miss)
+		}
+	}
+}
+
+type measured struct {
+	profile   string
+	n         int
+	maxTokens int
+	got, want burstFigures
+}
+
+// misses lists the figures of m off by more than the tolerance: against
+// the engine model at reduced size, against the seed at full size.
+func misses(m measured) []string {
+	var out []string
+	if m.maxTokens != 256 {
+		for _, fig := range []string{"per", "agg", "ttft"} {
+			got, want := m.got.get(fig), m.want.get(fig)
+			if math.Abs(got/want-1) > tolerance {
+				out = append(out, fmt.Sprintf("%s n=%d max_tokens=%d %s: server %.3g, model %.3g", m.profile, m.n, m.maxTokens, fig, got, want))
+			}
+		}
+		return out
+	}
+	for _, tg := range seedTargets {
+		if tg.profile == m.profile && tg.n == m.n {
+			if got := m.got.get(tg.figure); !within(got, tg.lo, tg.hi) {
+				out = append(out, fmt.Sprintf("%s n=%d %s: server %.3g, seed says %g–%g", tg.profile, tg.n, tg.figure, got, tg.lo, tg.hi))
+			}
+		}
+	}
+	return out
+}
