@@ -183,16 +183,16 @@ const MinSamples = 3
 
 // Verdict is a claim checked against traces.
 type Verdict struct {
-	Claim    Claim    `json:"-"`
-	Text     string   `json:"claim"`
-	Verdict  string   `json:"verdict"`
-	Measured float64  `json:"measured"`
-	Lo       float64  `json:"lo"`
-	Hi       float64  `json:"hi"`
-	N        int64    `json:"n"`
-	Unit     string   `json:"unit"`
-	Reason   string   `json:"reason"`
-	Warnings []string `json:"warnings,omitempty"`
+	Claim    Claim
+	Text     string
+	Verdict  string
+	Measured float64
+	Lo       float64
+	Hi       float64
+	N        int64
+	Unit     string
+	Reason   string
+	Warnings []string
 }
 
 // Check evaluates a claim: it merges every run the selector matches and
@@ -212,6 +212,15 @@ func Check(res *Result, c Claim, minSamples int) Verdict {
 	v.Measured, v.N = val.Value, val.N
 	for _, w := range g.Warnings {
 		v.Warnings = append(v.Warnings, w.Code)
+	}
+	labels := map[string]bool{}
+	for _, r := range g.runs {
+		labels[r.trace.info.Label] = true
+	}
+	if len(labels) > 1 {
+		// Several servers pooled into one number is rarely what a claim
+		// means; say so next to the verdict.
+		v.Warnings = append(v.Warnings, fmt.Sprintf("pools %d labels; add label=… to the selector", len(labels)))
 	}
 	if !ok || !val.Valid() {
 		v.Verdict, v.Reason = Inconclusive, "the metric could not be computed from the matching requests"

@@ -186,3 +186,18 @@ func TestShippedClaimsParse(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckPoolsLabels(t *testing.T) {
+	// Two labels of three requests each: no label in the selector pools
+	// them (6 requests) and says so; label=A picks three.
+	res := analyzeTraces(t, Options{}, twoLabels()...)
+	all, _ := ParseClaim("requests_ok == 6")
+	v := Check(res, all, MinSamples)
+	if v.Verdict != Holds || len(v.Warnings) == 0 || !strings.Contains(v.Warnings[len(v.Warnings)-1], "pools 2 labels") {
+		t.Errorf("pooled: %+v", v)
+	}
+	one, _ := ParseClaim("requests_ok{label=A} == 3")
+	if v := Check(res, one, MinSamples); v.Verdict != Holds {
+		t.Errorf("label A: %+v", v)
+	}
+}
