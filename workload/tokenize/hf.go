@@ -686,18 +686,24 @@ func hfDigest(vocab map[string]int, merges [][2]string, added []hfAddedToken, st
 	writeInt := func(v int) { h.Write(buf[:binary.PutVarint(buf[:], int64(v))]) }
 
 	writeStr("llmreplay hf byte-level bpe v1")
-	toks := make([]string, 0, len(vocab))
-	for tok := range vocab {
-		toks = append(toks, tok)
+	type entry struct {
+		id  int
+		tok string
 	}
-	sort.Slice(toks, func(i, j int) bool {
-		a, b := vocab[toks[i]], vocab[toks[j]]
-		return a < b || a == b && toks[i] < toks[j]
+	toks := make([]entry, 0, len(vocab))
+	for tok, id := range vocab {
+		toks = append(toks, entry{id, tok})
+	}
+	slices.SortFunc(toks, func(a, b entry) int {
+		if a.id != b.id {
+			return a.id - b.id
+		}
+		return strings.Compare(a.tok, b.tok)
 	})
 	writeInt(len(toks))
-	for _, tok := range toks {
-		writeInt(vocab[tok])
-		writeStr(tok)
+	for _, e := range toks {
+		writeInt(e.id)
+		writeStr(e.tok)
 	}
 	writeInt(len(merges))
 	for _, m := range merges {

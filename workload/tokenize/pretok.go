@@ -288,7 +288,12 @@ func (s *preStep) compile() error {
 	if s.literal || s.digits {
 		return nil
 	}
-	re, err := regexp2.Compile(s.pattern, regexp2.Unicode)
+	// Compile a wrapped copy: regexp2 looks patterns up in a registry of
+	// code-generated engines, and tiktoken-go registers one for the cl100k
+	// pattern (which Llama 3 shares) that backtracks wrongly in
+	// \s*[\r\n]+ ("a\n \nb" splits as "\n", " \n"). The group changes no
+	// match but misses the registry, so we get the interpreter.
+	re, err := regexp2.Compile("(?:"+s.pattern+")", regexp2.None)
 	if err != nil {
 		return fmt.Errorf("regex %q does not compile: %v", s.pattern, err)
 	}
