@@ -108,7 +108,7 @@ func lower(c byte) byte {
 	return c
 }
 
-// contraction matches 's|'t|'re|'ve|'m|'ll|'d at i (s[i] == '\'').
+// contraction matches 's|'t|'re|'ve|'m|'ll|'d at i (s[i] == '\”).
 func contraction(s string, i int, fold bool) int {
 	if i+1 >= len(s) {
 		return i
