@@ -38,8 +38,12 @@ func appendNum(b []byte, x float64) []byte {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return append(b, "null"...)
 	}
-	// Six significant digits: more than any measurement here carries, and
-	// stable across platforms for golden files.
+	// Whole numbers (counts, token totals) exactly; others to six
+	// significant digits: more than any measurement here carries, and
+	// stable across platforms (fused multiply-add) for golden files.
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.AppendInt(b, int64(x), 10)
+	}
 	return strconv.AppendFloat(b, x, 'g', 6, 64)
 }
 
