@@ -99,6 +99,15 @@ var Metrics = []*Metric{
 		},
 	},
 	{
+		Name: "output_tokens_text", Unit: "tokens", Scope: PerRequest,
+		Doc: "output tokens counted in the received text (text + reasoning, per chunk, with the trace's tokenizer; chunks when it cannot be loaded), whatever the server reported: set beside output_tokens it shows the mismatch between sources",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) {
+				out.AddN(float64(f.tokenizerTokens), 1)
+			}
+		},
+	},
+	{
 		Name: "per_stream_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
 		Doc: "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT like the seeds' per-stream figure (vllm/sglang/aiperf sets: (tokens−1)/(e2e−ttft); guidellm: tokens/e2e)",
 		request: func(f *facts, d *DefinitionSet, out *Dist) {

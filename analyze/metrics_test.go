@@ -52,6 +52,8 @@ func TestMetricsByHand(t *testing.T) {
 		"prefill_tps": 1100, "lateness": 1, "aggregate_tps": 4 / 0.130, "total_tps": 114 / 0.130,
 		"requests_per_s": 1 / 0.140, "goodput": 1 / 0.140, "requests_ok": 1, "requests_failed": 0, "speedup": 1,
 	})
+	// Usage 4 and text 1+1+2 = 4 agree; with usage inflated to 8 they would not.
+	wantValues(t, c1, map[string]float64{"output_tokens_text": 4})
 	if c1.TokenSources[SourceUsage] != 1 {
 		t.Errorf("c1 sources = %v, want usage 1", c1.TokenSources)
 	}
