@@ -85,7 +85,11 @@ func TestCalibrationModel(t *testing.T) {
 // runBurst releases n streaming chat requests together against s, each
 // with its own ~800-token prompt, and computes the seed bench's figures
 // from what the client saw.
-func runBurst(t *testing.T, s *Server, prompts []string, maxTokens int, tag string) burstFigures {
+//
+// disturbed reports that the engine's steps ended, in sum, more than 2% of
+// the burst's duration late: the process did not get the CPU when it
+// needed it, so the figures say nothing about the calibration.
+func runBurst(t *testing.T, s *Server, prompts []string, maxTokens int, tag string) (f burstFigures, disturbed bool) {
 	n := len(prompts)
 	c := newClient()
 	defer c.CloseIdleConnections()
@@ -100,8 +104,10 @@ func runBurst(t *testing.T, s *Server, prompts []string, maxTokens int, tag stri
 			res[i] = do(context.Background(), c, s.URL(), "/v1/chat/completions", chatBody(prompts[i], maxTokens, true))
 		}()
 	}
+	late0 := s.lateness()
 	close(release)
 	wg.Wait()
+	late := s.lateness() - late0
 	ttft := make([]float64, n)
 	rate := make([]float64, n)
 	var firstSend, lastToken time.Time
@@ -118,18 +124,19 @@ func runBurst(t *testing.T, s *Server, prompts []string, maxTokens int, tag stri
 			lastToken = r.last
 		}
 	}
+	span := lastToken.Sub(firstSend)
 	return burstFigures{
 		TTFT:      time.Duration(median(ttft) * float64(time.Second)),
 		PerStream: median(rate),
-		Aggregate: float64(n*maxTokens) / lastToken.Sub(firstSend).Seconds(),
-	}
+		Aggregate: float64(n*maxTokens) / span.Seconds(),
+	}, late > span/50
 }
 
 // TestCalibrationServer measures the real server over HTTP with the
 // seed's method. At reduced size (64 output tokens, always run) each
 // figure must be within 10% of the engine model's prediction for that
-// size; at full size (256 tokens, skipped with -short) within 10% of the
-// seed's published figure. Every burst gets its own server, so all run at
+// size; at full size (256 tokens, skipped with -short and under the race
+// detector) within 10% of the seed's published figure. Every burst gets its own server, so all run at
 // once.
 func TestCalibrationServer(t *testing.T) {
 	t.Parallel()
@@ -142,7 +149,7 @@ func TestCalibrationServer(t *testing.T) {
 		bursts[key{tg.profile, tg.n}] = true
 	}
 	sizes := []int{64}
-	if !testing.Short() {
+	if !testing.Short() && !raceEnabled {
 		sizes = append(sizes, 256)
 	}
 	// Every burst gets its own server and they overlap in time, but their
@@ -182,9 +189,9 @@ func TestCalibrationServer(t *testing.T) {
 				prompts[i] = promptOfTokens(t, fmt.Sprintf("[%s stream %d]", tag, i), 800)
 			}
 			time.Sleep(time.Until(start.Add(time.Duration(i) * stagger)))
-			got := runBurst(t, s, prompts, jb.maxTokens, tag)
+			got, disturbed := runBurst(t, s, prompts, jb.maxTokens, tag)
 			mu.Lock()
-			all = append(all, measured{jb.profile, jb.n, jb.maxTokens, got, jb.model})
+			all = append(all, measured{jb.profile, jb.n, jb.maxTokens, got, jb.model, disturbed})
 			mu.Unlock()
 		}()
 	}
@@ -196,7 +203,7 @@ func TestCalibrationServer(t *testing.T) {
 		return all[i].profile+fmt.Sprint(all[i].n, all[i].maxTokens) < all[j].profile+fmt.Sprint(all[j].n, all[j].maxTokens)
 	})
 	for i := range all {
-		for attempt := 0; attempt < 2 && len(misses(all[i])) > 0; attempt++ {
+		for attempt := 0; attempt < 3 && len(misses(all[i])) > 0; attempt++ {
 			m := &all[i]
 			t.Logf("rerunning %s n=%d max_tokens=%d: %v", m.profile, m.n, m.maxTokens, misses(*m))
 			s := startServer(t, Config{Profile: mustProfile(t, m.profile)})
@@ -205,7 +212,7 @@ func TestCalibrationServer(t *testing.T) {
 			for k := range prompts {
 				prompts[k] = promptOfTokens(t, fmt.Sprintf("[%s stream %d]", tag, k), 800)
 			}
-			m.got = runBurst(t, s, prompts, m.maxTokens, tag)
+			m.got, m.disturbed = runBurst(t, s, prompts, m.maxTokens, tag)
 			s.Close()
 		}
 	}
@@ -213,6 +220,10 @@ func TestCalibrationServer(t *testing.T) {
 		t.Logf("%-22s n=%2d max_tokens=%3d  TTFT %6.3fs (model %6.3f)  per stream %6.1f (%6.1f)  aggregate %7.1f (%7.1f)",
 			m.profile, m.n, m.maxTokens, m.got.TTFT.Seconds(), m.want.TTFT.Seconds(), m.got.PerStream, m.want.PerStream, m.got.Aggregate, m.want.Aggregate)
 		for _, miss := range misses(m) {
+			if m.disturbed {
+				t.Logf("not checked, the machine was too busy to keep time (engine steps ran late): %s", miss)
+				continue
+			}
 			t.Error(miss)
 		}
 	}
@@ -223,6 +234,7 @@ type measured struct {
 	n         int
 	maxTokens int
 	got, want burstFigures
+	disturbed bool
 }
 
 // misses lists the figures of m off by more than the tolerance: against

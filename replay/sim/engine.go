@@ -36,6 +36,11 @@ type engine struct {
 	quit    chan struct{}
 	done    chan struct{}
 	metrics *metrics
+
+	// late sums how far past their deadlines steps really ended: the
+	// engine's own measure of CPU starvation, which tests use to tell a
+	// miscalibration from a machine too busy to keep time.
+	late atomic.Int64
 }
 
 // maxLag bounds how far behind its deadlines the scheduler may run before
@@ -130,7 +135,11 @@ func (e *engine) run() {
 				return
 			}
 		}
-		t := time.Now().UnixNano()
+		tnow := time.Now()
+		if l := tnow.Sub(deadline); l > time.Millisecond {
+			e.late.Add(int64(l))
+		}
+		t := tnow.UnixNano()
 		for _, s := range em {
 			st := s.out
 			if s.produced == 1 {

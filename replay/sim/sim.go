@@ -223,6 +223,15 @@ func (s *Server) Close() error {
 	return err
 }
 
+// lateness is the total time engine steps ended later than planned
+// (beyond a millisecond each); 0 for an Instant profile.
+func (s *Server) lateness() time.Duration {
+	if s.eng == nil {
+		return 0
+	}
+	return time.Duration(s.eng.late.Load())
+}
+
 // enter registers a handler with Close; false means the server is closing.
 func (s *Server) enter() bool {
 	s.mu.Lock()
