@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -625,4 +626,37 @@ func (a *Analyzer) AddReader(label, path string, r *trace.Reader) error {
 	}
 	acc.SetTruncated(r.Truncated())
 	return nil
+}
+
+// Input is one trace file to analyse; Label "" takes the header's label,
+// else the file name.
+type Input struct {
+	Label string
+	Path  string
+}
+
+// AnalyzeFiles reads every input in turn (one stream each, bounded memory)
+// and returns the analysis: the one call `llmreplay bench` needs to print
+// the table of the trace it just wrote.
+func AnalyzeFiles(o Options, inputs ...Input) (*Result, error) {
+	a, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range inputs {
+		r, err := trace.Open(in.Path)
+		if err != nil {
+			return nil, err
+		}
+		label := in.Label
+		if label == "" && r.Header().Label == "" {
+			label = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(in.Path), ".zst"), ".trace")
+		}
+		err = a.AddReader(label, in.Path, r)
+		r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", in.Path, err)
+		}
+	}
+	return a.Result(), nil
 }
