@@ -71,6 +71,21 @@ func TestRequestWarnings(t *testing.T) {
 			},
 		},
 		{
+			// Normal timing (150 tok/s) but 20 MB per chunk: 5 chunks = 100 MB
+			// between first and last chunk 40 ms apart = 2.5 GB/s > 10 Gbit/s.
+			name: "faster than the network", code: WarnImplausible,
+			modify: func(r *trace.Record) {
+				for i := range r.Chunks {
+					r.Chunks[i].Bytes = 20_000_000
+				}
+			},
+			check: func(t *testing.T, w *Warning) {
+				if w.Evidence["max_bytes_per_s"] != 2.5e9 || w.Evidence["max_tokens_per_s"] != 150.0 {
+					t.Errorf("evidence %v", w.Evidence)
+				}
+			},
+		},
+		{
 			// max_tokens 20 but 7 tokens came back, finish reason "stop".
 			name: "stopped early", code: WarnStoppedEarly,
 			modify: func(r *trace.Record) { r.MaxTokens = 20; r.FinishReason = "stop" },
