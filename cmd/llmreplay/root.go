@@ -73,4 +73,5 @@ var subcommands = []func() *cobra.Command{
 	newTraceCmd,
 	newAnalyzeCmd,
 	newCheckCmd,
+	newSimCmd,
 }

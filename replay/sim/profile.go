@@ -53,7 +53,7 @@ type Profile struct {
 // String is the one-line summary `llmreplay sim --list` prints.
 func (p Profile) String() string {
 	if p.Instant {
-		return fmt.Sprintf("%-22s %s (no modelled delay, unlimited slots)", p.Name, p.Description)
+		return fmt.Sprintf("%-22s %s\n%22s unlimited slots, every token written at once", p.Name, p.Description, "")
 	}
 	slots := "unlimited"
 	if p.Slots > 0 {
@@ -63,8 +63,12 @@ func (p Profile) String() string {
 	if p.PrefillBudget > 0 {
 		budget = fmt.Sprintf("%d tok", p.PrefillBudget)
 	}
-	return fmt.Sprintf("%-22s %s\n%22s slots=%s step=%v+%v·b prefill=%v/tok budget/step=%s overhead=%v window=%v block=%d cache=%d blocks",
-		p.Name, p.Description, "", slots, p.StepBase, p.StepPerSeq, p.PrefillPerToken, budget, p.Overhead, p.BatchWindow, p.BlockSize, p.CacheBlocks)
+	step := fmt.Sprintf("%v+%v·b", p.StepBase, p.StepPerSeq)
+	if p.StepCompute > 0 {
+		step = fmt.Sprintf("max(%s, %v·b)", step, p.StepCompute)
+	}
+	return fmt.Sprintf("%-22s %s\n%22s slots=%s step=%s prefill=%v/tok budget/step=%s overhead=%v window=%v block=%d cache=%d blocks",
+		p.Name, p.Description, "", slots, step, p.PrefillPerToken, budget, p.Overhead, p.BatchWindow, p.BlockSize, p.CacheBlocks)
 }
 
 // Profiles lists the built-in profiles, the default first.

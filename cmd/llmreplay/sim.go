@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/replay/sim"
+)
+
+func newSimCmd() *cobra.Command {
+	var (
+		addr, profile, tokenizer, model string
+		list, sendTimes, noCache        bool
+		cfg                             sim.Config
+	)
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Serve a simulated inference server (OpenAI, llama.cpp and Ollama APIs) until interrupted",
+		Long: `sim serves a simulated LLM inference server. It models an engine, not a
+sleep: requests wait for a slot, prefill costs time per uncached prompt token
+(with a prefix cache), every running stream gets one token per decode step
+whose duration grows with the batch, and the answer is a real count-up
+("1, 2, 3, …") in the tokenizer, stopping at exactly max_tokens.
+
+Profiles are calibrated against published benchmark figures (--list shows
+them and docs/SIMULATOR.md derives them); the fast profile has no modelled
+delay and measures the client itself. Fault flags make it misbehave on
+purpose, to show what the analysis catches.
+
+Routes: POST /v1/chat/completions, /v1/completions, /completion (llama.cpp),
+/api/generate, /api/chat (Ollama), /tokenize; GET /v1/models, /metrics.`,
+		Example: `  # list the profiles and their parameters
+  llmreplay sim --list
+
+  # a simulated vLLM on one RTX 5090, until Ctrl-C
+  llmreplay sim --addr 127.0.0.1:8080 --profile vllm-rtx5090-bf16
+
+  # a server that refuses prompts over 32,768 tokens and overstates usage
+  llmreplay sim --profile fast --max-context 32768 --inflate-usage`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if list {
+				fmt.Fprintln(out, "Profiles (step = decode step for a batch of b streams; see docs/SIMULATOR.md):")
+				for _, p := range sim.Profiles() {
+					fmt.Fprintln(out, p.String())
+				}
+				return nil
+			}
+			p, err := sim.LookupProfile(profile)
+			if err != nil {
+				return usageError(err)
+			}
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return usagef("--addr %q is not host:port: use for example 127.0.0.1:8080", addr)
+			}
+			cfg.Profile = p
+			cfg.Tokenizer = tokenizer
+			cfg.Model = model
+			cfg.SendTimes = sendTimes
+			cfg.DisablePrefixCache = noCache
+			s, err := sim.New(cfg)
+			if err != nil {
+				return usageError(err)
+			}
+			if err := s.Start(addr); err != nil {
+				s.Close()
+				return err
+			}
+			if !isLoopback(host) {
+				fmt.Fprintf(errw, "WARNING: the simulator listens on %s, which is reachable from other machines; it has no authentication. Use --addr 127.0.0.1:PORT unless you mean it.\n", addr)
+			}
+			fmt.Fprintf(out, "llmreplay sim: SIMULATED server (profile %s, not a real engine) at %s\n", p.Name, s.URL())
+			if f := faults(cfg); f != "" {
+				fmt.Fprintf(out, "faults: %s\n", f)
+			}
+			fmt.Fprintln(out, "Press Ctrl-C to stop.")
+			<-cmd.Context().Done()
+			fmt.Fprintln(out, "llmreplay sim: stopping")
+			return s.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
+	f.StringVar(&profile, "profile", sim.DefaultProfile, "engine profile (see --list)")
+	f.BoolVar(&list, "list", false, "list the profiles with their parameters and exit")
+	f.IntVar(&cfg.Slots, "slots", 0, "requests served at once, overriding the profile (like llama-server -np)")
+	f.StringVar(&tokenizer, "tokenizer", "o200k_base", "tokenizer for prompts and the answer: o200k_base, cl100k_base or a tokenizer.json path")
+	f.StringVar(&model, "model", "", "model name to report (default: the profile name)")
+	f.IntVar(&cfg.DefaultMaxTokens, "default-max-tokens", 256, "output tokens when a request sets no limit")
+	f.BoolVar(&noCache, "no-prefix-cache", false, "prefill every prompt token, even of a repeated prompt")
+	f.BoolVar(&sendTimes, "send-times", false, `test mode: every chunk carries "sim_sent_unix_ns", the server's send time`)
+	f.Int64Var(&cfg.Seed, "seed", 1, "seed for --error-rate")
+	f.IntVar(&cfg.MaxContext, "max-context", 0, "fault: HTTP 400 for prompts longer than N tokens (0 = no limit)")
+	f.BoolVar(&cfg.NoStream, "no-stream", false, "fault: send the whole answer as one chunk at the end")
+	f.IntVar(&cfg.TokensPerChunk, "tokens-per-chunk", 1, "fault: K tokens per streamed chunk")
+	f.BoolVar(&cfg.DropUsage, "drop-usage", false, "fault: omit usage, timings and eval counts")
+	f.IntVar(&cfg.InflateUsage, "inflate-usage", 0, "fault: report N times the output tokens sent (the flag alone means 10)")
+	f.Lookup("inflate-usage").NoOptDefVal = "10"
+	f.IntVar(&cfg.StallAfter, "stall-after", 0, "fault: stop sending after N tokens and keep the connection open")
+	f.IntVar(&cfg.ResetAfter, "reset-after", 0, "fault: reset the TCP connection after N tokens")
+	f.Float64Var(&cfg.ErrorRate, "error-rate", 0, "fault: fraction of requests answered with HTTP 500 (seeded)")
+	return cmd
+}
+
+// isLoopback reports whether host only accepts local connections.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// faults describes the fault settings in flag form, "" when none is on.
+func faults(c sim.Config) string {
+	var f []string
+	add := func(on bool, s string, a ...any) {
+		if on {
+			f = append(f, fmt.Sprintf(s, a...))
+		}
+	}
+	add(c.MaxContext > 0, "--max-context %d", c.MaxContext)
+	add(c.NoStream, "--no-stream")
+	add(c.TokensPerChunk > 1, "--tokens-per-chunk %d", c.TokensPerChunk)
+	add(c.DropUsage, "--drop-usage")
+	add(c.InflateUsage > 1, "--inflate-usage %d", c.InflateUsage)
+	add(c.StallAfter > 0, "--stall-after %d", c.StallAfter)
+	add(c.ResetAfter > 0, "--reset-after %d", c.ResetAfter)
+	add(c.ErrorRate > 0, "--error-rate %g", c.ErrorRate)
+	return strings.Join(f, " ")
+}
