@@ -18,10 +18,13 @@ const (
 	qwenPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// llama3Pattern: Llama 3 and cl100k_base (digits in threes).
 	llama3Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// o200kPattern: o200k_base (case-aware words, contractions attached).
+	o200kPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
 type fastSpec struct {
 	gpt2     bool // GPT-2 layout; else the cl100k layout
+	o200k    bool // o200k layout
 	digitMax int  // cl100k layout: most digits per match
 }
 
@@ -36,6 +39,8 @@ func fastSplitter(pattern string) func(s string, match func(start, end int)) {
 		p = fastSpec{digitMax: 1}
 	case llama3Pattern:
 		p = fastSpec{digitMax: 3}
+	case o200kPattern:
+		p = fastSpec{o200k: true, digitMax: 3}
 	default:
 		return nil
 	}
@@ -108,7 +113,8 @@ func lower(c byte) byte {
 	return c
 }
 
-// contraction matches 's|'t|'re|'ve|'m|'ll|'d at i (s[i] == '\”).
+// contraction matches the regex's contractions ('s 't 're 've 'm 'll 'd)
+// at i, where s[i] is an apostrophe.
 func contraction(s string, i int, fold bool) int {
 	if i+1 >= len(s) {
 		return i
@@ -139,6 +145,9 @@ func contraction(s string, i int, fold bool) int {
 // there.
 func (p fastSpec) at(s string, i int) int {
 	r0, n0 := runeAt(s, i)
+	if p.o200k {
+		return p.atO200k(s, i, r0, n0)
+	}
 	if r0 == '\'' {
 		if e := contraction(s, i, !p.gpt2); e > i {
 			return e
@@ -182,6 +191,11 @@ func (p fastSpec) at(s string, i int) int {
 			return span(s, j, func(r rune) bool { return r == '\r' || r == '\n' }, 0)
 		}
 	}
+	return p.space(s, i, r0)
+}
+
+// space matches the whitespace alternatives at i.
+func (p fastSpec) space(s string, i int, r0 rune) int {
 	if !isS(r0) {
 		return i
 	}
@@ -205,4 +219,87 @@ func (p fastSpec) at(s string, i int) int {
 	}
 	// \s+
 	return end
+}
+
+// isUpper is [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], isLower
+// [\p{Ll}\p{Lm}\p{Lo}\p{M}]: they overlap in Lm, Lo and M.
+func isUpper(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'A' <= r && r <= 'Z'
+	}
+	return unicode.In(r, unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M)
+}
+
+func isLower(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z'
+	}
+	return unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo, unicode.M)
+}
+
+// optContraction is (?i:'s|'t|'re|'ve|'m|'ll|'d)? at j.
+func optContraction(s string, j int) int {
+	if j < len(s) && s[j] == '\'' {
+		return contraction(s, j, true)
+	}
+	return j
+}
+
+// word1 is Upper*Lower+Contraction? at j. Upper* is greedy; if no Lower
+// follows the run, the regex gives back run characters until one that is
+// also Lower can serve as Lower+, which then ends there.
+func word1(s string, j int) int {
+	run := span(s, j, isUpper, 0)
+	if r, _ := runeAt(s, run); isLower(r) {
+		return optContraction(s, span(s, run, isLower, 0))
+	}
+	end := j
+	for k := j; k < run; {
+		r, n := runeAt(s, k)
+		k += n
+		if isLower(r) {
+			end = k
+		}
+	}
+	if end > j && end == run {
+		return optContraction(s, end)
+	}
+	return end
+}
+
+// word2 is Upper+Lower*Contraction? at j; it is tried only after word1
+// failed, so Lower* matches nothing.
+func word2(s string, j int) int {
+	run := span(s, j, isUpper, 0)
+	if run == j {
+		return j
+	}
+	return optContraction(s, span(s, run, isLower, 0))
+}
+
+func (p fastSpec) atO200k(s string, i int, r0 rune, n0 int) int {
+	prefix := r0 != '\r' && r0 != '\n' && !isL(r0) && !isN(r0) && n0 > 0
+	for _, word := range []func(string, int) int{word1, word2} {
+		if prefix {
+			if e := word(s, i+n0); e > i+n0 {
+				return e
+			}
+		}
+		if e := word(s, i); e > i {
+			return e
+		}
+	}
+	if isN(r0) {
+		return span(s, i, isN, 3)
+	}
+	// ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+	j := i
+	if r1, _ := runeAt(s, i+n0); r0 == ' ' && isP(r1) {
+		j = i + 1
+	}
+	if r, _ := runeAt(s, j); isP(r) {
+		j = span(s, j, isP, 0)
+		return span(s, j, func(r rune) bool { return r == '\r' || r == '\n' || r == '/' }, 0)
+	}
+	return p.space(s, i, r0)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/dlclark/regexp2/v2"
 )
 
-var fastPatterns = []string{gpt2Pattern, qwenPattern, llama3Pattern}
+var fastPatterns = []string{gpt2Pattern, qwenPattern, llama3Pattern, o200kPattern}
 
 // regexpSpans are the matches of pattern by regexp2, the reference.
 func regexpSpans(t testing.TB, pattern, s string) [][2]int {
@@ -65,7 +65,7 @@ func TestFastSplitMatchesRegexp(t *testing.T) {
 	}
 	// Random strings over an alphabet of the characters the patterns
 	// treat specially.
-	alphabet := []string{"a", "Z", "é", "你", "1", "٣", "½", " ", "  ", "\t", "\n", "\r", "\u00a0", "\u3000", "'", "s", "t", "re", "LL", "ve", "D", "m", "!", ",", ".", "-", "😀", "\u0301", "_"}
+	alphabet := []string{"a", "Z", "é", "你", "1", "٣", "½", " ", "  ", "\t", "\n", "\r", "\u00a0", "\u3000", "'", "s", "t", "re", "LL", "ve", "D", "m", "!", ",", ".", "-", "😀", "\u0301", "_", "A", "É", "ǅ", "ʰ", "ab", "AB", "/", "'S", "中"}
 	r := rand.New(rand.NewPCG(7, 7))
 	for range 3000 {
 		var b strings.Builder

@@ -4,19 +4,35 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
 
-// tiktoken wraps one of OpenAI's encodings as shipped (embedded, no
-// download) by github.com/tiktoken-go/tokenizer.
+// tiktoken is one of OpenAI's encodings. The vocabulary comes from
+// github.com/tiktoken-go/tokenizer (embedded, no download), but encoding is
+// done here: that library's generated regex engines (registered with
+// regexp2 by pattern) give up \s*[\r\n]+ too early, so "a\n \nb" splits
+// into "\n", " \n" where OpenAI's tiktoken keeps "\n \n" whole, and the
+// counts differ. We split with our own matchers (checked against regexp2's
+// interpreter) and merge by rank exactly as tiktoken's byte_pair_merge.
 type tiktoken struct {
-	name   string
-	codec  tokenizer.Codec
-	digest func() string
+	name    string
+	codec   tokenizer.Codec
+	pattern string
+	split   func(s string, fn func(start, end int))
+	tables  func() *rankTables
+	cache   *pieceCache
+}
+
+// rankTables are built on first use (decoding every id takes ~50 ms).
+type rankTables struct {
+	ranks   map[string]int32 // token bytes -> id (= rank)
+	idBytes []string
+	digest  string
 }
 
 var _ Tokenizer = (*tiktoken)(nil)
@@ -25,12 +41,15 @@ var _ Tokenizer = (*tiktoken)(nil)
 var TiktokenNames = []string{"o200k_base", "cl100k_base"}
 
 func newTiktoken(name string) (*tiktoken, error) {
-	var enc tokenizer.Encoding
+	var (
+		enc     tokenizer.Encoding
+		pattern string
+	)
 	switch name {
 	case "o200k_base":
-		enc = tokenizer.O200kBase
+		enc, pattern = tokenizer.O200kBase, o200kPattern
 	case "cl100k_base":
-		enc = tokenizer.Cl100kBase
+		enc, pattern = tokenizer.Cl100kBase, llama3Pattern
 	default:
 		return nil, fmt.Errorf("unknown tokenizer %q: use one of %s or the path of a HuggingFace tokenizer.json", name, strings.Join(TiktokenNames, ", "))
 	}
@@ -38,64 +57,208 @@ func newTiktoken(name string) (*tiktoken, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", name, err)
 	}
-	t := &tiktoken{name: name, codec: c}
-	t.digest = sync.OnceValue(t.computeDigest)
+	t := &tiktoken{name: name, codec: c, pattern: pattern, split: fastSplitter(pattern), cache: newPieceCache()}
+	t.tables = sync.OnceValue(t.buildTables)
 	return t, nil
 }
 
 func (t *tiktoken) Name() string   { return t.name }
-func (t *tiktoken) Digest() string { return t.digest() }
+func (t *tiktoken) Digest() string { return t.tables().digest }
 
-// computeDigest hashes the decoded bytes of every id in order. The library
-// does not expose its rank table, but decoding each id walks the same table,
-// so two different vocabularies cannot give the same digest.
-func (t *tiktoken) computeDigest() string {
+// buildTables decodes every id to get the rank table the library does not
+// export, and hashes it on the way: the digest is sha256 over
+// "tiktoken:<name>\n" and "<id>:<hex bytes>\n" for each id, the form
+// earlier versions wrote, so workloads keep their digests.
+func (t *tiktoken) buildTables() *rankTables {
 	h := sha256.New()
 	fmt.Fprintf(h, "tiktoken:%s\n", t.name)
+	tb := &rankTables{ranks: make(map[string]int32, 1<<18)}
 	ids := make([]uint, 1)
-	var misses []int
-	for id := 0; id < 300000; id++ {
+	var line []byte
+	misses := 0
+	// Ids are dense up to the vocabulary size; special tokens (which
+	// Decode refuses) sit just above it. Stop well past the last one.
+	for id := 0; id < 300000 && misses <= 4096; id++ {
 		ids[0] = uint(id)
 		s, err := t.codec.Decode(ids)
 		if err != nil || s == "" {
-			misses = append(misses, id)
-			if len(misses) > 4096 {
-				break
-			}
+			misses++
 			continue
 		}
-		fmt.Fprintf(h, "%d:%x\n", id, s)
+		for len(tb.idBytes) < id {
+			tb.idBytes = append(tb.idBytes, "")
+		}
+		tb.idBytes = append(tb.idBytes, s)
+		tb.ranks[s] = int32(id)
+		line = strconv.AppendInt(line[:0], int64(id), 10)
+		line = append(line, ':')
+		line = hex.AppendEncode(line, []byte(s))
+		line = append(line, '\n')
+		h.Write(line)
 	}
-	sort.Ints(misses)
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	tb.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return tb
 }
 
+// Encode returns the ids of text; special tokens such as <|endoftext|> are
+// encoded as the plain text they are. Invalid UTF-8 is replaced by U+FFFD
+// first, as OpenAI's API does when it decodes the request.
 func (t *tiktoken) Encode(text string) []int {
-	ids, _, err := t.codec.Encode(text)
-	if err != nil {
-		// ErrorModeNone never fails on input; keep the contract total anyway.
-		return nil
-	}
-	out := make([]int, len(ids))
-	for i, id := range ids {
-		out[i] = int(id)
-	}
+	var out []int
+	t.each(text, func(ids []int32) {
+		for _, id := range ids {
+			out = append(out, int(id))
+		}
+	})
 	return out
 }
 
 func (t *tiktoken) Count(text string) int {
-	n, err := t.codec.Count(text)
-	if err != nil {
-		return len(t.Encode(text))
-	}
+	n := 0
+	t.each(text, func(ids []int32) { n += len(ids) })
 	return n
 }
 
 func (t *tiktoken) Decode(ids []int) string {
-	u := make([]uint, len(ids))
-	for i, id := range ids {
-		u[i] = uint(id)
+	tb := t.tables()
+	var b strings.Builder
+	for _, id := range ids {
+		if id >= 0 && id < len(tb.idBytes) {
+			b.WriteString(tb.idBytes[id])
+		}
 	}
-	s, _ := t.codec.Decode(u)
-	return s
+	return b.String()
+}
+
+func (t *tiktoken) each(text string, emit func([]int32)) {
+	if !utf8.ValidString(text) {
+		text = toValidUTF8(text)
+	}
+	tb := t.tables()
+	var scratch []int32
+	t.split(text, func(a, b int) {
+		piece := text[a:b]
+		if id, ok := tb.ranks[piece]; ok {
+			one := [1]int32{id}
+			emit(one[:])
+			return
+		}
+		if ids, ok := t.cache.get(piece); ok {
+			emit(ids)
+			return
+		}
+		scratch = tb.bytePairMerge(piece, scratch[:0])
+		t.cache.put(piece, scratch)
+		emit(scratch)
+	})
+}
+
+// bytePairMerge splits piece into tokens the way tiktoken does: start from
+// single bytes and repeatedly join the adjacent pair whose concatenation
+// has the lowest rank (leftmost on ties) until no pair is in the
+// vocabulary. A heap keeps long pieces (runs of spaces) from going
+// quadratic; popping by (rank, position) makes the same choices.
+func (tb *rankTables) bytePairMerge(piece string, out []int32) []int32 {
+	n := len(piece)
+	// Parts are [start[i], start[next[i]]); next[i] == n means the end.
+	next := make([]int32, n)
+	prev := make([]int32, n)
+	for i := range n {
+		next[i], prev[i] = int32(i+1), int32(i-1)
+	}
+	end := func(i int32) int32 {
+		if next[i] >= int32(n) {
+			return int32(n)
+		}
+		return next[i]
+	}
+	h := mergeHeap{}
+	try := func(i int32) {
+		j := next[i]
+		if i < 0 || j >= int32(n) {
+			return
+		}
+		if r, ok := tb.ranks[piece[i:end(j)]]; ok {
+			h.push(cand{rank: r, pos: i, left: next[i], right: end(j)})
+		}
+	}
+	for i := range n - 1 {
+		try(int32(i))
+	}
+	dead := make([]bool, n)
+	for h.len() > 0 {
+		c := h.pop()
+		i := c.pos
+		if dead[i] || next[i] != c.left || next[i] >= int32(n) || end(next[i]) != c.right {
+			continue // stale: a neighbour merged since this was pushed
+		}
+		j := next[i]
+		dead[j] = true
+		next[i] = next[j]
+		if next[j] < int32(n) {
+			prev[next[j]] = i
+		}
+		if p := prev[i]; p >= 0 {
+			try(p)
+		}
+		try(i)
+	}
+	for i := int32(0); i < int32(n); i = next[i] {
+		r, ok := tb.ranks[piece[i:end(i)]]
+		if !ok {
+			// Every single byte is in both vocabularies; keep the
+			// contract total anyway.
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// cand is a possible merge of the part at pos with the one after it.
+// left and right pin the parts' boundaries at push time, to spot stale
+// entries.
+type cand struct {
+	rank, pos, left, right int32
+}
+
+type mergeHeap struct{ h []cand }
+
+func (m *mergeHeap) len() int { return len(m.h) }
+
+func candLess(a, b cand) bool { return a.rank < b.rank || a.rank == b.rank && a.pos < b.pos }
+
+func (m *mergeHeap) push(c cand) {
+	m.h = append(m.h, c)
+	for i := len(m.h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !candLess(m.h[i], m.h[p]) {
+			break
+		}
+		m.h[i], m.h[p] = m.h[p], m.h[i]
+		i = p
+	}
+}
+
+func (m *mergeHeap) pop() cand {
+	h := m.h
+	top := h[0]
+	h[0] = h[len(h)-1]
+	h = h[:len(h)-1]
+	for i := 0; ; {
+		l, r, s := 2*i+1, 2*i+2, i
+		if l < len(h) && candLess(h[l], h[s]) {
+			s = l
+		}
+		if r < len(h) && candLess(h[r], h[s]) {
+			s = r
+		}
+		if s == i {
+			break
+		}
+		h[i], h[s] = h[s], h[i]
+		i = s
+	}
+	m.h = h
+	return top
 }
