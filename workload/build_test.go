@@ -70,14 +70,20 @@ var sweep = []int{64, 65, 100, 257, 800, 1000, 4096, 8000, 32000, 131072}
 func TestExactCountSweep(t *testing.T) {
 	for _, spec := range testTokenizers {
 		tok := loadTok(t, spec)
+		ns := sweep
+		if tok.Name() == "hf:deepseek_v3" {
+			// A fourth vocabulary, checked more briefly: its tokenizer is the
+			// slowest under the race detector.
+			ns = sweep[:7]
+		}
 		for _, shape := range []Shape{ShapeCompletion, ShapeChat} {
 			t.Run(fmt.Sprintf("%s/%s", tok.Name(), shape), func(t *testing.T) {
-				wl, err := Build(BuildConfig{Tok: tok, Shape: shape, InputTokens: sweep, Schedule: "burst:1", Repeats: 1, Seed: 7})
+				wl, err := Build(BuildConfig{Tok: tok, Shape: shape, InputTokens: ns, Schedule: "burst:1", Repeats: 1, Seed: 7})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(wl.Requests) != len(sweep) {
-					t.Fatalf("%d requests, want %d", len(wl.Requests), len(sweep))
+				if len(wl.Requests) != len(ns) {
+					t.Fatalf("%d requests, want %d", len(wl.Requests), len(ns))
 				}
 				for _, r := range wl.Requests {
 					if shape == ShapeChat && (r.Prompt != "" || len(r.Messages) != 1 || r.Messages[0].Role != "user") {
@@ -107,7 +113,7 @@ func TestExactCountEveryN(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ns []int
-		for n := kit.minTokens(); n < kit.minTokens()+300; n++ {
+		for n := kit.minTokens(); n < kit.minTokens()+160; n++ {
 			ns = append(ns, n)
 		}
 		wl, err := Build(BuildConfig{Tok: tok, Shape: ShapeCompletion, InputTokens: ns, Schedule: "burst:1", Repeats: 1, Prefix: prefix})
@@ -208,7 +214,7 @@ func TestPrefixModes(t *testing.T) {
 	tok := loadTok(t, "o200k_base")
 	build := func(t *testing.T, prefix string) []Request {
 		t.Helper()
-		wl, err := Build(BuildConfig{Tok: tok, Shape: ShapeCompletion, InputTokens: []int{800}, Schedule: "burst:6", Repeats: 2, Prefix: prefix, Seed: 3})
+		wl, err := Build(BuildConfig{Tok: tok, Shape: ShapeCompletion, InputTokens: []int{800}, Schedule: "burst:8", Repeats: 1, Prefix: prefix, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,11 +226,19 @@ func TestPrefixModes(t *testing.T) {
 	}
 	lead := kit.fixedTokens() - kit.tailTokens // head, salt and its "."
 
+	encodeAll := func(reqs []Request) [][]int {
+		ids := make([][]int, len(reqs))
+		for i, r := range reqs {
+			ids[i] = tok.Encode(r.Prompt)
+		}
+		return ids
+	}
 	t.Run("unique", func(t *testing.T) {
 		reqs := build(t, "unique")
+		ids := encodeAll(reqs)
 		for i := range reqs {
 			for j := i + 1; j < len(reqs); j++ {
-				a, b := tok.Encode(reqs[i].Prompt), tok.Encode(reqs[j].Prompt)
+				a, b := ids[i], ids[j]
 				if n := commonPrefix(a, b); n != lead {
 					t.Errorf("%s and %s share %d leading tokens, want exactly the %d before the opening", reqs[i].ID, reqs[j].ID, n, lead)
 				}
@@ -242,12 +256,13 @@ func TestPrefixModes(t *testing.T) {
 	for _, k := range []int{lead, 64, 100, 500, 800 - openingWords - kit.tailTokens} {
 		t.Run(fmt.Sprintf("shared:%d", k), func(t *testing.T) {
 			reqs := build(t, fmt.Sprintf("shared:%d", k))
+			ids := encodeAll(reqs)
 			for i := range reqs {
-				if got := tok.Count(reqs[i].Prompt); got != 800 {
+				if got := len(ids[i]); got != 800 {
 					t.Fatalf("%s: %d tokens", reqs[i].ID, got)
 				}
 				for j := i + 1; j < len(reqs); j++ {
-					a, b := tok.Encode(reqs[i].Prompt), tok.Encode(reqs[j].Prompt)
+					a, b := ids[i], ids[j]
 					if n := commonPrefix(a, b); n != k {
 						t.Errorf("%s and %s share %d leading tokens, want exactly %d", reqs[i].ID, reqs[j].ID, n, k)
 					}
@@ -290,7 +305,7 @@ func TestWithSaltKeepsCount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for seed := int64(0); seed < 20; seed++ {
+			for seed := int64(0); seed < 6; seed++ {
 				words := SaltWords(seed, DefaultSaltWords)
 				for _, r := range wl.Requests {
 					before := promptText(r)

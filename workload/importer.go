@@ -23,7 +23,6 @@ const (
 
 const (
 	maxTraceRows     = MaxRequests
-	maxTraceLine     = 16 << 20
 	defaultBlockSize = 512 // Mooncake's hash block, in tokens
 )
 
@@ -110,7 +109,7 @@ func parseMooncake(br *bufio.Reader) (*traceLog, error) {
 			break
 		}
 		if errors.Is(err, errLineTooLong) {
-			return nil, fmt.Errorf("Mooncake log line %d is longer than %d MiB", lr.lines+1, MaxLineBytes>>20)
+			return nil, fmt.Errorf("Mooncake log line %d is longer than %d bytes", lr.lines+1, lineLimit)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the Mooncake log: %w", err)

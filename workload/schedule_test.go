@@ -13,7 +13,7 @@ func TestConstantOffsetsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		offs := arrival{kind: "constant"}.offsets(5000, sp, 1, streamArrival)
+		offs := arrival{kind: "constant"}.offsets(2000, sp, 1, streamArrival)
 		for i, got := range offs {
 			// reference: round(i·10⁹/R) in exact rationals
 			want := new(big.Rat).Mul(big.NewRat(int64(i)*1e9, 1), new(big.Rat).Inv(sp.rate))
