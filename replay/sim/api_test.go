@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -272,4 +273,32 @@ func mustProfile(t testing.TB, name string) Profile {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestFastManyStreams holds a thousand concurrent streams on the fast
+// profile: the server must not be what limits a client's concurrency test.
+func TestFastManyStreams(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, fastCfg())
+	c := newClient()
+	defer c.CloseIdleConnections()
+	const streams, n = 1000, 20
+	errs := make(chan error, streams)
+	release := make(chan struct{})
+	for i := 0; i < streams; i++ {
+		go func() {
+			<-release
+			r := do(context.Background(), c, s.URL(), "/v1/completions", map[string]any{"prompt": "x", "max_tokens": n, "stream": true})
+			if r.err == nil && (r.chunks != n || !r.done) {
+				r.err = fmt.Errorf("%d chunks, done %v", r.chunks, r.done)
+			}
+			errs <- r.err
+		}()
+	}
+	close(release)
+	for i := 0; i < streams; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }
