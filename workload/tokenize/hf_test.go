@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,7 +22,11 @@ type goldenCase struct {
 
 func readGolden(t testing.TB, name string) []goldenCase {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name, "golden.json"))
+	path := filepath.Join("testdata", name, "golden.json")
+	if strings.HasPrefix(name, "tiktoken") {
+		path = filepath.Join("testdata", name+".golden.json")
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

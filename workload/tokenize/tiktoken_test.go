@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,19 @@ func TestTiktokenDigestStable(t *testing.T) {
 	for name, d := range want {
 		if got := loadT(t, name).Digest(); got != d {
 			t.Errorf("%s digest = %s, want %s", name, got, d)
+		}
+	}
+}
+
+// TestTiktokenGolden compares with ids from js-tiktoken 1.0.21 (a JS port
+// of OpenAI's tiktoken whose regexes backtrack like the original's).
+func TestTiktokenGolden(t *testing.T) {
+	for _, name := range TiktokenNames {
+		tok := loadT(t, name)
+		for i, c := range readGolden(t, filepath.Join("tiktoken", name)) {
+			if got := tok.Encode(c.Text); !slices.Equal(got, c.IDs) {
+				t.Errorf("%s case %d %.50q:\n got %v\nwant %v", name, i, c.Text, got, c.IDs)
+			}
 		}
 	}
 }
