@@ -174,6 +174,7 @@ func seedTable(res *Result, o TableOptions) *Table {
 		n.mark([]Warning{w})
 	}
 	t.Notes = n.lines
+	t.Notes = append(t.Notes, "per-stream: median over requests; aggregate: median over runs (formulas: docs/METRICS.md, definition set "+res.Definitions.Name+"); ±: half-width of the 95% interval of the median, shown from 6 samples on")
 	if compare {
 		t.Notes = append(t.Notes, fmt.Sprintf("Δ: %s relative to %s; ~ means no significant difference (Mann-Whitney U, p > %.2f)", labels[1], labels[0], Alpha))
 	}
