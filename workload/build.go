@@ -154,6 +154,9 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	if cfg.Window != "" && sp.kind != KindTrace {
 		return nil, fmt.Errorf("--window applies to trace:FILE schedules only, not %s", sp.kind)
 	}
+	if cfg.Requests != 0 && (sp.kind == KindBurst || sp.kind == KindTrace) {
+		return nil, fmt.Errorf("--requests applies to closed and rate schedules; a %s schedule sets its own count", sp.kind)
+	}
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1
 		if sp.kind == KindBurst {
@@ -170,6 +173,9 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	kit, err := newPromptKit(tok, cfg.Seed, cfg.SaltWords, prefix)
 	if err != nil {
 		return nil, err
+	}
+	if lead := kit.fixedTokens() - kit.tailTokens; prefix.kind == "sharedK" && prefix.k < lead {
+		return nil, fmt.Errorf("--prefix shared:%d is shorter than the %d tokens every prompt starts with (\"Topic:\" and the salt words): use K ≥ %d, or --salt-words 0", prefix.k, lead, lead)
 	}
 
 	h := Header{

@@ -159,6 +159,8 @@ func TestBadConfig(t *testing.T) {
 		{"time scale", BuildConfig{Schedule: "burst:1", TimeScale: -1}, "time scale"},
 		{"missing log", BuildConfig{Schedule: "trace:testdata/nope.jsonl"}, "cannot read the request log"},
 		{"shared too long", BuildConfig{Prefix: "shared:900"}, "cannot hold"},
+		{"shared too short", BuildConfig{Prefix: "shared:2"}, "shorter than the"},
+		{"requests for burst", BuildConfig{Schedule: "burst:4", Requests: 9}, "--requests applies to"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Build(tc.cfg)

@@ -94,6 +94,15 @@ Schedules:
 					return usagef("bad --%s: it must be positive", c.name)
 				}
 			}
+			isTrace := strings.HasPrefix(cfg.Schedule, workload.KindTrace+":")
+			for _, name := range []string{"input-tokens", "max-tokens"} {
+				if isTrace && f.Changed(name) {
+					return usagef("--%s does not apply to trace:FILE schedules: the log gives every request's lengths", name)
+				}
+			}
+			if !isTrace && f.Changed("time-scale") {
+				return usagef("--time-scale applies to trace:FILE schedules only")
+			}
 			switch {
 			case saltWords == 0:
 				cfg.SaltWords = workload.NoSaltWords
@@ -131,7 +140,7 @@ Schedules:
 	f.StringVar(&cfg.Arrival, "arrival", "", "rate arrivals: poisson (default), constant or gamma:SHAPE")
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed for the prose, the salt and random arrivals")
 	f.Float64Var(&cfg.TimeScale, "time-scale", 1, "trace: multiply the log's times by this (0.5 replays it twice as fast)")
-	f.StringVar(&cfg.Window, "window", "", "trace: START:END seconds of the log to keep (either may be empty)")
+	f.StringVar(&cfg.Window, "window", "", "trace: START:END seconds of the log to keep, counted from its first request (either may be empty); offsets then count from START")
 	f.IntVar(&saltWords, "salt-words", workload.DefaultSaltWords, "one-token words at the start of each prompt that the replay re-draws per run (0: none)")
 	return cmd
 }

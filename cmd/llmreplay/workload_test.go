@@ -171,6 +171,10 @@ func TestWorkloadBadInput(t *testing.T) {
 		{"bad schedule", []string{"build", "--schedule", "burst:-1", "-o", out}, "concurrency level"},
 		{"negative salt", []string{"build", "--salt-words", "-1", "-o", out}, "--salt-words"},
 		{"zero time scale", []string{"build", "--schedule", "trace:x.csv", "--time-scale", "0", "-o", out}, "--time-scale"},
+		{"time scale without trace", []string{"build", "--time-scale", "2", "-o", out}, "--time-scale applies"},
+		{"lengths with trace", []string{"build", "--schedule", "trace:../../workload/testdata/traces/azure.csv", "--input-tokens", "800", "-o", out}, "--input-tokens does not apply"},
+		{"missing log", []string{"build", "--schedule", "trace:" + filepath.Join(dir, "none.csv"), "-o", out}, "cannot read the request log"},
+		{"shared too short", []string{"build", "--prefix", "shared:3", "-o", out}, "shorter than"},
 		{"missing folder", []string{"build", "-o", filepath.Join(dir, "no", "w.workload.zst")}, "does not exist"},
 		{"no output", []string{"build"}, "-o"},
 		{"not a number", []string{"build", "--input-tokens", "lots", "-o", out}, "invalid argument"},
@@ -221,6 +225,22 @@ func TestWorkloadHelpHasExamples(t *testing.T) {
 	for _, c := range append(wl.Commands(), wl) {
 		if !strings.Contains(c.Example, "llmreplay workload") {
 			t.Errorf("%s has no runnable example", c.CommandPath())
+		}
+	}
+}
+
+func TestWorkloadBuildFromTrace(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "b.workload.zst")
+	if _, _, err := runWL(t, "workload", "build", "--schedule", "trace:../../workload/testdata/traces/burstgpt.csv", "--window", "100:", "--time-scale", "0.5", "-o", file); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runWL(t, "workload", "inspect", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"schedule:   trace:burstgpt.csv, time scale 0.5, window 100:", "2 failed request(s) (0 response tokens) skipped", "trace-burstgpt-r1", "28.000 s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, out)
 		}
 	}
 }
