@@ -2,6 +2,8 @@ package endpoint
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -50,6 +52,9 @@ func (s *jscan) fail(msg string) {
 func (s *jscan) truncated() bool { return s.err != "" && s.eof }
 
 func (s *jscan) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return // compact JSON: the usual case
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -157,16 +162,15 @@ func (s *jscan) elem(n int) bool {
 func (s *jscan) rawString() (raw []byte, esc bool) {
 	start := s.i + 1
 	b := s.b
-	j := bytes.IndexByte(b[start:], '"')
-	if j < 0 {
+	j := stringEnd(b, start)
+	if j < len(b) && b[j] == '"' {
+		s.i = j + 1
+		return b[start:j], false
+	}
+	if j >= len(b) {
 		s.i = len(b)
 		s.fail("unterminated string")
 		return nil, false
-	}
-	j += start
-	if bytes.IndexByte(b[start:j], '\\') < 0 {
-		s.i = j + 1
-		return b[start:j], false
 	}
 	// Slow path: walk the escapes, since a quote may be escaped.
 	i := start
@@ -206,6 +210,41 @@ func (s *jscan) rawString() (raw []byte, esc bool) {
 	s.i = len(b)
 	s.fail("unterminated string")
 	return nil, false
+}
+
+// stringEnd returns the index of the first '"' or '\\' in b at or after j,
+// or len(b). Most strings in a chunk are short keys and ids: eight bytes at
+// a time beats IndexByte's call until a string gets long.
+func stringEnd(b []byte, j int) int {
+	for lim := j + 64; j+8 <= len(b); j += 8 {
+		if j >= lim {
+			k := bytes.IndexByte(b[j:], '"')
+			if k < 0 {
+				k = len(b) - j
+			}
+			if e := bytes.IndexByte(b[j:j+k], '\\'); e >= 0 {
+				return j + e
+			}
+			return j + k
+		}
+		if m := quoteOrBackslash(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+	}
+	for j < len(b) && b[j] != '"' && b[j] != '\\' {
+		j++
+	}
+	return j
+}
+
+// quoteOrBackslash returns a word with the high bit set in each byte of x
+// that is '"' or '\\' (and possibly in bytes after the first such one: only
+// the lowest set bit is exact, which is all the caller uses).
+func quoteOrBackslash(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (ones * '"')
+	s := x ^ (ones * '\\')
+	return ((q-ones)&^q | (s-ones)&^s) & highs
 }
 
 func hex4(b []byte) bool {

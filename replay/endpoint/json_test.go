@@ -147,3 +147,32 @@ func TestAtoi(t *testing.T) {
 		}
 	}
 }
+
+// TestStringEnd checks the word-at-a-time scan against a byte loop for every
+// position of a quote or backslash in strings up to past the long-string cut.
+func TestStringEnd(t *testing.T) {
+	naive := func(b []byte, j int) int {
+		for j < len(b) && b[j] != '"' && b[j] != '\\' {
+			j++
+		}
+		return j
+	}
+	for n := 0; n < 150; n++ {
+		for pos := -1; pos < n; pos++ {
+			for _, c := range []byte{'"', '\\', '"' ^ 0x80, '\\' + 1} {
+				b := bytes.Repeat([]byte{'a'}, n)
+				if pos >= 0 {
+					b[pos] = c
+					if pos+1 < n {
+						b[pos+1] = '"' // a later stop must not win
+					}
+				}
+				for start := 0; start < min(n, 3); start++ {
+					if got, want := stringEnd(b, start), naive(b, start); got != want {
+						t.Fatalf("stringEnd(%q, %d) = %d, want %d", b, start, got, want)
+					}
+				}
+			}
+		}
+	}
+}

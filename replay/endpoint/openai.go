@@ -261,7 +261,11 @@ func (st *state) openAIChoice(data []byte) *trace.Error {
 		}
 		switch string(k) {
 		case "delta", "message":
-			in, err := st.object(data, "choices[0]."+string(k))
+			field := "choices[0].delta"
+			if string(k) == "message" {
+				field = "choices[0].message"
+			}
+			in, err := st.object(data, field)
 			if err != nil {
 				return err
 			}

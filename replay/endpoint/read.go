@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/llmreplay/llmreplay/replay/stream"
 	"github.com/llmreplay/llmreplay/trace"
@@ -220,6 +221,11 @@ func (st *state) record(rec *trace.Record, t int64, n int, carry *int) {
 		*carry += n
 		return
 	}
+	if rec.Chunks == nil && rec.MaxTokens > 0 && rec.MaxTokens <= maxPrealloc {
+		// Usually one chunk per token plus the finish and usage chunks:
+		// one allocation instead of a dozen as the slice grows.
+		rec.Chunks = make([]trace.Chunk, 0, rec.MaxTokens+2)
+	}
 	c := trace.Chunk{T: t, Bytes: n + *carry, Tokens: e.tokens, ServerT: e.serverT}
 	*carry = 0
 	if len(e.text) > 0 {
@@ -246,17 +252,27 @@ func finishString(b []byte) string {
 	return string(b)
 }
 
+// maxPrealloc bounds the chunk slice made up front from MaxTokens, so a
+// huge max_tokens does not reserve memory a short answer never uses.
+const maxPrealloc = 4096
+
 const (
 	bodyMax = 4 << 10 // trace.Error.Body holds at most this
 	msgMax  = 300     // an error message quotes at most this much
 )
 
-// clip returns the start of b as valid UTF-8, for an error's Body.
+// clip returns at most n bytes from the start of b as valid UTF-8, for an
+// error's Body or message.
 func clip(b []byte, n int) string {
 	if len(b) > n {
 		b = b[:n]
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	for len(s) > n { // replacement characters are longer than the bytes they replace
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
 }
 
 // oneLine makes server text fit an error message: valid UTF-8, no line

@@ -148,7 +148,8 @@ func NewNDJSON(r io.Reader, now func() int64, o Options) *Parser {
 }
 
 // Reset makes p read a new stream in format f (the format sniffing starts
-// from, or keeps, depending on o.Sniff), keeping its buffers.
+// from, or keeps, depending on o.Sniff), keeping its buffers unless they
+// grew large. Reset(nil, nil, SSE, Options{}) lets go of the reader.
 func (p *Parser) Reset(r io.Reader, now func() int64, f Format, o Options) {
 	max := o.MaxEventSize
 	if max <= 0 {
@@ -161,9 +162,20 @@ func (p *Parser) Reset(r io.Reader, now func() int64, f Format, o Options) {
 	*p = Parser{
 		r: r, now: now, max: max, bufMin: bufMin,
 		format: f, sniff: o.Sniff,
-		buf: p.buf[:0], data: p.data[:0], name: p.name[:0], id: p.id[:0],
+		buf: keep(p.buf), data: keep(p.data), name: keep(p.name), id: keep(p.id),
 		lastName: p.lastName,
 	}
+}
+
+// keepMax is the largest buffer Reset keeps: one grown for a rare long line
+// is dropped so that a pooled parser does not pin it.
+const keepMax = 64 << 10
+
+func keep(b []byte) []byte {
+	if cap(b) > keepMax {
+		return nil
+	}
+	return b[:0]
 }
 
 // Format is the stream's framing: the one asked for, or the one sniffed once

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -492,6 +493,9 @@ func BenchmarkSSEParse(b *testing.B) {
 	p := NewSSE(r, func() int64 { clock++; return clock }, Options{})
 	b.SetBytes(int64(len(vllmChunk)))
 	b.ReportAllocs()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if !p.Next() {
@@ -499,7 +503,13 @@ func BenchmarkSSEParse(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&m1)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(b.N), "allocs/event")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/event")
+	}
 	if !bytes.HasPrefix(p.Event().Data, []byte(`{"id"`)) {
 		b.Fatal("wrong data")
 	}

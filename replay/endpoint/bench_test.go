@@ -1,0 +1,93 @@
+package endpoint
+
+import (
+	"io"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// eventsReader delivers a response one event per Read, the way a streaming
+// server's flushes arrive, and can be rewound for the next request.
+type eventsReader struct {
+	events [][]byte
+	i      int
+}
+
+func (r *eventsReader) Read(p []byte) (int, error) {
+	if r.i == len(r.events) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.events[r.i])
+	r.i++
+	return n, nil
+}
+
+// vLLM chat chunks as vLLM 0.x sends them: ~200 bytes carrying one token.
+func vllmResponse(tokens int, continuous bool) [][]byte {
+	const head = `{"id":"chatcmpl-8d0f6c5e2b7a4a1f9d3c2b1a0e9f8d7c","object":"chat.completion.chunk","created":1733140000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":{`
+	usage := func(n int) string {
+		if !continuous {
+			return ""
+		}
+		return `,"usage":{"prompt_tokens":812,"total_tokens":` + strconv.Itoa(812+n) + `,"completion_tokens":` + strconv.Itoa(n) + `}`
+	}
+	ev := func(s string) []byte { return []byte("data: " + s + "\n\n") }
+	out := [][]byte{ev(head + `"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]` + usage(0) + `}`)}
+	for i := 1; i <= tokens; i++ {
+		out = append(out, ev(head+`"content":" `+strconv.Itoa(i)+`,"},"logprobs":null,"finish_reason":null}]`+usage(i)+`}`))
+	}
+	out = append(out, ev(head+`},"logprobs":null,"finish_reason":"length","stop_reason":null}]`+usage(tokens)+`}`))
+	out = append(out, ev(`{"id":"chatcmpl-8d0f6c5e2b7a4a1f9d3c2b1a0e9f8d7c","object":"chat.completion.chunk","created":1733140000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[],"usage":{"prompt_tokens":812,"total_tokens":`+strconv.Itoa(812+tokens)+`,"completion_tokens":`+strconv.Itoa(tokens)+`}}`))
+	return append(out, []byte("data: [DONE]\n\n"))
+}
+
+func benchRead(b *testing.B, ep Endpoint, events [][]byte) {
+	r := &eventsReader{events: events}
+	var clock int64
+	now := func() int64 { clock++; return clock }
+	size := 0
+	for _, e := range events {
+		size += len(e)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r.i = 0
+		rec := &trace.Record{MaxTokens: len(events)}
+		if err := ep.Read(r, now, rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&m1)
+	n := float64(b.N) * float64(len(events))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/event")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/event")
+	}
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/event")
+}
+
+// BenchmarkOpenAIChatRead reads 256-token vLLM chat responses, one event
+// per read, through the whole adapter: parse, time, record.
+func BenchmarkOpenAIChatRead(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchRead(b, OpenAIChat{}, vllmResponse(256, false)) })
+	b.Run("continuous-usage", func(b *testing.B) { benchRead(b, OpenAIChat{}, vllmResponse(256, true)) })
+}
+
+func BenchmarkOllamaChatRead(b *testing.B) {
+	var events [][]byte
+	for i := 0; i < 256; i++ {
+		events = append(events, []byte(ollamaChat(" "+strconv.Itoa(i)+",")))
+	}
+	events = append(events, []byte(`{"model":"m","message":{"role":"assistant","content":""},`+ollamaDone))
+	benchRead(b, OllamaChat{}, events)
+}
