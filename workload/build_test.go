@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -190,6 +191,17 @@ func TestDeterministicBytes(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Fatal("two builds with the same config gave different bytes")
+	}
+	// Prompts are built on every core; one core must give the same file.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	wl1, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one bytes.Buffer
+	Encode(&one, wl1)
+	if !bytes.Equal(one.Bytes(), files[0]) {
+		t.Fatal("a build on one core differs from a build on all cores")
 	}
 	cfg.Seed = 43
 	wl, err := Build(cfg)

@@ -65,6 +65,20 @@ func TestGoldenV1(t *testing.T) {
 	if diff := cmp.Diff(wl, fresh); diff != "" {
 		t.Fatalf("the builder no longer reproduces the golden workload (-golden +now):\n%s", diff)
 	}
+	// Byte identity of the compressed file, on whatever machine runs this.
+	// A zstd library upgrade may legitimately change the bytes (not the
+	// content or digest); then rerun with -update and say so in the commit.
+	golden, err := os.ReadFile(goldenV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), golden) {
+		t.Fatalf("a fresh build compresses to %d bytes that differ from the golden file's %d", buf.Len(), len(golden))
+	}
 }
 
 func TestRoundTrip(t *testing.T) {
