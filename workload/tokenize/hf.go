@@ -215,57 +215,22 @@ func (t *hfTokenizer) bpeLong(sym []int32) []int32 {
 	for i := range n {
 		next[i], prev[i] = int32(i+1), int32(i-1)
 	}
-	type cand struct {
-		rank, pos, left, right int32
-	}
-	less := func(a, b cand) bool { return a.rank < b.rank || a.rank == b.rank && a.pos < b.pos }
-	var h []cand
-	push := func(c cand) {
-		h = append(h, c)
-		for i := len(h) - 1; i > 0; {
-			p := (i - 1) / 2
-			if !less(h[i], h[p]) {
-				break
-			}
-			h[i], h[p] = h[p], h[i]
-			i = p
-		}
-	}
-	pop := func() cand {
-		top := h[0]
-		h[0] = h[len(h)-1]
-		h = h[:len(h)-1]
-		for i := 0; ; {
-			l, r, m := 2*i+1, 2*i+2, i
-			if l < len(h) && less(h[l], h[m]) {
-				m = l
-			}
-			if r < len(h) && less(h[r], h[m]) {
-				m = r
-			}
-			if m == i {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-		return top
-	}
+	var h mergeHeap
 	try := func(i int32) {
-		j := next[i]
-		if i < 0 || j >= int32(n) {
+		if i < 0 || next[i] >= int32(n) {
 			return
 		}
+		j := next[i]
 		if m, ok := t.merges[pairKey(sym[i], sym[j])]; ok {
-			push(cand{m.rank, i, sym[i], sym[j]})
+			h.push(cand{rank: m.rank, pos: i, left: sym[i], right: sym[j]})
 		}
 	}
 	for i := range n - 1 {
 		try(int32(i))
 	}
 	dead := make([]bool, n)
-	for len(h) > 0 {
-		c := pop()
+	for h.len() > 0 {
+		c := h.pop()
 		i := c.pos
 		if dead[i] {
 			continue

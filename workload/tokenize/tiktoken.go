@@ -174,10 +174,10 @@ func (tb *rankTables) bytePairMerge(piece string, out []int32) []int32 {
 	}
 	h := mergeHeap{}
 	try := func(i int32) {
-		j := next[i]
-		if i < 0 || j >= int32(n) {
+		if i < 0 || next[i] >= int32(n) {
 			return
 		}
+		j := next[i]
 		if r, ok := tb.ranks[piece[i:end(j)]]; ok {
 			h.push(cand{rank: r, pos: i, left: next[i], right: end(j)})
 		}
