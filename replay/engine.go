@@ -1,0 +1,724 @@
+// Package replay sends a workload to a server exactly as scheduled and hands
+// every finished request, with each streamed chunk's arrival time, to the
+// trace writer. It computes no metric: analysis happens offline, from the
+// trace, in package analyze.
+//
+// Timing rules (see ARCHITECTURE.md): all times are integer nanoseconds on
+// the monotonic clock since the run start; open-loop requests are sent at
+// absolute deadlines (sleep, then spin for the last stretch), never after
+// relative sleeps, so lateness cannot accumulate; both the scheduled and the
+// actual send time are recorded, so a late client cannot hide server
+// queueing.
+package replay
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmreplay/llmreplay/internal/version"
+	"github.com/llmreplay/llmreplay/replay/endpoint"
+	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
+)
+
+// Config is one replay run.
+type Config struct {
+	Workload *workload.Workload
+	// URL is the server's base address, e.g. http://127.0.0.1:8080.
+	URL   string
+	API   string // an endpoint name, see endpoint.Names
+	Model string // empty: ask the server (/v1/models) for its first model
+	Label string
+	// APIKey is sent as a bearer token and written nowhere else.
+	APIKey string
+	// Trace is the output path (NAME.trace.zst).
+	Trace string
+
+	Timeout     time.Duration // whole request; 0 means none
+	IdleTimeout time.Duration // between response bytes; 0 means none
+	Warmup      int           // requests sent (one at a time) before the measured ones
+	// Prewarm opens as many connections as the next phase needs before it
+	// starts, so TCP set-up does not land in the first requests' TTFT.
+	Prewarm  bool
+	Insecure bool // accept any TLS certificate (self-signed test servers)
+
+	// Salt fills every request's salt slot with words drawn from SaltSeed
+	// (0: a random seed), so this run cannot hit an earlier run's prefix
+	// cache. False replays the workload verbatim.
+	Salt     bool
+	SaltSeed int64
+
+	// SendTokenIDs sends prompts as token ids of the workload's tokenizer
+	// (openai-completions, llamacpp).
+	SendTokenIDs bool
+	// ContinuousUsage asks for per-chunk token counts where offered.
+	ContinuousUsage bool
+
+	// Grace is how long in-flight requests may finish after ctx is
+	// cancelled (SIGINT) before they are cut off and marked cancelled.
+	Grace time.Duration
+
+	// Simulated marks a run against llmreplay's own simulator.
+	Simulated  bool
+	SimProfile string
+
+	// FlushInterval bounds what a crash can lose (default 1 s).
+	FlushInterval time.Duration
+
+	// OnRecord, if set, sees every record after it was written (progress).
+	// It runs on the writer goroutine, off the timing path.
+	OnRecord func(*trace.Record)
+}
+
+// Summary counts what happened in a run.
+type Summary struct {
+	Trace    string
+	Sent     int // measured requests sent
+	OK       int
+	Failed   int
+	ByClass  map[trace.ErrorClass]int
+	NotSent  int // requests never sent because the run was stopped
+	Warmup   int
+	Elapsed  time.Duration
+	Stopped  bool // the run was interrupted
+	SaltSeed int64
+	Model    string
+}
+
+// String is the one-line summary printed at the end of a run.
+func (s *Summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d requests sent, %d ok, %d failed", s.Sent, s.OK, s.Failed)
+	if len(s.ByClass) > 0 {
+		classes := make([]string, 0, len(s.ByClass))
+		for c := range s.ByClass {
+			classes = append(classes, string(c))
+		}
+		sort.Strings(classes)
+		b.WriteString(" (")
+		for i, c := range classes {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %d", c, s.ByClass[trace.ErrorClass(c)])
+		}
+		b.WriteString(")")
+	}
+	if s.NotSent > 0 {
+		fmt.Fprintf(&b, ", %d not sent (stopped)", s.NotSent)
+	}
+	fmt.Fprintf(&b, " in %.1fs", s.Elapsed.Seconds())
+	return b.String()
+}
+
+// engine is the state of one run.
+type engine struct {
+	cfg       Config
+	ep        endpoint.Endpoint
+	base      string
+	opts      endpoint.Options
+	tok       tokenize.Tokenizer // for SendTokenIDs
+	client    *http.Client
+	start     time.Time
+	startUnix int64
+	salt      []string // measured requests
+	warmSalt  []string // warm-up requests: different words, so they cannot warm the cache
+
+	reqCtx   context.Context // cancelled Grace after the run's ctx
+	records  chan *trace.Record
+	mu       sync.Mutex
+	sum      Summary
+	inflight sync.WaitGroup
+	stopped  atomic.Bool
+}
+
+// now is the run clock: monotonic nanoseconds since the start.
+func (e *engine) now() int64 { return int64(time.Since(e.start)) }
+
+// Run replays cfg.Workload and writes the trace. It returns an error only
+// when the run could not happen at all (bad config, unwritable trace);
+// failed requests are data, counted in the Summary.
+func Run(ctx context.Context, cfg Config) (*Summary, error) {
+	e, err := newEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer e.client.CloseIdleConnections()
+	if e.opts.Model == "" {
+		m, err := discoverModel(ctx, e.client, e.base, e.ep.Name(), cfg.APIKey)
+		if err != nil {
+			return nil, err
+		}
+		e.opts.Model = m
+	}
+	e.sum.Model = e.opts.Model
+
+	h := e.header()
+	tw, err := trace.Create(cfg.Trace, h, trace.WithFlushInterval(cfg.FlushInterval))
+	if err != nil {
+		return nil, err
+	}
+	writeErr := make(chan error, 1)
+	go func() {
+		var first error
+		for rec := range e.records {
+			if err := tw.Write(rec); err != nil && first == nil {
+				first = err
+			}
+			if cfg.OnRecord != nil {
+				cfg.OnRecord(rec)
+			}
+		}
+		writeErr <- first
+	}()
+
+	// In-flight requests outlive a cancelled run by Grace, then are cut.
+	reqCtx, cancelReqs := context.WithCancelCause(context.Background())
+	defer cancelReqs(errCancelled)
+	e.reqCtx = reqCtx
+	stopWatch := context.AfterFunc(ctx, func() {
+		e.stopped.Store(true)
+		time.AfterFunc(cfg.Grace, func() { cancelReqs(errCancelled) })
+	})
+	defer stopWatch()
+
+	e.run(ctx)
+	e.inflight.Wait()
+	close(e.records)
+	werr := <-writeErr
+	cerr := tw.Close()
+	e.sum.Elapsed = time.Since(e.start)
+	e.sum.Stopped = e.stopped.Load()
+	e.sum.Trace = cfg.Trace
+	s := e.sum
+	if werr != nil {
+		return &s, fmt.Errorf("writing trace %s: %w (the trace is readable up to the last flush)", cfg.Trace, werr)
+	}
+	if cerr != nil {
+		return &s, fmt.Errorf("closing trace %s: %w (the trace is readable up to the last flush)", cfg.Trace, cerr)
+	}
+	return &s, nil
+}
+
+var (
+	errIdle      = errors.New("idle timeout")
+	errTimeout   = errors.New("request timeout")
+	errCancelled = errors.New("run stopped")
+)
+
+func newEngine(cfg Config) (*engine, error) {
+	if cfg.Workload == nil || len(cfg.Workload.Requests) == 0 {
+		return nil, errors.New("the workload has no requests: build one with 'llmreplay workload build'")
+	}
+	ep, err := endpoint.Lookup(cfg.API)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--url %q is not an http(s) address: give one like http://127.0.0.1:8080", RedactURL(cfg.URL))
+	}
+	if u.User != nil {
+		// Credentials in the URL go out as a header, never into files.
+		if cfg.APIKey == "" {
+			if p, ok := u.User.Password(); ok {
+				cfg.APIKey = p
+			}
+		}
+		u.User = nil
+	}
+	base := strings.TrimRight(u.String(), "/")
+	for _, suffix := range []string{"/v1/chat/completions", "/v1/completions", "/completion", "/api/generate", "/api/chat", "/v1"} {
+		base = strings.TrimSuffix(base, suffix)
+	}
+	if cfg.Warmup < 0 || cfg.Timeout < 0 || cfg.IdleTimeout < 0 {
+		return nil, errors.New("--warmup, --timeout and --idle-timeout cannot be negative")
+	}
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = time.Second
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 5 * time.Second
+	}
+	if cfg.Salt && cfg.SaltSeed == 0 {
+		var b [8]byte
+		rand.Read(b[:])
+		cfg.SaltSeed = int64(binary.LittleEndian.Uint64(b[:]) >> 1)
+		if cfg.SaltSeed == 0 {
+			cfg.SaltSeed = 1
+		}
+	}
+	e := &engine{
+		cfg:     cfg,
+		ep:      ep,
+		base:    base,
+		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage},
+		records: make(chan *trace.Record, 4096),
+	}
+	if cfg.SendTokenIDs {
+		if cfg.Workload.Header.Shape != workload.ShapeCompletion {
+			return nil, errors.New("--send-token-ids needs a completion-shaped workload (build it with --shape completion)")
+		}
+		tok, err := tokenize.Load(cfg.Workload.Header.Tokenizer)
+		if err != nil {
+			return nil, fmt.Errorf("--send-token-ids: %w", err)
+		}
+		e.tok = tok
+	}
+	if cfg.Salt {
+		n := maxSaltWords(cfg.Workload)
+		e.salt = workload.SaltWords(cfg.SaltSeed, n)
+		e.warmSalt = workload.SaltWords(cfg.SaltSeed^0x5bd1e995, n)
+		e.sum.SaltSeed = cfg.SaltSeed
+	}
+	e.client = newClient(cfg, maxConcurrency(cfg.Workload))
+	e.start = time.Now()
+	e.startUnix = e.start.UnixNano()
+	e.sum.ByClass = map[trace.ErrorClass]int{}
+	return e, nil
+}
+
+func maxSaltWords(wl *workload.Workload) int {
+	n := 0
+	for i := range wl.Requests {
+		n = max(n, wl.Requests[i].Salt.Words)
+	}
+	return n
+}
+
+func maxConcurrency(wl *workload.Workload) int {
+	n := 1
+	for _, p := range wl.Header.Phases {
+		n = max(n, p.Concurrency)
+	}
+	return n
+}
+
+// newClient makes an HTTP/1.1 client with one connection per in-flight
+// stream, kept alive between requests, and no redirects: a benchmark must
+// measure the address it was given.
+func newClient(cfg Config, conns int) *http.Client {
+	tr := &http.Transport{
+		Proxy: nil, // never route benchmark traffic through an environment proxy
+		DialContext: (&net.Dialer{
+			Timeout:   30 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: max(conns, 64),
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true, // compressed SSE would hide per-chunk timing
+		ForceAttemptHTTP2:   false,
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: cfg.Insecure}, // #nosec G402 -- only with --insecure
+		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
+		ReadBufferSize:      32 << 10,
+		WriteBufferSize:     32 << 10,
+	}
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+func (e *engine) header() trace.Header {
+	wh := e.cfg.Workload.Header
+	h := trace.Header{
+		Format:         trace.FormatName,
+		Major:          trace.FormatMajor,
+		Minor:          trace.FormatMinor,
+		ToolVersion:    version.Tool,
+		WorkloadDigest: workload.Digest(e.cfg.Workload),
+		Tokenizer:      wh.Tokenizer,
+		Shape:          string(wh.Shape),
+		Reference:      wh.Task.Reference,
+		URL:            RedactURL(e.cfg.URL),
+		API:            e.ep.Name(),
+		Model:          e.opts.Model,
+		Label:          e.cfg.Label,
+		Simulated:      e.cfg.Simulated,
+		SimProfile:     e.cfg.SimProfile,
+		StartWall:      e.start.UTC().Format(time.RFC3339Nano),
+		Host:           hostInfo(),
+		Salt:           e.cfg.Salt,
+		SaltSeed:       e.cfg.SaltSeed,
+		Options: map[string]string{
+			"timeout":          e.cfg.Timeout.String(),
+			"idle_timeout":     e.cfg.IdleTimeout.String(),
+			"warmup":           strconv.Itoa(e.cfg.Warmup),
+			"prewarm":          strconv.FormatBool(e.cfg.Prewarm),
+			"send_token_ids":   strconv.FormatBool(e.cfg.SendTokenIDs),
+			"continuous_usage": strconv.FormatBool(e.cfg.ContinuousUsage),
+		},
+	}
+	if h.Label == "" {
+		h.Label = e.opts.Model
+	}
+	for _, p := range wh.Phases {
+		h.Phases = append(h.Phases, trace.Phase{
+			Index: p.Index, Name: p.Name, Kind: p.Kind, Concurrency: p.Concurrency,
+			InputTokens: p.InputTokens, MaxTokens: p.MaxTokens, Repeat: p.Repeat,
+			Rate: p.Rate, Requests: p.Requests,
+		})
+	}
+	return h
+}
+
+// run executes the warm-up and then every phase in order.
+func (e *engine) run(ctx context.Context) {
+	reqs := e.cfg.Workload.Requests
+	for i := 0; i < e.cfg.Warmup && ctx.Err() == nil; i++ {
+		r := reqs[i%len(reqs)]
+		p := e.prepare(&r, true)
+		e.inflight.Add(1)
+		e.do(p, e.now())
+	}
+	byPhase := map[int][]*workload.Request{}
+	for i := range reqs {
+		byPhase[reqs[i].Phase] = append(byPhase[reqs[i].Phase], &reqs[i])
+	}
+	for _, ph := range e.cfg.Workload.Header.Phases {
+		rs := byPhase[ph.Index]
+		if ctx.Err() != nil {
+			e.mu.Lock()
+			e.sum.NotSent += len(rs)
+			e.mu.Unlock()
+			continue
+		}
+		if e.cfg.Prewarm && ph.Concurrency > 1 {
+			e.prewarm(ctx, ph.Concurrency)
+		}
+		switch ph.Kind {
+		case workload.KindClosed:
+			e.closedLoop(ctx, rs, max(ph.Concurrency, 1))
+		case workload.KindRate, workload.KindTrace:
+			e.openLoop(ctx, rs)
+		default: // burst
+			e.burst(ctx, rs)
+		}
+	}
+}
+
+// burst releases all requests together behind a gate (the seeds' barrier)
+// and waits until all have finished.
+func (e *engine) burst(ctx context.Context, rs []*workload.Request) {
+	if ctx.Err() != nil {
+		e.mu.Lock()
+		e.sum.NotSent += len(rs)
+		e.mu.Unlock()
+		return
+	}
+	gate := make(chan struct{})
+	var release int64
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		p := e.prepare(r, false)
+		e.inflight.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			e.do(p, release)
+		}()
+	}
+	// Let the goroutines reach the gate before opening it.
+	runtime.Gosched()
+	release = e.now()
+	close(gate)
+	wg.Wait()
+}
+
+// closedLoop runs c workers; each sends its next request as soon as its
+// previous one ended. The scheduled time of a request is the moment its
+// worker became free.
+func (e *engine) closedLoop(ctx context.Context, rs []*workload.Request, c int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < c; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(rs) {
+					return
+				}
+				if ctx.Err() != nil {
+					e.mu.Lock()
+					e.sum.NotSent++
+					e.mu.Unlock()
+					continue
+				}
+				p := e.prepare(rs[i], false)
+				e.inflight.Add(1)
+				e.do(p, e.now())
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// openLoop sends each request at phase start + its offset, whatever the
+// server does: each request gets its own goroutine, so none waits behind a
+// busy one.
+func (e *engine) openLoop(ctx context.Context, rs []*workload.Request) {
+	sorted := append([]*workload.Request(nil), rs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Offset < sorted[j].Offset })
+	phaseStart := e.now()
+	var wg sync.WaitGroup
+	for i, r := range sorted {
+		p := e.prepare(r, false)
+		deadline := phaseStart + r.Offset
+		if !e.waitUntil(ctx, deadline) {
+			e.mu.Lock()
+			e.sum.NotSent += len(sorted) - i
+			e.mu.Unlock()
+			p.cancel(errCancelled)
+			break
+		}
+		e.inflight.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.do(p, deadline)
+		}()
+	}
+	wg.Wait()
+}
+
+// spinWindow is how long before a deadline the dispatcher stops sleeping and
+// spins: Go's timers wake about 1 ms late on Linux.
+const spinWindow = 1500 * time.Microsecond
+
+// waitUntil blocks until the run clock reaches deadline. It returns false if
+// ctx ended first.
+func (e *engine) waitUntil(ctx context.Context, deadline int64) bool {
+	if d := time.Duration(deadline-e.now()) - spinWindow; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+	for e.now() < deadline {
+		if ctx.Err() != nil {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return ctx.Err() == nil
+}
+
+// prewarm opens n connections to the server and leaves them idle in the
+// pool, so the next phase's requests do not pay for TCP (and TLS) set-up.
+// It is best effort: failures show up on the real requests.
+func (e *engine) prewarm(ctx context.Context, n int) {
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			c, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(c, http.MethodGet, e.base+"/", nil)
+			if err != nil {
+				return
+			}
+			resp, err := e.client.Do(req)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}()
+	}
+	close(gate)
+	wg.Wait()
+}
+
+// prepared is a request built ahead of its send time, so building the body
+// does not delay the send.
+type prepared struct {
+	rec    *trace.Record
+	req    *http.Request
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	err    error
+}
+
+func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
+	rec := &trace.Record{
+		ID: r.ID, Index: r.Index, Phase: r.Phase, Warmup: warmup,
+		InputTokens: r.InputTokens, MaxTokens: r.MaxTokens,
+	}
+	req := *r
+	if e.cfg.Salt {
+		if warmup {
+			req = req.WithSalt(e.warmSalt)
+		} else {
+			req = req.WithSalt(e.salt)
+		}
+	}
+	opts := e.opts
+	if e.tok != nil {
+		opts.TokenIDs = e.tok.Encode(req.Prompt)
+	}
+	ctx, cancel := context.WithCancelCause(e.reqCtx)
+	p := &prepared{rec: rec, ctx: ctx, cancel: cancel}
+	p.req, p.err = e.ep.NewRequest(ctx, e.base, &req, opts)
+	return p
+}
+
+// do sends a prepared request, reads its response into the record and hands
+// the record to the writer. It always calls e.inflight.Done.
+func (e *engine) do(p *prepared, scheduled int64) {
+	defer e.inflight.Done()
+	rec := p.rec
+	rec.Scheduled = scheduled
+	defer func() {
+		p.cancel(nil)
+		e.finish(rec)
+	}()
+	if p.err != nil {
+		rec.Sent = e.now()
+		rec.Done = rec.Sent
+		rec.Error = &trace.Error{Class: trace.ErrOther, Message: "building the request: " + cleanMessage(p.err)}
+		return
+	}
+	ctx := p.ctx
+	if e.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, e.cfg.Timeout, errTimeout)
+		defer cancel()
+	}
+	var idle *time.Timer
+	if e.cfg.IdleTimeout > 0 {
+		idle = time.AfterFunc(e.cfg.IdleTimeout, func() { p.cancel(errIdle) })
+		defer idle.Stop()
+	}
+	req := p.req.WithContext(ctx)
+
+	rec.Sent = e.now()
+	resp, err := e.client.Do(req)
+	if err != nil {
+		rec.Done = e.now()
+		rec.Error = classify(err, reasonOf(ctx), false)
+		return
+	}
+	rec.Headers = e.now()
+	rec.Status = resp.StatusCode
+	defer resp.Body.Close()
+	if idle != nil {
+		idle.Reset(e.cfg.IdleTimeout)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		rec.Error = statusError(resp)
+		rec.Done = e.now()
+		return
+	}
+	var body io.Reader = resp.Body
+	if idle != nil {
+		body = &idleReader{r: resp.Body, t: idle, d: e.cfg.IdleTimeout}
+	}
+	err = e.ep.Read(body, e.now, rec)
+	rec.Done = e.now()
+	if err != nil || ctx.Err() != nil {
+		if why := reasonOf(ctx); why != reasonNone {
+			// The engine cut the response: say why, not what the cut looked like.
+			rec.Error = classify(errors.New("cut"), why, true)
+			return
+		}
+		rec.Error = classify(err, reasonNone, true)
+	}
+}
+
+// reasonOf says whether the engine itself ended ctx, and why.
+func reasonOf(ctx context.Context) reason {
+	if ctx.Err() == nil {
+		return reasonNone
+	}
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errIdle):
+		return reasonIdle
+	case errors.Is(cause, errTimeout):
+		return reasonTimeout
+	case errors.Is(cause, errCancelled):
+		return reasonCancelled
+	}
+	return reasonNone
+}
+
+// statusError keeps the start of an error response's body: servers explain
+// a 400 there (a prompt past the context, a bad model name).
+func statusError(resp *http.Response) *trace.Error {
+	const keep = 4 << 10
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, keep))
+	msg := fmt.Sprintf("HTTP %s", resp.Status)
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		msg += " (Retry-After: " + ra + ")"
+	}
+	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		msg += " redirect to " + RedactURL(loc) + ": point --url at the final address"
+	}
+	return &trace.Error{Class: trace.ErrHTTPStatus, Message: msg, Body: strings.ToValidUTF8(string(b), "\uFFFD")}
+}
+
+// finish converts simulator send times to the run clock, counts the record
+// and queues it for the writer.
+func (e *engine) finish(rec *trace.Record) {
+	for i := range rec.Chunks {
+		if st := rec.Chunks[i].ServerT; st != 0 {
+			rec.Chunks[i].ServerT = st - e.startUnix
+		}
+	}
+	e.mu.Lock()
+	switch {
+	case rec.Warmup:
+		e.sum.Warmup++
+	case rec.Error != nil:
+		e.sum.Sent++
+		e.sum.Failed++
+		e.sum.ByClass[rec.Error.Class]++
+	default:
+		e.sum.Sent++
+		e.sum.OK++
+	}
+	e.mu.Unlock()
+	e.records <- rec
+}
+
+// idleReader re-arms the idle timer on every read that returns bytes.
+type idleReader struct {
+	r io.Reader
+	t *time.Timer
+	d time.Duration
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.t.Reset(r.d)
+	}
+	return n, err
+}
