@@ -181,6 +181,16 @@ const (
 // than inconclusive is given.
 const MinSamples = 3
 
+// CheckOptions tune how strict Check is.
+type CheckOptions struct {
+	// MinSamples is the fewest samples for a verdict (0 = MinSamples).
+	MinSamples int
+	// AcceptPoint judges on the measured value itself when there are too
+	// few samples for a bounded interval — a single run, as most published
+	// figures are. The verdict's reason says so.
+	AcceptPoint bool
+}
+
 // Verdict is a claim checked against traces.
 type Verdict struct {
 	Claim    Claim
@@ -200,7 +210,11 @@ type Verdict struct {
 // to the bound. The claim holds only when the whole interval satisfies it,
 // fails only when none of it does, and is inconclusive otherwise or with
 // fewer than minSamples samples.
-func Check(res *Result, c Claim, minSamples int) Verdict {
+func Check(res *Result, c Claim, o CheckOptions) Verdict {
+	minSamples := o.MinSamples
+	if minSamples < 1 {
+		minSamples = MinSamples
+	}
 	m, _, _ := LookupMetric(c.Metric)
 	v := Verdict{Claim: c, Text: c.Text, Unit: m.Unit, Measured: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	g := res.Select(c.Selector)
@@ -227,9 +241,14 @@ func Check(res *Result, c Claim, minSamples int) Verdict {
 		return v
 	}
 	lo, hi := val.Value, val.Value
+	pointOnly := false
 	if val.HasInterval() {
 		lo, hi = val.Lo, val.Hi
 		v.Lo, v.Hi = lo, hi
+		if o.AcceptPoint && (math.IsInf(lo, 0) || math.IsInf(hi, 0)) {
+			lo, hi = val.Value, val.Value
+			pointOnly = true
+		}
 	}
 	minN := int64(minSamples)
 	if m.Scope == Count || m.Scope == PerGroup {
@@ -279,7 +298,9 @@ func Check(res *Result, c Claim, minSamples int) Verdict {
 		}
 	}
 	if v.Reason == "" {
-		if val.HasInterval() {
+		if pointOnly {
+			v.Reason = "the measured value itself (--accept-point): too few samples for a 95% interval"
+		} else if val.HasInterval() {
 			v.Reason = "the whole 95% interval is on one side of the bound"
 		} else {
 			v.Reason = "exact value"

@@ -108,18 +108,29 @@ func TestCheckVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := Check(res, cl, MinSamples)
+		v := Check(res, cl, CheckOptions{})
 		if v.Verdict != c.verdict {
 			t.Errorf("%s: %s (%s; measured %v [%v, %v] n=%d), want %s", c.claim, v.Verdict, v.Reason, v.Measured, v.Lo, v.Hi, v.N, c.verdict)
 		}
 	}
 	cl, _ := ParseClaim("per_stream_tps >= 1")
-	v := Check(res, cl, MinSamples)
+	v := Check(res, cl, CheckOptions{})
 	if v.Measured != 5.5 || v.Lo != 2 || v.Hi != 9 || v.N != 10 {
 		t.Errorf("measured %v [%v, %v] n=%d, want 5.5 [2, 9] n=10", v.Measured, v.Lo, v.Hi, v.N)
 	}
 	// With --min-samples 11 the same claim is inconclusive.
-	v = Check(res, cl, 11)
+	// One run gives one aggregate_tps sample: unbounded interval, so
+	// inconclusive unless the point value is accepted. Aggregate =
+	// 10 requests × (i+1 tokens) = 65 tokens / (last chunk at 101,100 ms −
+	// first send at 10,000 ms = 91.1 s) = 0.7135 tok/s.
+	agg, _ := ParseClaim("aggregate_tps >= 0.7")
+	if v := Check(res, agg, CheckOptions{MinSamples: 1}); v.Verdict != Inconclusive {
+		t.Errorf("single run without --accept-point: %s", v.Verdict)
+	}
+	if v := Check(res, agg, CheckOptions{MinSamples: 1, AcceptPoint: true}); v.Verdict != Holds || !near(v.Measured, 65/91.1) {
+		t.Errorf("single run with --accept-point: %s %v (%s)", v.Verdict, v.Measured, v.Reason)
+	}
+	v = Check(res, cl, CheckOptions{MinSamples: 11})
 	if v.Verdict != Inconclusive {
 		t.Errorf("min samples 11: %s", v.Verdict)
 	}
@@ -192,12 +203,12 @@ func TestCheckPoolsLabels(t *testing.T) {
 	// them (6 requests) and says so; label=A picks three.
 	res := analyzeTraces(t, Options{}, twoLabels()...)
 	all, _ := ParseClaim("requests_ok == 6")
-	v := Check(res, all, MinSamples)
+	v := Check(res, all, CheckOptions{})
 	if v.Verdict != Holds || len(v.Warnings) == 0 || !strings.Contains(v.Warnings[len(v.Warnings)-1], "pools 2 labels") {
 		t.Errorf("pooled: %+v", v)
 	}
 	one, _ := ParseClaim("requests_ok{label=A} == 3")
-	if v := Check(res, one, MinSamples); v.Verdict != Holds {
+	if v := Check(res, one, CheckOptions{}); v.Verdict != Holds {
 		t.Errorf("label A: %+v", v)
 	}
 }

@@ -222,11 +222,12 @@ func printMetrics(w io.Writer) error {
 
 func newCheckCmd() *cobra.Command {
 	var (
-		tf         traceFlags
-		claims     []string
-		claimsFile string
-		minSamples int
-		format     string
+		tf          traceFlags
+		claims      []string
+		claimsFile  string
+		minSamples  int
+		acceptPoint bool
+		format      string
 	)
 	cmd := &cobra.Command{
 		Use:   "check TRACE...",
@@ -240,7 +241,8 @@ against every run of the traces that the selector matches (keys: label, phase,
 concurrency, input_tokens, repeat). A claim holds when the metric's whole 95%
 interval satisfies it, does not hold when none of it does, and is
 inconclusive when the interval straddles the bound or there are fewer than
---min-samples samples.
+--min-samples samples. Most published figures come from one run, which has
+no interval: --accept-point judges those on the measured value itself.
 
 Exit status: 0 every claim holds; 1 at least one does not hold;
 3 none fails but at least one is inconclusive; 2 bad input.`,
@@ -285,7 +287,7 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 			var vs []analyze.Verdict
 			fails, unsure := 0, 0
 			for _, c := range cs {
-				v := analyze.Check(res, c, minSamples)
+				v := analyze.Check(res, c, analyze.CheckOptions{MinSamples: minSamples, AcceptPoint: acceptPoint})
 				switch v.Verdict {
 				case analyze.DoesNotHold:
 					fails++
@@ -314,6 +316,7 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 	cmd.Flags().StringArrayVar(&claims, "claim", nil, "a claim, e.g. 'per_stream_tps{concurrency=1} >= 490' (repeatable)")
 	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, # comments")
 	cmd.Flags().IntVar(&minSamples, "min-samples", analyze.MinSamples, "fewest samples behind a value for a verdict other than inconclusive")
+	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "judge single values (one run, too few samples for an interval) on the value itself, as published figures are; the reason says so")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
 	return cmd
 }
