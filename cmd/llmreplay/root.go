@@ -74,4 +74,5 @@ var subcommands = []func() *cobra.Command{
 	newAnalyzeCmd,
 	newCheckCmd,
 	newSimCmd,
+	newReplayCmd,
 }

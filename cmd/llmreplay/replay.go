@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/replay/endpoint"
+	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload"
+)
+
+// replayFlags are shared by `replay` and `bench`.
+type replayFlags struct {
+	url, api, model, label string
+	apiKeyEnv              string
+	timeout, idleTimeout   time.Duration
+	grace                  time.Duration
+	warmup                 int
+	prewarm                bool
+	insecure               bool
+	salt                   string
+	saltSeed               int64
+	sendTokenIDs           bool
+	continuousUsage        bool
+	failOnError            bool
+}
+
+func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.api, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", "))
+	fs.StringVar(&f.model, "model", "", "model name to request (default: the server's first model from /v1/models)")
+	fs.StringVar(&f.label, "label", "", "label for this run in tables (default: the model name)")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a bearer token, written nowhere)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "give up on a request after this long (0: never)")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "give up on a request when no byte arrives for this long (0: never)")
+	fs.DurationVar(&f.grace, "grace", 5*time.Second, "after Ctrl-C, how long in-flight requests may finish before they are cut")
+	fs.IntVar(&f.warmup, "warmup", 0, "requests sent one at a time before the measured ones (recorded as warm-up)")
+	fs.BoolVar(&f.prewarm, "prewarm", true, "open the connections a phase needs before it starts, so TCP set-up is not in TTFT")
+	fs.BoolVar(&f.insecure, "insecure", false, "accept self-signed TLS certificates")
+	fs.StringVar(&f.salt, "salt", "on", "on: fill each prompt's salt slot from a per-run seed so an earlier run's prefix cache cannot help; off: send prompts verbatim (cache studies)")
+	fs.Int64Var(&f.saltSeed, "salt-seed", 0, "seed for the salt words (default: random, recorded in the trace)")
+	fs.BoolVar(&f.sendTokenIDs, "send-token-ids", false, "send prompts as token ids (openai-completions, llamacpp; the workload's tokenizer must be the model's)")
+	fs.BoolVar(&f.continuousUsage, "continuous-usage", false, "ask for per-chunk token counts (vLLM's continuous_usage_stats)")
+	fs.BoolVar(&f.failOnError, "fail-on-error", false, "exit with status 1 when any request failed")
+}
+
+// config turns the flags into a replay.Config, checking what can be
+// checked before any request is sent.
+func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, error) {
+	var cfg replay.Config
+	if _, err := endpoint.Lookup(f.api); err != nil {
+		return cfg, usagef("--api %q is not known: use one of %s", f.api, strings.Join(endpoint.Names, ", "))
+	}
+	switch f.salt {
+	case "on", "off":
+	default:
+		return cfg, usagef("--salt %q: use on or off", f.salt)
+	}
+	if f.warmup < 0 || f.timeout < 0 || f.idleTimeout < 0 || f.grace < 0 {
+		return cfg, usagef("--warmup, --timeout, --idle-timeout and --grace cannot be negative")
+	}
+	cfg = replay.Config{
+		Workload:        wl,
+		URL:             f.url,
+		API:             f.api,
+		Model:           f.model,
+		Label:           f.label,
+		APIKey:          os.Getenv(f.apiKeyEnv),
+		Trace:           out,
+		Timeout:         f.timeout,
+		IdleTimeout:     f.idleTimeout,
+		Grace:           f.grace,
+		Warmup:          f.warmup,
+		Prewarm:         f.prewarm,
+		Insecure:        f.insecure,
+		Salt:            f.salt == "on",
+		SaltSeed:        f.saltSeed,
+		SendTokenIDs:    f.sendTokenIDs,
+		ContinuousUsage: f.continuousUsage,
+	}
+	return cfg, nil
+}
+
+func newReplayCmd() *cobra.Command {
+	var f replayFlags
+	var out string
+	cmd := &cobra.Command{
+		Use:   "replay WORKLOAD --url URL [flags]",
+		Short: "Send a workload to a server on its schedule and record every streamed chunk",
+		Long: `Replay sends every request of a workload file to a server exactly as the
+workload's schedule says, and writes a trace with each streamed chunk's
+arrival time, the text, the server's usage and every error.
+
+Failed requests are data: they are recorded with an error class and the run
+goes on. The exit status is 0 when the run completed (even with failed
+requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
+130 when stopped with Ctrl-C (the trace is closed cleanly).`,
+		Example: `  llmreplay workload build -o sweep.workload.zst
+  llmreplay replay sweep.workload.zst --url http://127.0.0.1:8080 --label "llama.cpp Q4_K_M" -o q4.trace.zst`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.url == "" {
+				return usagef("--url is required: the server's base address, e.g. http://127.0.0.1:8080 (or run 'llmreplay bench' for the built-in simulator)")
+			}
+			wl, err := workload.Open(args[0])
+			if err != nil {
+				return usageError(err)
+			}
+			if out == "" {
+				out = defaultTracePath(f.label, f.model)
+				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+					return err
+				}
+			}
+			cfg, err := f.config(wl, out)
+			if err != nil {
+				return err
+			}
+			return runReplay(cmd, cfg, f.failOnError)
+		},
+	}
+	f.register(cmd, "openai-chat")
+	cmd.Flags().StringVar(&f.url, "url", "", "server base address, e.g. http://127.0.0.1:8080 (required)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "trace file to write (default results/LABEL-TIME.trace.zst)")
+	return cmd
+}
+
+// runReplay runs one replay and prints its summary line.
+func runReplay(cmd *cobra.Command, cfg replay.Config, failOnError bool) error {
+	errw := cmd.ErrOrStderr()
+	progress := newProgress(errw, cfg.Workload)
+	cfg.OnRecord = progress.record
+	sum, err := replay.Run(cmd.Context(), cfg)
+	if err != nil {
+		if sum == nil {
+			return err
+		}
+		fmt.Fprintln(errw, sum)
+		return err
+	}
+	fmt.Fprintf(errw, "%s\ntrace: %s\n", sum, sum.Trace)
+	if sum.Stopped {
+		return &exitError{code: 130, err: fmt.Errorf("stopped: the trace %s holds every request that finished", sum.Trace)}
+	}
+	if failOnError && sum.Failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d requests failed (--fail-on-error)", sum.Failed)}
+	}
+	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// defaultTracePath names a trace by label and start time under results/.
+func defaultTracePath(label, model string) string {
+	name := label
+	if name == "" {
+		name = model
+	}
+	if name == "" {
+		name = "run"
+	}
+	name = strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-")
+	return filepath.Join("results", fmt.Sprintf("%s-%s.trace.zst", name, time.Now().UTC().Format("20060102T150405Z")))
+}
+
+// progress prints a status line about once a second while a run goes on.
+type progress struct {
+	w     interface{ Write([]byte) (int, error) }
+	total int
+	n     int
+	fail  int
+	last  time.Time
+}
+
+func newProgress(w interface{ Write([]byte) (int, error) }, wl *workload.Workload) *progress {
+	return &progress{w: w, total: len(wl.Requests), last: time.Now()}
+}
+
+func (p *progress) record(r *trace.Record) {
+	if r.Warmup {
+		return
+	}
+	p.n++
+	if r.Error != nil {
+		p.fail++
+	}
+	if time.Since(p.last) >= time.Second {
+		p.last = time.Now()
+		fmt.Fprintf(p.w, "  %d/%d requests done, %d failed\n", p.n, p.total, p.fail)
+	}
+}
