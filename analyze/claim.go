@@ -20,7 +20,8 @@ import (
 // Time metrics take ns, us, ms, s and m suffixes (bare numbers are ms);
 // rate metrics accept tok/s or req/s matching their unit.
 type Claim struct {
-	Text     string            // as written
+	Text     string            // as written, without its comment
+	Comment  string            // the text after #, if any
 	Metric   string            // with its statistic suffix
 	Selector map[string]string // canonical key → value
 	Op       string
@@ -30,12 +31,12 @@ type Claim struct {
 
 // ParseClaim parses one claim. Text after # is a comment.
 func ParseClaim(s string) (Claim, error) {
-	text := s
+	comment := ""
 	if i := strings.IndexByte(s, '#'); i >= 0 {
-		s = s[:i]
+		s, comment = s[:i], strings.TrimSpace(s[i+1:])
 	}
 	s = strings.TrimSpace(s)
-	c := Claim{Text: strings.TrimSpace(text), Selector: map[string]string{}}
+	c := Claim{Text: s, Comment: comment, Selector: map[string]string{}}
 	if s == "" {
 		return c, fmt.Errorf("empty claim: write e.g. 'per_stream_tps{concurrency=1} >= 490'")
 	}
@@ -309,6 +310,16 @@ func Check(res *Result, c Claim, o CheckOptions) Verdict {
 	return v
 }
 
+func bound(x float64) string {
+	switch {
+	case math.IsInf(x, -1):
+		return "−∞"
+	case math.IsInf(x, 1):
+		return "+∞"
+	}
+	return fmtNum(x, false)
+}
+
 func sortedSel(sel map[string]string) string {
 	keys := make([]string, 0, len(sel))
 	for k := range sel {
@@ -327,14 +338,22 @@ func RenderVerdicts(w io.Writer, vs []Verdict) error {
 	for _, v := range vs {
 		interval := ""
 		if !math.IsNaN(v.Lo) || !math.IsNaN(v.Hi) {
-			interval = fmt.Sprintf(" [%s, %s]", fmtNum(v.Lo, false), fmtNum(v.Hi, false))
+			interval = fmt.Sprintf(" [%s, %s]", bound(v.Lo), bound(v.Hi))
 		}
 		warn := ""
 		if len(v.Warnings) > 0 {
-			warn = " warnings: " + strings.Join(v.Warnings, ",")
+			warn = "; warnings: " + strings.Join(v.Warnings, ", ")
 		}
-		if _, err := fmt.Fprintf(w, "%-13s %s — measured %s %s%s n=%d (%s)%s\n",
-			strings.ToUpper(v.Verdict), v.Text, fmtNum(v.Measured, false), v.Unit, interval, v.N, v.Reason, warn); err != nil {
+		measured := fmtNum(v.Measured, false)
+		if v.Unit == "requests" && !math.IsNaN(v.Measured) {
+			measured = fmt.Sprintf("%.0f", v.Measured)
+		}
+		comment := ""
+		if v.Claim.Comment != "" {
+			comment = "  # " + v.Claim.Comment
+		}
+		if _, err := fmt.Fprintf(w, "%-13s %s — measured %s %s%s n=%d (%s%s)%s\n",
+			strings.ToUpper(v.Verdict), v.Text, measured, v.Unit, interval, v.N, v.Reason, warn, comment); err != nil {
 			return err
 		}
 	}
@@ -347,6 +366,7 @@ func RenderVerdicts(w io.Writer, vs []Verdict) error {
 func WriteVerdictsJSON(w io.Writer, vs []Verdict) error {
 	type jv struct {
 		Claim    string   `json:"claim"`
+		Comment  string   `json:"comment,omitempty"`
 		Line     int      `json:"line,omitempty"`
 		Verdict  string   `json:"verdict"`
 		Measured *float64 `json:"measured"`
@@ -369,7 +389,7 @@ func WriteVerdictsJSON(w io.Writer, vs []Verdict) error {
 		Verdicts []jv   `json:"verdicts"`
 	}{Schema: "llmreplay-check", Version: 1, Verdicts: []jv{}}
 	for _, v := range vs {
-		out.Verdicts = append(out.Verdicts, jv{v.Text, v.Claim.Line, v.Verdict, num(v.Measured), num(v.Lo), num(v.Hi), v.N, v.Unit, v.Reason, v.Warnings})
+		out.Verdicts = append(out.Verdicts, jv{v.Text, v.Claim.Comment, v.Claim.Line, v.Verdict, num(v.Measured), num(v.Lo), num(v.Hi), v.N, v.Unit, v.Reason, v.Warnings})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
