@@ -349,17 +349,15 @@ type Group struct {
 	// Values holds every metric under every statistic name
 	// ("ttft", "ttft_p99", "per_stream_tps_min" …).
 	Values        map[string]Value `json:"metrics"`
-	FailedByClass map[string]int   `json:"requests_failed_by_class,omitempty"`
-	TokenSources  map[string]int   `json:"output_token_sources,omitempty"`
+	FailedByClass map[string]int   `json:"requests_failed_by_class"`
+	TokenSources  map[string]int   `json:"output_token_sources"`
 	Runs          int              `json:"runs"`
 	Warnings      []Warning        `json:"-"`
 	// WarningCodes names the group's warnings; the document's top-level
 	// warnings list carries their evidence.
-	WarningCodes    []string `json:"warnings"`
-	samples         map[string][]float64
-	runs            []*run
-	baseSel         map[string]any
-	mixedHeaderNote string
+	WarningCodes []string `json:"warnings"`
+	samples      map[string][]float64
+	runs         []*run
 }
 
 // Value is a metric's value with its 95% interval where it has one. Lo or
