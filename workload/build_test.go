@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	tiktoken "github.com/tiktoken-go/tokenizer"
+
 	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
@@ -29,6 +31,31 @@ func loadTok(t testing.TB, spec string) tokenize.Tokenizer {
 		t.Fatalf("loading tokenizer %s: %v", spec, err)
 	}
 	return tok
+}
+
+// referenceCount counts with the upstream tiktoken-go library, a second
+// implementation independent of the tokenize package's own BPE, so an
+// exactness test cannot pass on a bug shared by Build and Count.
+func referenceCount(t testing.TB, name, text string) (int, bool) {
+	t.Helper()
+	var enc tiktoken.Encoding
+	switch name {
+	case "o200k_base":
+		enc = tiktoken.O200kBase
+	case "cl100k_base":
+		enc = tiktoken.Cl100kBase
+	default:
+		return 0, false
+	}
+	codec, err := tiktoken.Get(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := codec.Count(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, true
 }
 
 func promptText(r Request) string {
@@ -96,6 +123,9 @@ func TestExactCountSweep(t *testing.T) {
 					want := wl.Header.Phases[r.Phase].InputTokens
 					if got := tok.Count(promptText(r)); got != want || r.InputTokens != want {
 						t.Errorf("%s: %d tokens (recorded %d), want %d", r.ID, got, r.InputTokens, want)
+					}
+					if ref, ok := referenceCount(t, tok.Name(), promptText(r)); ok && ref != want {
+						t.Errorf("%s: %d tokens under the upstream tiktoken-go %s, want %d", r.ID, ref, tok.Name(), want)
 					}
 				}
 			})
