@@ -275,6 +275,8 @@ func TestOpenAIChatRead(t *testing.T) {
 		{name: "usage with the finish is the total, not the chunk's", sc: script{pieces: []string{sse(tok("a"), tok("b"),
 			`{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"completion_tokens":2}}`)}},
 			want: []wantChunk{{Text: "a"}, {Text: "b"}, {}}, finish: "stop", usage: `"completion_tokens":2`},
+		{name: "empty finish_reason is not a finish", sc: script{pieces: []string{sse(`{"choices":[{"delta":{"content":"a"},"finish_reason":""}]}`)}},
+			want: []wantChunk{{Text: "a"}}, class: trace.ErrIncomplete},
 		{name: "simulator send times", sc: script{pieces: []string{sse(`{"choices":[{"delta":{"content":"a"}}],"sim_sent_unix_ns":1733140000123456789}`,
 			`{"sim_sent_unix_ns":1733140000223456789,"choices":[{"delta":{},"finish_reason":"stop"}]}`)}},
 			want: []wantChunk{{Text: "a", ServerT: 1733140000123456789}, {ServerT: 1733140000223456789}}, finish: "stop"},

@@ -307,7 +307,7 @@ func (st *state) openAIChoice(data []byte) *trace.Error {
 				}
 				return st.shapeError(data, "finish_reason is not a string")
 			}
-			if !null {
+			if !null && len(v) > 0 { // some servers send "" instead of null mid-stream
 				e.finish, e.hasFinish = v, true
 			}
 		default:

@@ -116,6 +116,7 @@ type Parser struct {
 	err        error
 	t          int64 // now() after the latest read
 	skipLF     bool  // the previous line ended in CR: an LF right after belongs to it
+	scanned    int   // buf[start:start+scanned] is known to hold no line ending
 	pending    int   // bytes consumed since the previous event
 
 	// SSE event being assembled.
@@ -244,16 +245,23 @@ func (p *Parser) line() ([]byte, bool) {
 		return nil, false
 	}
 	b := p.buf[p.start:p.end]
-	i := bytes.IndexByte(b, '\n')
+	// Bytes already searched are not searched again, so a long line
+	// trickling in a byte per read costs linear, not quadratic, time.
+	from := p.scanned
+	i := bytes.IndexByte(b[from:], '\n')
+	if i >= 0 {
+		i += from
+	}
 	n := 1 // length of the line ending
 	if p.format == SSE {
 		// SSE also ends lines with a lone CR; NDJSON only with LF (a CR
 		// before it is trimmed below).
-		limit := b
+		limit := b[from:]
 		if i >= 0 {
-			limit = b[:i]
+			limit = b[from:i]
 		}
 		if j := bytes.IndexByte(limit, '\r'); j >= 0 {
+			j += from
 			i = j
 			switch {
 			case j+1 < len(b) && b[j+1] == '\n':
@@ -264,6 +272,7 @@ func (p *Parser) line() ([]byte, bool) {
 		}
 	}
 	if i < 0 {
+		p.scanned = len(b)
 		if len(b) > p.max {
 			p.err = fmt.Errorf("%w: a line longer than %d bytes", ErrTooLarge, p.max)
 		}
@@ -273,6 +282,7 @@ func (p *Parser) line() ([]byte, bool) {
 		p.err = fmt.Errorf("%w: a line of %d bytes, the limit is %d", ErrTooLarge, i, p.max)
 		return nil, false
 	}
+	p.scanned = 0
 	p.start += i + n
 	p.pending += i + n
 	return b[:i], true
@@ -299,7 +309,7 @@ func (p *Parser) skipBOM() bool {
 // reports false if more bytes are needed.
 func (p *Parser) decide() bool {
 	b := p.buf[p.start:p.end]
-	for _, c := range b {
+	for _, c := range b[p.scanned:] {
 		switch c {
 		case ' ', '\t', '\r', '\n':
 			continue
@@ -309,10 +319,13 @@ func (p *Parser) decide() bool {
 			p.format = SSE
 		}
 		p.sniff = false
+		p.scanned = 0
 		return true
 	}
+	p.scanned = len(b)
 	if p.eof {
 		p.sniff = false
+		p.scanned = 0
 		return true
 	}
 	// Only white space so far. Lines that end in LF are blank in either
@@ -321,6 +334,7 @@ func (p *Parser) decide() bool {
 	if k := bytes.LastIndexByte(b, '\n'); k >= 0 {
 		p.start += k + 1
 		p.pending += k + 1
+		p.scanned -= k + 1
 	}
 	return false
 }
@@ -458,7 +472,7 @@ func (p *Parser) finish() bool {
 			return false
 		}
 		p.pending += len(line)
-		p.start = p.end
+		p.start, p.scanned = p.end, 0
 		if p.process(line) {
 			p.dispatch(true)
 			return true

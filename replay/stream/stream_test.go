@@ -514,3 +514,23 @@ func BenchmarkSSEParse(b *testing.B) {
 		b.Fatal("wrong data")
 	}
 }
+
+// TestTrickle feeds a long line one byte per read: the parser must not
+// search the whole pending line again on every read.
+func TestTrickle(t *testing.T) {
+	const n = 1 << 20
+	in := "data: " + strings.Repeat("x", n) + "\n\n"
+	for _, f := range []Format{SSE, NDJSON} {
+		cr := &chunkReader{b: []byte(in), sizes: []int{1}}
+		p := &Parser{}
+		p.Reset(cr, cr.now, f, Options{Sniff: f == NDJSON})
+		start := time.Now()
+		if !p.Next() || len(p.Event().Data) < n {
+			t.Fatalf("%v: %v", f, p.Err())
+		}
+		// Linear is a few tens of milliseconds; quadratic would be minutes.
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%v: %v for a 1 MiB line a byte at a time", f, d)
+		}
+	}
+}
