@@ -135,7 +135,7 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
 // runReplay runs one replay and prints its summary line.
 func runReplay(cmd *cobra.Command, cfg replay.Config, failOnError bool) error {
 	errw := cmd.ErrOrStderr()
-	progress := newProgress(errw, cfg.Workload)
+	progress := &progress{w: errw, total: len(cfg.Workload.Requests)}
 	cfg.OnRecord = progress.record
 	sum, err := replay.Run(cmd.Context(), cfg)
 	if err != nil {
@@ -173,14 +173,10 @@ func defaultTracePath(label, model string) string {
 // progress prints a status line about once a second while a run goes on.
 type progress struct {
 	w     interface{ Write([]byte) (int, error) }
-	total int
+	total int // 0: unknown
 	n     int
 	fail  int
 	last  time.Time
-}
-
-func newProgress(w interface{ Write([]byte) (int, error) }, wl *workload.Workload) *progress {
-	return &progress{w: w, total: len(wl.Requests), last: time.Now()}
 }
 
 func (p *progress) record(r *trace.Record) {
@@ -191,8 +187,15 @@ func (p *progress) record(r *trace.Record) {
 	if r.Error != nil {
 		p.fail++
 	}
+	if p.last.IsZero() {
+		p.last = time.Now()
+	}
 	if time.Since(p.last) >= time.Second {
 		p.last = time.Now()
-		fmt.Fprintf(p.w, "  %d/%d requests done, %d failed\n", p.n, p.total, p.fail)
+		if p.total > 0 {
+			fmt.Fprintf(p.w, "  %d/%d requests done, %d failed\n", p.n, p.total, p.fail)
+		} else {
+			fmt.Fprintf(p.w, "  %d requests done, %d failed\n", p.n, p.fail)
+		}
 	}
 }

@@ -75,4 +75,5 @@ var subcommands = []func() *cobra.Command{
 	newCheckCmd,
 	newSimCmd,
 	newReplayCmd,
+	newBenchCmd,
 }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/internal/bench"
+	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/workload"
+)
+
+func newBenchCmd() *cobra.Command {
+	var (
+		f       replayFlags
+		cfg     bench.Config
+		shape   string
+		profile string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench [--url URL] [flags]",
+		Short: "The seeds' benchmark in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
+		Long: `bench builds the seeds' workload (800-token prompts asking the model to count
+up from 1, capped at 256 output tokens, bursts of 1, 4, 8 and 16 streams
+released together), replays it, and prints for each concurrency the TTFT p50,
+the per-stream and the aggregate output tok/s.
+
+Without --url it starts llmreplay's simulated server in-process (--profile)
+and says so in its output and in the trace header. The workload, the trace,
+a Markdown table and a JSON analysis are written under --results, named by
+label and time; 'llmreplay analyze' puts several runs side by side.`,
+		Example: `  # on the built-in simulator (no GPU needed)
+  llmreplay bench
+  llmreplay bench --profile llamacpp-rtx5090-q4km --concurrency 1,4,8,16,32
+
+  # against a real server
+  llmreplay bench --url http://127.0.0.1:8000 --label "vLLM bf16" --concurrency 1,4,8,16,32`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch shape {
+			case "chat", "completion":
+				cfg.Shape = workload.Shape(shape)
+			default:
+				return usagef("--shape %q: use chat or completion", shape)
+			}
+			if f.url == "" {
+				if _, err := sim.LookupProfile(profile); err != nil {
+					return usageError(err)
+				}
+				cfg.Profile = profile
+			} else if cmd.Flags().Changed("profile") {
+				return usagef("--profile applies to the built-in simulator only: drop it, or drop --url")
+			}
+			if cfg.MaxTokens < 1 || cfg.Repeats < 1 {
+				return usagef("--max-tokens and --repeats must be at least 1")
+			}
+			rc, err := f.config(nil, "")
+			if err != nil {
+				return err
+			}
+			cfg.Replay = rc
+			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if f.url == "" {
+				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", profile)
+			}
+			progress := &progress{w: errw}
+			cfg.Replay.OnRecord = progress.record
+			res, err := bench.Run(cmd.Context(), cfg)
+			if err != nil {
+				if res != nil && res.Summary != nil {
+					fmt.Fprintln(errw, res.Summary)
+				}
+				return usageErrorIfInput(err)
+			}
+			if res.Simulated {
+				fmt.Fprintf(out, "server: SIMULATED (profile %s)\n", res.Profile)
+			} else {
+				fmt.Fprintf(out, "server: %s (model %s)\n", res.URL, res.Summary.Model)
+			}
+			fmt.Fprint(out, res.Table)
+			fmt.Fprintf(errw, "%s\ntrace: %s\ntable: %s\njson:  %s\n", res.Summary, res.Trace, res.TableFile, res.JSONFile)
+			if res.Summary.Stopped {
+				return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every request that finished", res.Trace)}
+			}
+			if f.failOnError && res.Summary.Failed > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%d requests failed (--fail-on-error)", res.Summary.Failed)}
+			}
+			return nil
+		},
+	}
+	f.register(cmd, "openai-chat")
+	fs := cmd.Flags()
+	fs.StringVar(&f.url, "url", "", "server base address; empty: the built-in simulator")
+	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(profileNames(), ", ")+")")
+	fs.IntSliceVar(&cfg.Concurrency, "concurrency", []int{1, 4, 8, 16}, "concurrency levels: streams released together")
+	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", []int{800}, "exact prompt length(s) in tokens")
+	fs.IntVar(&cfg.MaxTokens, "max-tokens", 256, "output tokens per request")
+	fs.IntVar(&cfg.Repeats, "repeats", 3, "runs of each level (the table shows medians)")
+	fs.StringVar(&cfg.Tokenizer, "tokenizer", "o200k_base", "tokenizer for exact prompts: o200k_base, cl100k_base or a tokenizer.json path")
+	fs.StringVar(&shape, "shape", "chat", "chat or completion")
+	fs.StringVar(&cfg.Results, "results", "results", "folder for the workload, trace and tables")
+	fs.StringVar(&cfg.Definitions, "definitions", "llmreplay", "metric definition set for the table")
+	return cmd
+}
+
+func profileNames() []string {
+	var names []string
+	for _, p := range sim.Profiles() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// usageErrorIfInput treats errors from building the workload (bad
+// tokenizer, sizes) as bad input; anything else keeps exit status 1.
+func usageErrorIfInput(err error) error {
+	msg := err.Error()
+	for _, s := range []string{"tokenizer", "input-tokens", "max-tokens", "too small", "out of range", "unknown"} {
+		if strings.Contains(msg, s) {
+			return usageError(err)
+		}
+	}
+	return err
+}
