@@ -84,6 +84,10 @@ func putState(st *state) {
 	statePool.Put(st)
 }
 
+// errorField makes llama.cpp's "error: {...}" lines (outside the SSE
+// specification) events named "error", like an SSE "event: error".
+var errorField = []string{"error"}
+
 // api is what differs between APIs when reading a response.
 type api struct {
 	name   string
@@ -124,7 +128,7 @@ func read(a *api, body io.Reader, now func() int64, rec *trace.Record) error {
 
 func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Record) error {
 	p := &st.p
-	p.Reset(body, now, a.format, stream.Options{MaxEventSize: MaxEventSize, Sniff: true})
+	p.Reset(body, now, a.format, stream.Options{MaxEventSize: MaxEventSize, Sniff: true, Fields: errorField})
 
 	var (
 		events  int
@@ -151,6 +155,10 @@ func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Recor
 		}
 		events++
 		if ev.Name == "error" {
+			st.ev = event{}
+			if st.top(ev.Data) == nil { // JSON: take its message if it has one
+				st.ev.errMsg = st.errorObject()
+			}
 			return st.serverError(ev.Data, "an SSE error event")
 		}
 		st.ev = event{}
@@ -348,6 +356,38 @@ func (st *state) errorMessage() []byte {
 		return msg
 	}
 	return s.raw()
+}
+
+// errorObject reads the rest of an object sent as an error event: its
+// "message", or the message of its "error"; nil if it has neither.
+func (st *state) errorObject() []byte {
+	s := &st.js
+	var msg []byte
+	for n := 0; ; n++ {
+		k, ok := s.key(n)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "message":
+			if v, null, ok := s.str(&st.mbuf); ok {
+				if !null && len(msg) == 0 {
+					msg = v
+				}
+				continue
+			}
+		case "error":
+			if v := st.errorMessage(); len(v) > 0 {
+				msg = v
+			}
+			continue
+		}
+		s.skip()
+	}
+	if s.err != "" {
+		return nil
+	}
+	return msg
 }
 
 // serverTime reads the simulator's send time (sim_sent_unix_ns).

@@ -72,6 +72,11 @@ type Options struct {
 	// else SSE. A server that answers in the other format, or with one plain
 	// JSON document, is then still read instead of silently yielding nothing.
 	Sniff bool
+	// Fields names line fields outside the SSE specification that are
+	// delivered at once as an event of their own, with Name the field and
+	// Data the value: llama.cpp's server sends its errors as
+	// "error: {...}" lines, which a strict parser would drop.
+	Fields []string
 }
 
 // Event is one dispatched SSE event or one NDJSON line.
@@ -130,6 +135,8 @@ type Parser struct {
 
 	ignored      int
 	firstIgnored string
+	fields       []string
+	field        bool // the event being dispatched is a line of one of fields
 
 	ev Event
 }
@@ -162,7 +169,7 @@ func (p *Parser) Reset(r io.Reader, now func() int64, f Format, o Options) {
 	}
 	*p = Parser{
 		r: r, now: now, max: max, bufMin: bufMin,
-		format: f, sniff: o.Sniff,
+		format: f, sniff: o.Sniff, fields: o.Fields,
 		buf: keep(p.buf), data: keep(p.data), name: keep(p.name), id: keep(p.id),
 		lastName: p.lastName,
 	}
@@ -412,6 +419,12 @@ func (p *Parser) sseLine(line []byte) bool {
 			p.retry, p.hasRetry = ms, true
 		}
 	default:
+		for _, f := range p.fields {
+			if string(field) == f {
+				p.ev.Data, p.ev.Name, p.field = value, f, true
+				return true
+			}
+		}
 		if p.ignored == 0 {
 			const keep = 64
 			s := line
@@ -446,6 +459,10 @@ func (p *Parser) dispatch(partial bool) {
 	p.ev.Bytes = p.pending
 	p.ev.Partial = partial
 	p.pending = 0
+	if p.field {
+		p.field = false // the event being assembled, if any, goes on
+		return
+	}
 	if p.format == SSE {
 		p.ev.ID = p.id
 		if len(p.name) > 0 {

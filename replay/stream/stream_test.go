@@ -344,6 +344,21 @@ func TestHTTP(t *testing.T) {
 	}
 }
 
+func TestFields(t *testing.T) {
+	in := "data: a\nerror: {\"message\":\"x\"}\ndata: b\n\nerror:no space\r\nwarning: ignored\n\n"
+	for _, size := range []int{1, 1000} {
+		cr := &chunkReader{b: []byte(in), sizes: []int{size}}
+		evs, err := collect(t, NewSSE(cr, cr.now, Options{Fields: []string{"error"}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []got{{Data: `{"message":"x"}`, Name: "error"}, {Data: "a\nb"}, {Data: "no space", Name: "error"}}
+		if diff := cmp.Diff(want, evs); diff != "" {
+			t.Errorf("reads of %d: events (-want +got):\n%s", size, diff)
+		}
+	}
+}
+
 func TestReuse(t *testing.T) {
 	p := NewSSE(strings.NewReader("event: a\ndata: 1\n\n"), func() int64 { return 0 }, Options{})
 	for p.Next() {
