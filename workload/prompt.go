@@ -286,9 +286,10 @@ func (k *promptKit) reference(want int) string {
 		}
 		return b.String()
 	}
-	// Each number is at least one token, so want numbers always suffice;
-	// binary search for the fewest.
-	lo, hi := 1, max(want, 1)
+	// After the first, each number costs at least two tokens (the comma
+	// and the number; pre-tokenizers never merge them), so want/2+1
+	// numbers always suffice; binary search for the fewest.
+	lo, hi := 1, want/2+1
 	for lo < hi {
 		mid := (lo + hi) / 2
 		if k.tok.Count(text(mid)) >= want {
