@@ -59,7 +59,6 @@ func (e LlamaCpp) NewRequest(ctx context.Context, base string, r *workload.Reque
 }
 
 var llamaCppAPI = api{
-	name:         "llamacpp",
 	format:       stream.SSE,
 	finishSignal: `"stop": true`,
 	parse:        parseLlamaCpp,

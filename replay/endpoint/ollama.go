@@ -88,7 +88,6 @@ func (e OllamaChat) NewRequest(ctx context.Context, base string, r *workload.Req
 }
 
 var ollamaAPI = api{
-	name:         "ollama",
 	format:       stream.NDJSON,
 	finishSignal: `"done": true`,
 	parse:        parseOllama,

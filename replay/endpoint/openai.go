@@ -96,7 +96,6 @@ func (e OpenAICompletions) NewRequest(ctx context.Context, base string, r *workl
 }
 
 var openAIAPI = api{
-	name:         "openai",
 	format:       stream.SSE,
 	finishSignal: "finish_reason",
 	parse:        parseOpenAI,

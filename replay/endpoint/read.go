@@ -90,7 +90,6 @@ var errorField = []string{"error"}
 
 // api is what differs between APIs when reading a response.
 type api struct {
-	name   string
 	format stream.Format
 	// finishSignal names the API's finish signal in error messages.
 	finishSignal string
