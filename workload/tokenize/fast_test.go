@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dlclark/regexp2/v2"
@@ -12,11 +13,22 @@ import (
 
 var fastPatterns = []string{gpt2Pattern, qwenPattern, llama3Pattern, o200kPattern}
 
+var refRegexps sync.Map // pattern -> *regexp2.Regexp
+
+func compiledRef(pattern string) *regexp2.Regexp {
+	if re, ok := refRegexps.Load(pattern); ok {
+		return re.(*regexp2.Regexp)
+	}
+	re := regexp2.MustCompile("(?:"+pattern+")", regexp2.None)
+	refRegexps.Store(pattern, re)
+	return re
+}
+
 // regexpSpans are the matches of pattern by regexp2, the reference.
 func regexpSpans(t testing.TB, pattern, s string) [][2]int {
 	// Wrapped so as not to pick up a registered generated engine (see
 	// preStep.compile).
-	re := regexp2.MustCompile("(?:"+pattern+")", regexp2.None)
+	re := compiledRef(pattern)
 	idx, err := re.FindAllStringIndex(s, -1)
 	if err != nil {
 		t.Fatal(err)

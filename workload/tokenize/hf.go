@@ -403,15 +403,55 @@ func hfName(path string) string {
 	return base
 }
 
+// decodeHFFile splits the file into sections with the hand-written scanner
+// (see jsonscan.go) and decodes the small ones with encoding/json; vocab
+// and merges stay raw for parseVocab and parseMergeList.
+func decodeHFFile(data []byte) (*hfFile, error) {
+	top, err := objectSpans(data)
+	if err != nil {
+		return nil, fmt.Errorf("%v; is the file truncated or not a tokenizer.json?", err)
+	}
+	f := &hfFile{Normalizer: top["normalizer"], PreTokenizer: top["pre_tokenizer"], Decoder: top["decoder"]}
+	if raw, ok := top["added_tokens"]; ok {
+		if err := json.Unmarshal(raw, &f.AddedTokens); err != nil {
+			return nil, fmt.Errorf("added_tokens: %v", err)
+		}
+	}
+	raw, ok := top["model"]
+	if !ok || string(raw) == "null" {
+		return f, nil
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, errors.New("\"model\" is not an object: not a HuggingFace tokenizer.json")
+	}
+	model, err := objectSpans(raw)
+	if err != nil {
+		return nil, err
+	}
+	m := &hfModel{Vocab: model["vocab"], Merges: model["merges"]}
+	for key, dst := range map[string]any{
+		"type": &m.Type, "dropout": &m.Dropout, "continuing_subword_prefix": &m.ContinuingSubwordPrefix,
+		"end_of_word_suffix": &m.EndOfWordSuffix, "byte_fallback": &m.ByteFallback, "ignore_merges": &m.IgnoreMerges,
+	} {
+		if raw, ok := model[key]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return nil, fmt.Errorf("model.%s: %v", key, err)
+			}
+		}
+	}
+	f.Model = m
+	return f, nil
+}
+
 func parseHF(data []byte) (*hfTokenizer, error) {
-	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("not valid JSON (%v); is the file truncated or not a tokenizer.json?", err)
+	f, err := decodeHFFile(data)
+	if err != nil {
+		return nil, err
 	}
 	if f.Model == nil || f.Model.Type == "" && len(f.Model.Vocab) == 0 {
 		return nil, errors.New("no \"model\" section: not a HuggingFace tokenizer.json")
 	}
-	if err := checkKind(&f); err != nil {
+	if err := checkKind(f); err != nil {
 		return nil, err
 	}
 	m := f.Model
@@ -423,7 +463,6 @@ func parseHF(data []byte) (*hfTokenizer, error) {
 	}
 
 	t := &hfTokenizer{ignoreMerges: m.IgnoreMerges, cache: newPieceCache()}
-	var err error
 	if t.normalize, err = parseNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
@@ -431,9 +470,9 @@ func parseHF(data []byte) (*hfTokenizer, error) {
 		return nil, err
 	}
 
-	var vocab map[string]int
-	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
-		return nil, fmt.Errorf("model.vocab is not a map of token to id: %v", err)
+	vocab, err := parseVocab(m.Vocab)
+	if err != nil {
+		return nil, err
 	}
 	if len(vocab) == 0 {
 		return nil, errors.New("model.vocab is empty")
@@ -471,7 +510,10 @@ func parseHF(data []byte) (*hfTokenizer, error) {
 		}
 	}
 
-	pairs, err := parseMerges(m.Merges)
+	var pairs [][2]string
+	if len(m.Merges) > 0 {
+		pairs, err = parseMergeList(m.Merges)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -603,38 +645,6 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 		}
 		return s
 	}, nil
-}
-
-// parseMerges accepts both spellings tokenizers has used: "a b" strings
-// and ["a", "b"] pairs (newer files, which allow spaces in tokens).
-func parseMerges(raw json.RawMessage) ([][2]string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var strs []string
-	if err := json.Unmarshal(raw, &strs); err == nil {
-		out := make([][2]string, len(strs))
-		for i, s := range strs {
-			a, b, ok := strings.Cut(s, " ")
-			if !ok || a == "" || b == "" || strings.Contains(b, " ") {
-				return nil, fmt.Errorf("model.merges[%d] = %q is not two tokens separated by a space", i, s)
-			}
-			out[i] = [2]string{a, b}
-		}
-		return out, nil
-	}
-	var arrs [][]string
-	if err := json.Unmarshal(raw, &arrs); err != nil {
-		return nil, fmt.Errorf("model.merges is neither a list of \"a b\" strings nor of [\"a\",\"b\"] pairs: %v", err)
-	}
-	out := make([][2]string, len(arrs))
-	for i, p := range arrs {
-		if len(p) != 2 {
-			return nil, fmt.Errorf("model.merges[%d] has %d tokens, want 2", i, len(p))
-		}
-		out[i] = [2]string{p[0], p[1]}
-	}
-	return out, nil
 }
 
 // hfDigest hashes everything that decides the ids of a text: the

@@ -1,0 +1,432 @@
+package tokenize
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A tokenizer.json is 5-30 MB, nearly all of it model.vocab and
+// model.merges. encoding/json takes half a second on those and, under the
+// race detector (which every test run uses), half a minute, so this file
+// parses those two by hand and leaves the small sections to encoding/json.
+// The scanner validates everything it passes over, so a corrupt file is
+// still an error, never a panic or a silent partial read.
+
+type jsonScanner struct {
+	data []byte
+	pos  int
+}
+
+// maxJSONDepth bounds nesting, so hostile input cannot exhaust the stack.
+const maxJSONDepth = 512
+
+func (s *jsonScanner) errf(format string, args ...any) error {
+	return fmt.Errorf("not valid JSON at byte %d: %s", s.pos, fmt.Sprintf(format, args...))
+}
+
+func (s *jsonScanner) ws() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// expect consumes c after optional white space.
+func (s *jsonScanner) expect(c byte) error {
+	s.ws()
+	if s.pos >= len(s.data) {
+		return s.errf("unexpected end, want %q", c)
+	}
+	if s.data[s.pos] != c {
+		return s.errf("found %q, want %q", s.data[s.pos], c)
+	}
+	s.pos++
+	return nil
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (s *jsonScanner) peek() byte {
+	s.ws()
+	if s.pos >= len(s.data) {
+		return 0
+	}
+	return s.data[s.pos]
+}
+
+// str parses a string; the opening quote is next.
+func (s *jsonScanner) str() (string, error) {
+	if err := s.expect('"'); err != nil {
+		return "", err
+	}
+	start := s.pos
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		switch {
+		case c == '"':
+			v := string(s.data[start:s.pos])
+			s.pos++
+			return v, nil
+		case c == '\\':
+			return s.strSlow(start)
+		case c < 0x20:
+			return "", s.errf("control character in string")
+		}
+		s.pos++
+	}
+	return "", s.errf("unterminated string")
+}
+
+// strSlow finishes a string that has escapes, from its first byte start.
+func (s *jsonScanner) strSlow(start int) (string, error) {
+	buf := append([]byte(nil), s.data[start:s.pos]...)
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			return string(buf), nil
+		case c < 0x20:
+			return "", s.errf("control character in string")
+		case c != '\\':
+			buf = append(buf, c)
+			s.pos++
+			continue
+		}
+		if s.pos+1 >= len(s.data) {
+			return "", s.errf("unterminated escape")
+		}
+		e := s.data[s.pos+1]
+		s.pos += 2
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := s.hex4()
+			if !ok {
+				return "", s.errf("bad \\u escape")
+			}
+			if utf16.IsSurrogate(r) {
+				// A pair is two escapes; a lone half becomes U+FFFD,
+				// as encoding/json does.
+				save := s.pos
+				if s.pos+1 < len(s.data) && s.data[s.pos] == '\\' && s.data[s.pos+1] == 'u' {
+					s.pos += 2
+					if r2, ok := s.hex4(); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							buf = utf8.AppendRune(buf, d)
+							continue
+						}
+					}
+				}
+				s.pos = save
+				r = utf8.RuneError
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return "", s.errf("bad escape \\%c", e)
+		}
+	}
+	return "", s.errf("unterminated string")
+}
+
+func (s *jsonScanner) hex4() (rune, bool) {
+	if s.pos+4 > len(s.data) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(s.data[s.pos:s.pos+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	s.pos += 4
+	return rune(v), true
+}
+
+// integer parses a JSON number that must be an integer.
+func (s *jsonScanner) integer() (int, error) {
+	s.ws()
+	start := s.pos
+	if err := s.number(); err != nil {
+		return 0, err
+	}
+	v, err := strconv.Atoi(string(s.data[start:s.pos]))
+	if err != nil {
+		return 0, s.errf("want an integer id")
+	}
+	return v, nil
+}
+
+// skip passes over one value, checking its syntax.
+func (s *jsonScanner) skip(depth int) error {
+	if depth > maxJSONDepth {
+		return s.errf("nested deeper than %d", maxJSONDepth)
+	}
+	switch c := s.peek(); {
+	case c == '"':
+		_, err := s.str()
+		return err
+	case c == '{':
+		s.pos++
+		if s.peek() == '}' {
+			s.pos++
+			return nil
+		}
+		for {
+			if _, err := s.str(); err != nil {
+				return err
+			}
+			if err := s.expect(':'); err != nil {
+				return err
+			}
+			if err := s.skip(depth + 1); err != nil {
+				return err
+			}
+			if s.peek() == ',' {
+				s.pos++
+				continue
+			}
+			return s.expect('}')
+		}
+	case c == '[':
+		s.pos++
+		if s.peek() == ']' {
+			s.pos++
+			return nil
+		}
+		for {
+			if err := s.skip(depth + 1); err != nil {
+				return err
+			}
+			if s.peek() == ',' {
+				s.pos++
+				continue
+			}
+			return s.expect(']')
+		}
+	case c == '-' || '0' <= c && c <= '9':
+		return s.number()
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == 0:
+		return s.errf("unexpected end")
+	default:
+		return s.errf("unexpected %q", c)
+	}
+}
+
+func (s *jsonScanner) literal(w string) error {
+	if len(s.data)-s.pos < len(w) || string(s.data[s.pos:s.pos+len(w)]) != w {
+		return s.errf("want %s", w)
+	}
+	s.pos += len(w)
+	return nil
+}
+
+// number checks -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?.
+func (s *jsonScanner) number() error {
+	d := s.data
+	digits := func() int {
+		n := 0
+		for s.pos < len(d) && '0' <= d[s.pos] && d[s.pos] <= '9' {
+			s.pos++
+			n++
+		}
+		return n
+	}
+	if s.pos < len(d) && d[s.pos] == '-' {
+		s.pos++
+	}
+	if s.pos < len(d) && d[s.pos] == '0' {
+		s.pos++
+	} else if digits() == 0 {
+		return s.errf("bad number")
+	}
+	if s.pos < len(d) && d[s.pos] == '.' {
+		s.pos++
+		if digits() == 0 {
+			return s.errf("bad number")
+		}
+	}
+	if s.pos < len(d) && (d[s.pos] == 'e' || d[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(d) && (d[s.pos] == '+' || d[s.pos] == '-') {
+			s.pos++
+		}
+		if digits() == 0 {
+			return s.errf("bad number")
+		}
+	}
+	return nil
+}
+
+// objectSpans reads an object and returns each member's raw value (later
+// members win, as in encoding/json). The value of every member is
+// syntax-checked.
+func objectSpans(data []byte) (map[string][]byte, error) {
+	s := &jsonScanner{data: data}
+	out := map[string][]byte{}
+	if err := s.expect('{'); err != nil {
+		return nil, err
+	}
+	if s.peek() == '}' {
+		s.pos++
+	} else {
+		for {
+			k, err := s.str()
+			if err != nil {
+				return nil, err
+			}
+			if err := s.expect(':'); err != nil {
+				return nil, err
+			}
+			s.ws()
+			start := s.pos
+			if err := s.skip(1); err != nil {
+				return nil, err
+			}
+			out[k] = data[start:s.pos]
+			if s.peek() == ',' {
+				s.pos++
+				continue
+			}
+			if err := s.expect('}'); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	if s.ws(); s.pos != len(data) {
+		return nil, s.errf("data after the end of the object")
+	}
+	return out, nil
+}
+
+// parseVocab reads {"token": id, …}.
+func parseVocab(data []byte) (map[string]int, error) {
+	s := &jsonScanner{data: data}
+	if s.peek() != '{' {
+		return nil, errors.New("model.vocab is not a map of token to id")
+	}
+	s.pos++
+	out := make(map[string]int, len(data)/16)
+	if s.peek() == '}' {
+		return out, nil
+	}
+	for {
+		k, err := s.str()
+		if err != nil {
+			return nil, fmt.Errorf("model.vocab: %w", err)
+		}
+		if err := s.expect(':'); err != nil {
+			return nil, fmt.Errorf("model.vocab: %w", err)
+		}
+		id, err := s.integer()
+		if err != nil {
+			return nil, fmt.Errorf("model.vocab: %w", err)
+		}
+		out[k] = id
+		if s.peek() == ',' {
+			s.pos++
+			continue
+		}
+		if err := s.expect('}'); err != nil {
+			return nil, fmt.Errorf("model.vocab: %w", err)
+		}
+		return out, nil
+	}
+}
+
+// parseMergeList reads merges in either spelling tokenizers has used:
+// "a b" strings, or ["a", "b"] pairs (newer files, which allow spaces in
+// tokens).
+func parseMergeList(data []byte) ([][2]string, error) {
+	s := &jsonScanner{data: data}
+	if c := s.peek(); c == 'n' {
+		return nil, s.literal("null")
+	} else if c != '[' {
+		return nil, errors.New("model.merges is not a list")
+	}
+	s.pos++
+	out := make([][2]string, 0, len(data)/12)
+	if s.peek() == ']' {
+		return out, nil
+	}
+	for i := 0; ; i++ {
+		var pair [2]string
+		switch s.peek() {
+		case '"':
+			v, err := s.str()
+			if err != nil {
+				return nil, fmt.Errorf("model.merges: %w", err)
+			}
+			a, b, ok := cutSpace(v)
+			if !ok {
+				return nil, fmt.Errorf("model.merges[%d] = %q is not two tokens separated by a space", i, v)
+			}
+			pair = [2]string{a, b}
+		case '[':
+			s.pos++
+			for k := range 2 {
+				if k == 1 {
+					if err := s.expect(','); err != nil {
+						return nil, fmt.Errorf("model.merges[%d] is not a pair of tokens: %w", i, err)
+					}
+				}
+				v, err := s.str()
+				if err != nil {
+					return nil, fmt.Errorf("model.merges[%d] is not a pair of tokens: %w", i, err)
+				}
+				pair[k] = v
+			}
+			if err := s.expect(']'); err != nil {
+				return nil, fmt.Errorf("model.merges[%d] is not a pair of tokens: %w", i, err)
+			}
+		default:
+			return nil, fmt.Errorf("model.merges[%d] is neither \"a b\" nor [\"a\", \"b\"]", i)
+		}
+		out = append(out, pair)
+		if s.peek() == ',' {
+			s.pos++
+			continue
+		}
+		if err := s.expect(']'); err != nil {
+			return nil, fmt.Errorf("model.merges: %w", err)
+		}
+		return out, nil
+	}
+}
+
+func cutSpace(v string) (a, b string, ok bool) {
+	for i := 0; i < len(v); i++ {
+		if v[i] == ' ' {
+			a, b = v[:i], v[i+1:]
+			for j := 0; j < len(b); j++ {
+				if b[j] == ' ' {
+					return "", "", false
+				}
+			}
+			return a, b, a != "" && b != ""
+		}
+	}
+	return "", "", false
+}
