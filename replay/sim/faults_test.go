@@ -323,3 +323,25 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Error("a profile without step times was accepted")
 	}
 }
+
+// TestTokenInterval checks the pacing: the k-th text chunk is sent no
+// earlier than k intervals after the request arrived, and not much later.
+func TestTokenInterval(t *testing.T) {
+	t.Parallel()
+	const iv, n = 20 * time.Millisecond, 5
+	s := startServer(t, Config{Profile: mustProfile(t, "fast"), TokenInterval: iv})
+	r := do(context.Background(), newClient(), s.URL(), "/v1/completions",
+		map[string]any{"model": "m", "prompt": "hi", "max_tokens": n, "stream": true})
+	if r.err != nil || r.chunks != n {
+		t.Fatalf("err %v, %d text chunks, want %d", r.err, r.chunks, n)
+	}
+	if got := r.last.Sub(r.sent); got < n*iv || got > n*iv+time.Second {
+		t.Errorf("last of %d chunks at %v after sending, want about %v", n, got, n*iv)
+	}
+	if got := r.first.Sub(r.sent); got < iv {
+		t.Errorf("first chunk at %v after sending, before the first interval %v", got, iv)
+	}
+	if _, err := New(Config{Profile: mustProfile(t, "fast"), TokenInterval: -iv}); err == nil {
+		t.Error("a negative interval was accepted")
+	}
+}

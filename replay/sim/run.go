@@ -114,6 +114,33 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 		}
 		return rc.Flush() == nil
 	}
+	// pace holds the next chunk until its deadline under TokenInterval.
+	var paceTimer *time.Timer
+	chunks := 0
+	pace := func() bool {
+		iv := s.cfg.TokenInterval
+		if iv <= 0 {
+			return true
+		}
+		chunks++
+		d := time.Until(t.start.Add(time.Duration(chunks) * iv))
+		if d <= 0 {
+			return true
+		}
+		if paceTimer == nil {
+			paceTimer = time.NewTimer(d)
+		} else {
+			paceTimer.Reset(d)
+		}
+		select {
+		case <-paceTimer.C:
+			return true
+		case <-ctx.Done():
+		case <-s.quit:
+		}
+		paceTimer.Stop()
+		return false
+	}
 	for sent < n {
 		have := avail()
 		for sent < have {
@@ -126,6 +153,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 			}
 			if sent+k > have {
 				break
+			}
+			if !pace() {
+				return
 			}
 			if sent == 0 && j.api == apiChat {
 				// Real servers open a chat stream with a role-only delta.

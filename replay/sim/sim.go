@@ -52,6 +52,12 @@ type Config struct {
 	SendTimes bool
 	// Seed drives ErrorRate's choice of failing requests.
 	Seed int64
+	// TokenInterval, if positive, paces every stream: its k-th chunk is
+	// written no earlier than k·TokenInterval after the request arrived
+	// (absolute deadlines, so a late write does not delay the rest). With
+	// the Instant profile this gives streams of a known, fixed length, for
+	// holding many connections open or measuring timestamp error.
+	TokenInterval time.Duration
 
 	// Faults.
 
@@ -122,7 +128,7 @@ func New(cfg Config) (*Server, error) {
 		p.Slots = cfg.Slots
 	}
 	switch {
-	case cfg.MaxContext < 0, cfg.TokensPerChunk < 0, cfg.StallAfter < 0, cfg.ResetAfter < 0, cfg.InflateUsage < 0, cfg.DefaultMaxTokens < 0:
+	case cfg.MaxContext < 0, cfg.TokensPerChunk < 0, cfg.TokenInterval < 0, cfg.StallAfter < 0, cfg.ResetAfter < 0, cfg.InflateUsage < 0, cfg.DefaultMaxTokens < 0:
 		return nil, errors.New("sim: negative fault or limit setting: use 0 to switch it off")
 	case cfg.ErrorRate < 0 || cfg.ErrorRate > 1:
 		return nil, fmt.Errorf("sim: error rate %v is outside [0, 1]: give a fraction such as 0.05", cfg.ErrorRate)
