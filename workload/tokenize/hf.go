@@ -356,6 +356,9 @@ func loadHF(path string) (Tokenizer, error) {
 }
 
 func readMaybeZstd(path string) ([]byte, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("tokenizer %q is a folder: give the path of the tokenizer.json inside it", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -2,10 +2,12 @@ package tokenize
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -327,6 +329,7 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"unknown name", "o300k_base", []string{"o300k_base", "o200k_base", "cl100k_base", "tokenizer.json"}},
 		{"missing file", filepath.Join(dir, "nope", "tokenizer.json"), []string{"no such file", "o200k_base"}},
+		{"folder", dir, []string{"is a folder", "tokenizer.json"}},
 		{"corrupt json", write("corrupt.json", valid[:len(valid)/2]), []string{"corrupt.json", "not valid JSON"}},
 		{"not json", write("bin.json", []byte{0, 1, 2, 0xff}), []string{"bin.json", "not valid JSON"}},
 		{"corrupt zstd", write("bad.json.zst", []byte("not zstd at all")), []string{"bad.json.zst"}},
@@ -371,5 +374,38 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if tok.Name() != "hf:ok" || !strings.HasPrefix(tok.Digest(), "sha256:") {
 		t.Errorf("Name %q Digest %q", tok.Name(), tok.Digest())
+	}
+}
+
+// TestConcurrentEncode runs every tokenizer from several goroutines at once
+// (the race detector checks the shared piece cache and lazy tables).
+func TestConcurrentEncode(t *testing.T) {
+	specs := []string{hfPath("qwen3"), "o200k_base", "cl100k_base"}
+	cases := readGolden(t, "qwen3")
+	for _, spec := range specs {
+		tok := loadT(t, spec)
+		want := make([][]int, len(cases))
+		for i, c := range cases {
+			want[i] = tok.Encode(c.Text)
+		}
+		errs := make(chan string, 4*len(cases))
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range cases {
+					i := (k + g*7) % len(cases)
+					if got := tok.Encode(cases[i].Text); !slices.Equal(got, want[i]) {
+						errs <- fmt.Sprintf("%s case %d: concurrent encode differs", spec, i)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
 	}
 }
