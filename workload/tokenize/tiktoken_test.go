@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestTiktokenDigestStable pins the digests workloads record: a change here
@@ -34,13 +35,23 @@ func TestTiktokenGolden(t *testing.T) {
 	}
 }
 
-// TestTiktokenAgreesWithLibrary: where tiktoken-go's regex engine splits
-// correctly, our encoder must give its ids exactly; where it does not
-// ("\n \n"), we must give the pieces OpenAI's regex gives.
+// TestTiktokenAgreesWithLibrary: on printable text, where tiktoken-go's
+// regex engine splits correctly, our encoder must give its ids exactly
+// (line breaks and control characters are where it goes wrong; the
+// js-tiktoken golden file covers those). Round trip and Count everywhere.
 func TestTiktokenAgreesWithLibrary(t *testing.T) {
 	for _, name := range TiktokenNames {
 		tok := loadT(t, name).(*tiktoken)
 		for _, c := range readGolden(t, "qwen3") {
+			if got := tok.Decode(tok.Encode(c.Text)); got != c.Text {
+				t.Errorf("%s: round trip of %.40q gave %.40q", name, c.Text, got)
+			}
+			if n, ids := tok.Count(c.Text), tok.Encode(c.Text); n != len(ids) {
+				t.Errorf("%s: Count %d, len(Encode) %d", name, n, len(ids))
+			}
+			if strings.ContainsFunc(c.Text, func(r rune) bool { return !unicode.IsPrint(r) }) {
+				continue
+			}
 			lib, _, err := tok.codec.Encode(c.Text)
 			if err != nil {
 				t.Fatal(err)
@@ -51,12 +62,6 @@ func TestTiktokenAgreesWithLibrary(t *testing.T) {
 			}
 			if got := tok.Encode(c.Text); !slices.Equal(got, want) {
 				t.Errorf("%s %.50q:\n got %v\nwant %v", name, c.Text, got, want)
-			}
-			if got := tok.Decode(tok.Encode(c.Text)); got != c.Text {
-				t.Errorf("%s: round trip of %.40q gave %.40q", name, c.Text, got)
-			}
-			if n := tok.Count(c.Text); n != len(want) {
-				t.Errorf("%s: Count %d, want %d", name, n, len(want))
 			}
 		}
 		// The library's engine splits "\n \n" in two; the regex keeps it

@@ -39,6 +39,7 @@ c.append("\u00e9\u00e8\u00ea" + "x" * 50 + " " + "ab" * 40)
 c.append("tab\tseparated\tvalues\n1\t2\t3\n")
 c.append("!!!???...;;;:::")
 c.append("Thai: สวัสดีครับ Hindi: नमस्ते दुनिया Vietnamese: Tiếng Việt có dấu")
+c += ["a\n \nb", "x\n  \ny", "a\n\t\nb", "para.\n \n\nNext", "\x7f", "ctrl\x01\x02 chars\x1b[0m", "ÉCOLE école ǅ ʰ Straße", "path/to/file\r\n//comment\n", "It's WE'LL they'RE", "HTTPServer URLs XMLHttpRequest"]
 prose = open('prose.txt').read()
 c.append(prose)
 json.dump(c, open('../corpus.json','w'), ensure_ascii=False, indent=1)
