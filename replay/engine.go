@@ -692,6 +692,7 @@ func (e *engine) finish(rec *trace.Record) {
 			rec.Chunks[i].ServerT = st - e.startUnix
 		}
 	}
+	redactKey(rec, e.opts.APIKey)
 	e.mu.Lock()
 	switch {
 	case rec.Warmup:
@@ -706,6 +707,35 @@ func (e *engine) finish(rec *trace.Record) {
 	}
 	e.mu.Unlock()
 	e.records <- rec
+}
+
+// minRedactKey is the shortest key scrubbed from server text: a shorter
+// one would match ordinary words and corrupt the record, and is no secret.
+const minRedactKey = 8
+
+// redactKey removes the API key from everything the server sent back. Some
+// servers quote the key they were given ("Incorrect API key provided: sk-…")
+// and an echo server streams it back, but a trace is made to be shared.
+func redactKey(rec *trace.Record, key string) {
+	if len(key) < minRedactKey {
+		return
+	}
+	scrub := func(s *string) {
+		if strings.Contains(*s, key) {
+			*s = strings.ReplaceAll(*s, key, "REDACTED")
+		}
+	}
+	scrub(&rec.Usage)
+	scrub(&rec.Timings)
+	scrub(&rec.FinishReason)
+	if rec.Error != nil {
+		scrub(&rec.Error.Message)
+		scrub(&rec.Error.Body)
+	}
+	for i := range rec.Chunks {
+		scrub(&rec.Chunks[i].Text)
+		scrub(&rec.Chunks[i].Reasoning)
+	}
 }
 
 // idleReader re-arms the idle timer on every read that returns bytes.
