@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// The key is long and unusual so that no accident matches it; its halves
+// are checked too, so a key cut by a length limit would still be found.
+const secretKey = "sk-llmreplay-SECRET-7f3a9c2e41d8b6055e1f"
+
+// leakyServer is an OpenAI-compatible server that does everything a server
+// can do to put the caller's key in front of it: it echoes the key in error
+// bodies, in streamed text, in usage, in redirect locations and in headers.
+type leakyServer struct {
+	n    atomic.Int64
+	mu   sync.Mutex
+	auth []string
+}
+
+func (s *leakyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	auth := r.Header.Get("Authorization")
+	key := strings.TrimPrefix(auth, "Bearer ")
+	if r.Method == http.MethodPost || r.URL.Path == "/v1/models" {
+		// Connection pre-warming sends a bare GET, without the key.
+		s.mu.Lock()
+		s.auth = append(s.auth, auth)
+		s.mu.Unlock()
+	}
+	w.Header().Set("X-Echo-Authorization", auth)
+	if r.URL.Path == "/v1/models" {
+		io.WriteString(w, `{"object":"list","data":[{"id":"echo-model","object":"model"}]}`)
+		return
+	}
+	switch s.n.Add(1) % 4 {
+	case 0:
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","header":%q}}`, key, auth)
+	case 1:
+		w.Header().Set("Location", "http://user:"+key+"@127.0.0.1:1/v1?api_key="+key+"&k="+key)
+		w.WriteHeader(http.StatusFound)
+	case 2:
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"1, %s\"},\"finish_reason\":null}]}\n\n", key)
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\", 2\"},\"finish_reason\":\"length\"}]}\n\n")
+		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2,\"note\":%q}}\n\n", auth)
+		io.WriteString(w, "data: [DONE]\n\n")
+	default:
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"error\":{\"message\":\"bad key %s\"}}\n\n", key)
+	}
+}
+
+// leaks reports where in b the key (or a long piece of it) appears.
+func leaks(b []byte) string {
+	for _, s := range []string{secretKey, secretKey[:20], secretKey[20:]} {
+		if i := bytes.Index(b, []byte(s)); i >= 0 {
+			lo, hi := max(i-60, 0), min(i+len(s)+60, len(b))
+			return fmt.Sprintf("%q", b[lo:hi])
+		}
+	}
+	return ""
+}
+
+// TestSecretsNeverWritten runs replays through the CLI with the key in an
+// environment variable and in the URL, against a server that echoes it
+// everywhere, then greps every artifact for it: the trace (compressed and
+// not), `trace cat` and `trace info`, stdout, stderr, error messages and
+// every file the run left.
+func TestSecretsNeverWritten(t *testing.T) {
+	srv := &leakyServer{}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	t.Setenv("LLMREPLAY_TEST_SECRET", secretKey)
+
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "s.workload.zst")
+	if _, _, err := runCLI(t, nil, "workload", "build", "--input-tokens", "64", "--max-tokens", "4",
+		"--schedule", "closed:2", "--requests", "8", "-o", wl); err != nil {
+		t.Fatal(err)
+	}
+	withCreds := strings.Replace(ts.URL, "http://", "http://admin:"+secretKey+"@", 1)
+	runs := []struct {
+		name string
+		args []string
+	}{
+		{"key from --api-key-env", []string{"--url", ts.URL, "--api-key-env", "LLMREPLAY_TEST_SECRET"}},
+		{"key in the URL", []string{"--url", withCreds, "--api-key-env", "LLMREPLAY_NO_SUCH_VAR"}},
+		{"both, model discovered", []string{"--url", withCreds + "/v1", "--api-key-env", "LLMREPLAY_TEST_SECRET"}},
+	}
+	var artifacts []struct{ what, data string }
+	add := func(what, data string) { artifacts = append(artifacts, struct{ what, data string }{what, data}) }
+	for i, run := range runs {
+		tr := filepath.Join(dir, fmt.Sprintf("run%d.trace.zst", i))
+		args := append([]string{"replay", wl, "-o", tr, "--label", "leak-check", "--salt-seed", "9"}, run.args...)
+		if !strings.Contains(run.name, "discovered") {
+			args = append(args, "--model", "m")
+		}
+		out, errOut, err := runCLI(t, nil, args...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", run.name, err, errOut)
+		}
+		add(run.name+": stdout", out)
+		add(run.name+": stderr", errOut)
+		if !strings.Contains(errOut, "8 requests sent") {
+			t.Errorf("%s: summary missing from stderr: %q", run.name, errOut)
+		}
+		raw, err := os.ReadFile(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := zstd.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := io.ReadAll(dec)
+		dec.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(run.name+": trace file", string(raw))
+		add(run.name+": trace decompressed", string(plain))
+		for _, sub := range [][]string{{"trace", "cat", tr}, {"trace", "info", tr}, {"trace", "info", "--json", tr}} {
+			out, errOut, err := runCLI(t, nil, sub...)
+			if err != nil && !strings.Contains(err.Error(), "unknown flag") {
+				t.Fatalf("%v: %v", sub, err)
+			}
+			add(run.name+": "+strings.Join(sub[:2], " ")+" stdout", out)
+			add(run.name+": "+strings.Join(sub[:2], " ")+" stderr", errOut)
+			if err != nil {
+				add(run.name+": "+strings.Join(sub[:2], " ")+" error", err.Error())
+			}
+		}
+		// The trace says what the server did, just without the key.
+		out, _, _ = runCLI(t, nil, "trace", "cat", tr)
+		var classes []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var rec struct {
+				Error *struct{ Class string } `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("trace cat line %q: %v", line, err)
+			}
+			if rec.Error != nil {
+				classes = append(classes, rec.Error.Class)
+			}
+		}
+		if len(classes) == 0 {
+			t.Errorf("%s: no failed request: the server's complaints were not recorded", run.name)
+		}
+	}
+	// A run that cannot start (the server refuses model discovery and echoes
+	// the key in its complaint) must not put the key in its error.
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":"bad key %s"}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	}))
+	defer refuse.Close()
+	out, errOut, err := runCLI(t, nil, "replay", wl, "-o", filepath.Join(dir, "refused.trace.zst"),
+		"--url", strings.Replace(refuse.URL, "http://", "http://u:"+secretKey+"@", 1), "--api-key-env", "LLMREPLAY_TEST_SECRET")
+	if err == nil {
+		t.Fatal("a run whose model discovery got 401 succeeded")
+	}
+	add("refused run: stdout", out)
+	add("refused run: stderr", errOut)
+	add("refused run: error", err.Error())
+
+	// Every file the runs left behind.
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			b, _ := os.ReadFile(p)
+			add("file "+filepath.Base(p), string(b))
+		}
+		return nil
+	})
+
+	for _, a := range artifacts {
+		if where := leaks([]byte(a.data)); where != "" {
+			t.Errorf("the API key leaked into %s: …%s…", a.what, where)
+		}
+	}
+	// The key did reach the server, as a bearer token: it was used, not lost.
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.auth) == 0 {
+		t.Fatal("no request reached the server")
+	}
+	for i, a := range srv.auth {
+		if a != "Bearer "+secretKey {
+			t.Fatalf("request %d carried Authorization %q, want the bearer key", i, a)
+		}
+	}
+}
+
+// TestSimBindsLoopbackByDefault: the simulator has no authentication, so
+// it listens on 127.0.0.1 unless told otherwise, and says so loudly when
+// told to listen anywhere else.
+func TestSimBindsLoopbackByDefault(t *testing.T) {
+	cmd := newSimCmd()
+	def := cmd.Flags().Lookup("addr").DefValue
+	host, _, _ := strings.Cut(def, ":")
+	if host != "127.0.0.1" {
+		t.Errorf("sim --addr defaults to %q, want 127.0.0.1:PORT", def)
+	}
+	for _, c := range []struct {
+		addr string
+		warn bool
+	}{
+		{"127.0.0.1:0", false},
+		{"0.0.0.0:0", true},
+		{":0", true},
+	} {
+		out, errOut := runSimBriefly(t, c.addr)
+		if got := strings.Contains(errOut, "WARNING") && strings.Contains(errOut, "reachable from other machines"); got != c.warn {
+			t.Errorf("--addr %s: warning %v, want %v (stderr %q)", c.addr, got, c.warn, errOut)
+		}
+		if !strings.Contains(out, "SIMULATED") {
+			t.Errorf("--addr %s: stdout %q", c.addr, out)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a command writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// runSimBriefly starts `llmreplay sim --addr addr`, waits until it serves,
+// stops it as Ctrl-C would and returns what it printed.
+func runSimBriefly(t *testing.T, addr string) (stdout, stderr string) {
+	t.Helper()
+	var out, errb lockedBuffer
+	root := NewRootCmd(&out, &errb)
+	root.SetArgs([]string{"sim", "--addr", addr, "--profile", "fast"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "Press Ctrl-C") {
+		select {
+		case err := <-done:
+			t.Fatalf("sim --addr %s ended early: %v\n%s", addr, err, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sim --addr %s did not start: %q", addr, out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("sim --addr %s: %v", addr, err)
+	}
+	return out.String(), errb.String()
+}
