@@ -20,12 +20,28 @@ type goldenCase struct {
 	IDs  []int  `json:"ids"`
 }
 
+// readGolden reads the golden ids of the main corpus for a tokenizer
+// ("qwen3", or "tiktoken/o200k_base").
 func readGolden(t testing.TB, name string) []goldenCase {
 	t.Helper()
-	path := filepath.Join("testdata", name, "golden.json")
-	if strings.HasPrefix(name, "tiktoken") {
-		path = filepath.Join("testdata", name+".golden.json")
+	return readGoldenFile(t, goldenPath(name, ""))
+}
+
+// goldenPath is the golden file of a tokenizer for a corpus: "" for
+// corpus.json, "random" for random.json.
+func goldenPath(name, corpus string) string {
+	file := "golden.json"
+	if corpus != "" {
+		file = corpus + ".golden.json"
 	}
+	if dir, enc, ok := strings.Cut(name, "/"); ok {
+		return filepath.Join("testdata", dir, enc+"."+file)
+	}
+	return filepath.Join("testdata", name, file)
+}
+
+func readGoldenFile(t testing.TB, path string) []goldenCase {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +66,8 @@ func TestHFGolden(t *testing.T) {
 	for _, name := range hfTestdata {
 		t.Run(name, func(t *testing.T) {
 			tok := loadT(t, hfPath(name))
-			for i, c := range readGolden(t, name) {
+			cases := append(readGolden(t, name), readGoldenFile(t, goldenPath(name, "random"))...)
+			for i, c := range cases {
 				got := tok.Encode(c.Text)
 				if !slices.Equal(got, c.IDs) {
 					t.Errorf("case %d %.60q:\n got %v\nwant %v", i, c.Text, got, c.IDs)

@@ -1,7 +1,6 @@
 package tokenize
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -27,7 +26,9 @@ func TestTiktokenDigestStable(t *testing.T) {
 func TestTiktokenGolden(t *testing.T) {
 	for _, name := range TiktokenNames {
 		tok := loadT(t, name)
-		for i, c := range readGolden(t, filepath.Join("tiktoken", name)) {
+		golden := "tiktoken/" + name
+		cases := append(readGolden(t, golden), readGoldenFile(t, goldenPath(golden, "random"))...)
+		for i, c := range cases {
 			if got := tok.Encode(c.Text); !slices.Equal(got, c.IDs) {
 				t.Errorf("%s case %d %.50q:\n got %v\nwant %v", name, i, c.Text, got, c.IDs)
 			}
