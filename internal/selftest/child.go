@@ -1,0 +1,171 @@
+package selftest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/llmreplay/llmreplay/replay/sim"
+)
+
+// urlPrefix starts the one line a simulator child prints once it listens.
+const urlPrefix = "LLMREPLAY_SELFTEST_SIM_URL="
+
+// ServeChild is the simulator side of the harness, run in a child process
+// so that the parent's getrusage counts the client alone. It serves the
+// fast profile on a free loopback port, prints urlPrefix+URL on stdout and
+// serves until stdin reaches EOF (the parent closed it or died).
+//
+// Flags: -pace DURATION (sim.Config.TokenInterval), -send-times,
+// -tokenizer SPEC.
+func ServeChild(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("selftest sim-child", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	pace := fs.Duration("pace", 0, "per-token pacing")
+	sendTimes := fs.Bool("send-times", false, "stamp every chunk with its send time")
+	tokenizer := fs.String("tokenizer", "", "tokenizer spec")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("selftest sim-child: %w: use -pace DURATION -send-times -tokenizer SPEC", err)
+	}
+	// The server holds as many sockets as the client; it needs the same
+	// head-room.
+	raiseNoFile()
+	p, err := sim.LookupProfile("fast")
+	if err != nil {
+		return err
+	}
+	s, err := sim.New(sim.Config{Profile: p, SendTimes: *sendTimes, TokenInterval: *pace, Tokenizer: *tokenizer})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(stdout, "%s%s\n", urlPrefix, s.URL()); err != nil {
+		return err
+	}
+	io.Copy(io.Discard, stdin)
+	return nil
+}
+
+// childSpec says how to start a simulator child: Argv, to which the
+// harness appends ServeChild's flags, and extra environment.
+type childSpec struct {
+	Argv []string
+	Env  []string
+}
+
+// child is a running simulator child process.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	url    string
+	stderr *lockedBuffer
+	done   chan error
+}
+
+// lockedBuffer collects the child's stderr for error messages.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() < 64<<10 {
+		l.b.Write(p)
+	}
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.TrimSpace(l.b.String())
+}
+
+// startChild runs a simulator child and waits for its URL.
+func startChild(ctx context.Context, spec childSpec, pace time.Duration, sendTimes bool, tokenizer string) (*child, error) {
+	if len(spec.Argv) == 0 {
+		return nil, errors.New("selftest: no command to start the simulator child: set Config.Child")
+	}
+	args := append([]string(nil), spec.Argv[1:]...)
+	args = append(args, "-pace", pace.String(), "-tokenizer", tokenizer)
+	if sendTimes {
+		args = append(args, "-send-times")
+	}
+	cmd := exec.Command(spec.Argv[0], args...)
+	cmd.Env = append(cmd.Environ(), spec.Env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("selftest: starting the simulator child %s: %w", spec.Argv[0], err)
+	}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), urlPrefix); ok {
+				urls <- u
+				break
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		c.done <- cmd.Wait()
+	}()
+	select {
+	case c.url = <-urls:
+		return c, nil
+	case err := <-c.done:
+		return nil, fmt.Errorf("selftest: the simulator child exited before listening (%v): %s", err, c.stderr)
+	case <-time.After(30 * time.Second):
+	case <-ctx.Done():
+	}
+	c.kill()
+	return nil, fmt.Errorf("selftest: the simulator child did not start listening: %s", c.stderr)
+}
+
+// cpu is the child's user+system CPU time so far (0 where unknown).
+func (c *child) cpu() time.Duration { return procCPU(c.cmd.Process.Pid) }
+
+// stop closes the child's stdin, which ends it, and waits for it.
+func (c *child) stop() error {
+	c.stdin.Close()
+	select {
+	case err := <-c.done:
+		if err != nil {
+			return fmt.Errorf("selftest: the simulator child failed: %v: %s", err, c.stderr)
+		}
+		return nil
+	case <-time.After(15 * time.Second):
+		c.kill()
+		return errors.New("selftest: the simulator child did not stop within 15 s of its stdin closing; killed it")
+	}
+}
+
+func (c *child) kill() {
+	c.stdin.Close()
+	c.cmd.Process.Kill()
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+	}
+}

@@ -1,0 +1,700 @@
+// Package selftest is llmreplay's fidelity harness: it measures the
+// client itself, against the simulator's fast profile, so that a figure
+// llmreplay reports can be trusted to be the server's and not the client's.
+//
+// The simulator runs in a child process (the harness re-executes its own
+// binary), so client and server share the machine's cores as they would on
+// a benchmark host but getrusage(RUSAGE_SELF) in this process counts the
+// client alone: the replay engine, the stream parser and the trace writer.
+//
+// Six sections, each a plain replay.Run against that child (nothing in the
+// client is special-cased for the harness):
+//  1. client CPU per streamed token at 16, 256 and 4,096 streams;
+//  2. the most streams held open together for 60 s without a client error;
+//  3. timestamp error (arrival minus the simulator's send time) with the
+//     server pacing 20 ms per token;
+//  4. open-loop schedule lateness (actual minus scheduled send time);
+//  5. trace bytes per output token;
+//  6. analysis speed and peak heap for a 10-million-token trace.
+package selftest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload"
+)
+
+// Config is one harness run.
+type Config struct {
+	// Short runs every section at a smaller scale (a few seconds in all),
+	// for CI: the figures show regressions, not the targets.
+	Short bool
+	// Child is the command that starts the simulator child; the harness
+	// appends ServeChild's flags. ChildEnv is added to its environment.
+	Child    []string
+	ChildEnv []string
+	// Dir holds the workloads and traces; "" means a temporary folder,
+	// removed afterwards.
+	Dir string
+	// Progress, if set, gets one line per step.
+	Progress io.Writer
+	// Sections limits the run to these section numbers (1–6); empty runs
+	// all.
+	Sections []int
+}
+
+// Plan is the scale of each section.
+type Plan struct {
+	CPUStreams   []int // section 1
+	CPUTokens    int   // output tokens per request
+	CPUTotal     int   // at least this many tokens per level (whole bursts)
+	HoldStreams  []int // section 2, tried in order until one fails
+	HoldFor      time.Duration
+	HoldInterval time.Duration // pacing of the held streams
+	StampStreams []int         // section 3
+	StampPace    time.Duration
+	StampTokens  int
+	SchedRates   []float64 // section 4, requests/s
+	SchedFor     time.Duration
+	SchedTokens  int
+	SizeStreams  int // section 5
+	SizeTokens   int
+	SizePace     time.Duration
+	AnalyzeTotal int // section 6, output tokens
+}
+
+// FullPlan is the scale; ShortPlan is the CI version.
+var (
+	FullPlan = Plan{
+		CPUStreams: []int{16, 256, 4096}, CPUTokens: 256, CPUTotal: 1 << 20,
+		HoldStreams: []int{1000, 4000, 10000}, HoldFor: 60 * time.Second, HoldInterval: time.Second,
+		StampStreams: []int{16, 256, 1024}, StampPace: 20 * time.Millisecond, StampTokens: 100,
+		SchedRates: []float64{100, 500, 2000}, SchedFor: 5 * time.Second, SchedTokens: 16,
+		SizeStreams: 256, SizeTokens: 256, SizePace: 10 * time.Millisecond,
+		AnalyzeTotal: 10_000_000,
+	}
+	ShortPlan = Plan{
+		CPUStreams: []int{16, 256}, CPUTokens: 256, CPUTotal: 1 << 16,
+		HoldStreams: []int{200}, HoldFor: 2 * time.Second, HoldInterval: 100 * time.Millisecond,
+		StampStreams: []int{16, 256}, StampPace: 20 * time.Millisecond, StampTokens: 25,
+		SchedRates: []float64{100, 500}, SchedFor: time.Second, SchedTokens: 16,
+		SizeStreams: 64, SizeTokens: 64, SizePace: 10 * time.Millisecond,
+		AnalyzeTotal: 500_000,
+	}
+)
+
+// Result is everything the harness measured.
+type Result struct {
+	Short   bool
+	Machine Machine
+	Plan    Plan
+	// NoFileSoft and NoFileHard are RLIMIT_NOFILE after raising the soft
+	// limit to the hard one.
+	NoFileSoft, NoFileHard uint64
+
+	CPU      []CPURow
+	Hold     []HoldRow
+	Stamp    []StampRow
+	Sched    []SchedRow
+	Size     []SizeRow
+	Analysis *AnalysisRow
+	Elapsed  time.Duration
+}
+
+// CPURow is section 1 at one concurrency.
+type CPURow struct {
+	Streams, Requests, Failed int
+	Tokens                    int64
+	ClientCPU, ServerCPU      time.Duration
+	Wall                      time.Duration
+}
+
+// ClientPerToken is the client's CPU time per streamed token.
+func (r CPURow) ClientPerToken() time.Duration { return perToken(r.ClientCPU, r.Tokens) }
+
+// ServerPerToken is the simulator child's CPU time per streamed token.
+func (r CPURow) ServerPerToken() time.Duration { return perToken(r.ServerCPU, r.Tokens) }
+
+func perToken(d time.Duration, n int64) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return d / time.Duration(n)
+}
+
+// HoldRow is section 2 at one stream count.
+type HoldRow struct {
+	Streams int
+	OK      int
+	Errors  map[trace.ErrorClass]int
+	// Peak is the most streams open at one instant (response headers
+	// received, response not yet ended).
+	Peak int
+	// Together is how long all streams were open at once: the earliest
+	// end minus the latest response-header arrival.
+	Together time.Duration
+	Message  string // the first error's message, if any
+}
+
+// Held reports whether every stream completed and all were open together
+// for at least d.
+func (r HoldRow) Held(d time.Duration) bool {
+	return r.OK == r.Streams && r.Peak == r.Streams && r.Together >= d
+}
+
+// StampRow is section 3 at one concurrency.
+type StampRow struct {
+	Streams       int
+	Chunks        int
+	Failed        int
+	P50, P99, Max time.Duration
+}
+
+// SchedRow is section 4 at one rate.
+type SchedRow struct {
+	Rate          float64
+	Requests      int
+	Failed        int
+	P50, P99, Max time.Duration
+}
+
+// SizeRow is section 5 for one trace.
+type SizeRow struct {
+	What   string
+	Bytes  int64
+	Tokens int64
+}
+
+// PerToken is the trace's bytes per output token.
+func (r SizeRow) PerToken() float64 {
+	if r.Tokens == 0 {
+		return 0
+	}
+	return float64(r.Bytes) / float64(r.Tokens)
+}
+
+// AnalysisRow is section 6.
+type AnalysisRow struct {
+	Tokens     int64
+	Requests   int
+	FileBytes  int64
+	Elapsed    time.Duration
+	PeakHeap   uint64 // heap in use above the baseline, sampled every 5 ms
+	PeakRSSRaw uint64 // bytes of heap+stacks the runtime holds (Sys) at the peak
+}
+
+// TokensPerSecond is the analysis speed.
+func (r AnalysisRow) TokensPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Tokens) / r.Elapsed.Seconds()
+}
+
+// Run runs the harness. A returned error means a section could not run
+// at all; client errors during a section are figures, in the Result.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	start := time.Now()
+	h := &harness{cfg: cfg, plan: FullPlan}
+	if cfg.Short {
+		h.plan = ShortPlan
+	}
+	res := &Result{Short: cfg.Short, Machine: machine(), Plan: h.plan}
+	res.NoFileSoft, res.NoFileHard = raiseNoFile()
+	h.res = res
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "llmreplay-selftest-")
+		if err != nil {
+			return nil, fmt.Errorf("selftest: cannot make a scratch folder: %w (set --dir)", err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("selftest: cannot create %s: %w", dir, err)
+	}
+	h.dir = dir
+	sections := []struct {
+		n   int
+		run func(context.Context) error
+	}{
+		{1, h.cpu}, {2, h.hold}, {3, h.stamp}, {4, h.sched}, {5, h.size}, {6, h.analysis},
+	}
+	for _, s := range sections {
+		if len(cfg.Sections) > 0 && !slices.Contains(cfg.Sections, s.n) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if err := s.run(ctx); err != nil {
+			return res, fmt.Errorf("selftest section %d: %w", s.n, err)
+		}
+	}
+	res.Elapsed = time.Since(start)
+	res.Machine.LoadEnd = loadAverage()
+	return res, nil
+}
+
+type harness struct {
+	cfg  Config
+	plan Plan
+	res  *Result
+	dir  string
+	seq  int
+	// sizeTrace is section 5's trace, the template for section 6.
+	sizeTrace string
+}
+
+func (h *harness) logf(format string, a ...any) {
+	if h.cfg.Progress != nil {
+		fmt.Fprintf(h.cfg.Progress, "selftest: "+format+"\n", a...)
+	}
+}
+
+// replayOut is one replay's records, read back from its trace.
+type replayOut struct {
+	records []*trace.Record
+	path    string
+	wall    time.Duration
+	cpu     time.Duration // this process's CPU during replay.Run
+}
+
+// replayRun builds a workload, replays it against a fresh child and reads
+// the trace back. before and after run around replay.Run, outside nothing
+// but the CPU bracket.
+func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildConfig, pace time.Duration, sendTimes bool, onChild func(*child, bool)) (*replayOut, error) {
+	if bc.InputTokens == nil {
+		bc.InputTokens = []int{64}
+	}
+	bc.Seed = 1
+	bc.SaltWords = workload.NoSaltWords
+	wl, err := workload.Build(bc)
+	if err != nil {
+		return nil, err
+	}
+	c, err := startChild(ctx, childSpec{Argv: h.cfg.Child, Env: h.cfg.ChildEnv}, pace, sendTimes, wl.Header.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	defer c.kill()
+	h.seq++
+	out := &replayOut{path: filepath.Join(h.dir, fmt.Sprintf("%02d-%s.trace.zst", h.seq, name))}
+	rc := replay.Config{
+		Workload: wl, URL: c.url, API: "openai-chat", Model: "fast", Label: "selftest " + name,
+		Trace: out.path, Simulated: true, SimProfile: "fast", Grace: time.Second,
+	}
+	runtime.GC()
+	if onChild != nil {
+		onChild(c, true)
+	}
+	cpu0, _ := processCPU()
+	t0 := time.Now()
+	_, err = replay.Run(ctx, rc)
+	out.wall = time.Since(t0)
+	cpu1, _ := processCPU()
+	out.cpu = cpu1 - cpu0
+	if onChild != nil {
+		onChild(c, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.stop(); err != nil {
+		return nil, err
+	}
+	out.records, err = readTrace(out.path)
+	return out, err
+}
+
+func readTrace(path string) ([]*trace.Record, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var recs []*trace.Record
+	for r.Scan() {
+		rec := *r.Record()
+		rec.Chunks = slices.Clone(rec.Chunks)
+		recs = append(recs, &rec)
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("reading back %s: %w", path, err)
+	}
+	return recs, nil
+}
+
+// textTokens counts the chunks carrying output text: the fast profile
+// streams one token per chunk.
+func textTokens(recs []*trace.Record) int64 {
+	var n int64
+	for _, r := range recs {
+		for i := range r.Chunks {
+			if r.Chunks[i].Text != "" || r.Chunks[i].Reasoning != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func failed(recs []*trace.Record) int {
+	n := 0
+	for _, r := range recs {
+		if r.Error != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// cpu is section 1: the client's CPU per streamed token.
+func (h *harness) cpu(ctx context.Context) error {
+	p := h.plan
+	for _, n := range p.CPUStreams {
+		repeats := max(1, (p.CPUTotal+n*p.CPUTokens-1)/(n*p.CPUTokens))
+		h.logf("1. client CPU: %d streams × %d tokens, %d burst(s)", n, p.CPUTokens, repeats)
+		var srv0, srv1 time.Duration
+		out, err := h.replayRun(ctx, fmt.Sprintf("cpu-%d", n), workload.BuildConfig{
+			MaxTokens: p.CPUTokens, Schedule: fmt.Sprintf("burst:%d", n), Repeats: repeats,
+		}, 0, true, func(c *child, before bool) {
+			if before {
+				srv0 = c.cpu()
+			} else {
+				srv1 = c.cpu()
+			}
+		})
+		if err != nil {
+			return err
+		}
+		h.res.CPU = append(h.res.CPU, CPURow{
+			Streams: n, Requests: len(out.records), Failed: failed(out.records),
+			Tokens: textTokens(out.records), ClientCPU: out.cpu, ServerCPU: srv1 - srv0, Wall: out.wall,
+		})
+		h.res.Size = append(h.res.Size, sizeRow(fmt.Sprintf("fast, %d streams, send times on", n), out))
+	}
+	return nil
+}
+
+func sizeRow(what string, out *replayOut) SizeRow {
+	st, _ := os.Stat(out.path)
+	var b int64
+	if st != nil {
+		b = st.Size()
+	}
+	return SizeRow{What: what, Bytes: b, Tokens: textTokens(out.records)}
+}
+
+// hold is section 2: N streams open together for HoldFor.
+func (h *harness) hold(ctx context.Context) error {
+	p := h.plan
+	tokens := int((p.HoldFor+2*p.HoldInterval-1)/p.HoldInterval) + 1
+	for _, n := range p.HoldStreams {
+		h.logf("2. holding %d streams for %v (%d tokens %v apart)", n, p.HoldFor, tokens, p.HoldInterval)
+		out, err := h.replayRun(ctx, fmt.Sprintf("hold-%d", n), workload.BuildConfig{
+			MaxTokens: tokens, Schedule: fmt.Sprintf("burst:%d", n), Repeats: 1, InputTokens: []int{64},
+		}, p.HoldInterval, false, nil)
+		if err != nil {
+			return err
+		}
+		row := holdRow(n, out.records)
+		h.res.Hold = append(h.res.Hold, row)
+		if !row.Held(p.HoldFor) {
+			break
+		}
+	}
+	return nil
+}
+
+func holdRow(n int, recs []*trace.Record) HoldRow {
+	row := HoldRow{Streams: n, Errors: map[trace.ErrorClass]int{}}
+	type ev struct {
+		t     int64
+		delta int
+	}
+	var evs []ev
+	var lastOpen, firstEnd int64 = 0, 1<<63 - 1
+	for _, r := range recs {
+		if r.Error != nil {
+			row.Errors[r.Error.Class]++
+			if row.Message == "" {
+				row.Message = r.Error.Message
+			}
+		} else {
+			row.OK++
+		}
+		if r.Headers == 0 {
+			continue
+		}
+		evs = append(evs, ev{r.Headers, 1}, ev{r.Done, -1})
+		lastOpen = max(lastOpen, r.Headers)
+		firstEnd = min(firstEnd, r.Done)
+	}
+	slices.SortFunc(evs, func(a, b ev) int {
+		if a.t != b.t {
+			return int(a.t - b.t)
+		}
+		return a.delta - b.delta // an end before an open at the same instant
+	})
+	open := 0
+	for _, e := range evs {
+		open += e.delta
+		row.Peak = max(row.Peak, open)
+	}
+	if len(evs) > 0 && firstEnd > lastOpen {
+		row.Together = time.Duration(firstEnd - lastOpen)
+	}
+	return row
+}
+
+// stamp is section 3: received time minus the simulator's send time.
+func (h *harness) stamp(ctx context.Context) error {
+	p := h.plan
+	for _, n := range p.StampStreams {
+		h.logf("3. timestamp error: %d streams × %d tokens paced %v", n, p.StampTokens, p.StampPace)
+		out, err := h.replayRun(ctx, fmt.Sprintf("stamp-%d", n), workload.BuildConfig{
+			MaxTokens: p.StampTokens, Schedule: fmt.Sprintf("burst:%d", n), Repeats: 1,
+		}, p.StampPace, true, nil)
+		if err != nil {
+			return err
+		}
+		var d []int64
+		for _, r := range out.records {
+			for _, c := range r.Chunks {
+				if c.ServerT != 0 {
+					d = append(d, c.T-c.ServerT)
+				}
+			}
+		}
+		if len(d) == 0 {
+			return errors.New("no chunk carried the simulator's send time: is the child running with -send-times?")
+		}
+		p50, p99, mx := quantiles(d)
+		h.res.Stamp = append(h.res.Stamp, StampRow{Streams: n, Chunks: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx})
+	}
+	return nil
+}
+
+// sched is section 4: open-loop lateness at constant arrival rates.
+func (h *harness) sched(ctx context.Context) error {
+	p := h.plan
+	for _, rate := range p.SchedRates {
+		n := int(rate * p.SchedFor.Seconds())
+		h.logf("4. schedule precision: %d requests at %g/s, constant arrivals", n, rate)
+		out, err := h.replayRun(ctx, fmt.Sprintf("sched-%g", rate), workload.BuildConfig{
+			MaxTokens: p.SchedTokens, Schedule: fmt.Sprintf("rate:%g", rate), Arrival: "constant", Requests: n,
+		}, 0, false, nil)
+		if err != nil {
+			return err
+		}
+		var d []int64
+		for _, r := range out.records {
+			if r.Sent != 0 {
+				d = append(d, r.Sent-r.Scheduled)
+			}
+		}
+		if len(d) == 0 {
+			return errors.New("no request was sent")
+		}
+		p50, p99, mx := quantiles(d)
+		h.res.Sched = append(h.res.Sched, SchedRow{Rate: rate, Requests: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx})
+	}
+	return nil
+}
+
+// size is section 5: a count-up trace as a benchmark records it, without
+// the send-time test field. Its records also seed section 6.
+func (h *harness) size(ctx context.Context) error {
+	p := h.plan
+	h.logf("5. trace size: %d streams × %d tokens paced %v, send times off", p.SizeStreams, p.SizeTokens, p.SizePace)
+	out, err := h.replayRun(ctx, "size", workload.BuildConfig{
+		MaxTokens: p.SizeTokens, Schedule: fmt.Sprintf("burst:%d", p.SizeStreams), Repeats: 1, InputTokens: []int{800},
+	}, p.SizePace, false, nil)
+	if err != nil {
+		return err
+	}
+	if f := failed(out.records); f > 0 {
+		return fmt.Errorf("%d of %d requests failed in the trace-size run", f, len(out.records))
+	}
+	h.res.Size = append([]SizeRow{sizeRow(fmt.Sprintf("count-up, %d streams paced %v (the target's case)", p.SizeStreams, p.SizePace), out)}, h.res.Size...)
+	h.sizeTrace = out.path
+	return nil
+}
+
+func quantiles(d []int64) (p50, p99, mx time.Duration) {
+	slices.Sort(d)
+	q := func(f float64) time.Duration {
+		i := int(f*float64(len(d))+0.999999) - 1 // nearest rank
+		return time.Duration(d[min(max(i, 0), len(d)-1)])
+	}
+	return q(0.50), q(0.99), time.Duration(d[len(d)-1])
+}
+
+// Machine describes where the harness ran.
+type Machine struct {
+	Cores     int
+	CPU       string
+	GoVersion string
+	OS, Arch  string
+	LoadStart [3]float64
+	LoadEnd   [3]float64
+}
+
+func machine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, LoadStart: loadAverage()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
+
+// loadAverage reads /proc/loadavg; zeros where there is none.
+func loadAverage() [3]float64 {
+	var l [3]float64
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return l
+	}
+	fmt.Sscan(string(b), &l[0], &l[1], &l[2])
+	return l
+}
+
+// analysis is section 6: a trace of AnalyzeTotal output tokens, made by
+// repeating section 5's real records (new ids, later times, ten phases) with
+// the trace writer, then analysed as 'llmreplay analyze' does.
+func (h *harness) analysis(ctx context.Context) error {
+	if h.sizeTrace == "" {
+		if err := h.size(ctx); err != nil {
+			return err
+		}
+	}
+	r, err := trace.Open(h.sizeTrace)
+	if err != nil {
+		return err
+	}
+	hdr := r.Header()
+	r.Close()
+	tmpl, err := readTrace(h.sizeTrace)
+	if err != nil {
+		return err
+	}
+	per := textTokens(tmpl)
+	if per == 0 || len(hdr.Phases) == 0 {
+		return errors.New("the trace-size run recorded no tokens to build the analysis trace from")
+	}
+	const phases = 10
+	base := hdr.Phases[0]
+	hdr.Phases = nil
+	for i := 0; i < phases; i++ {
+		ph := base
+		ph.Index, ph.Repeat, ph.Name = i, i, fmt.Sprintf("%s#%d", base.Name, i)
+		hdr.Phases = append(hdr.Phases, ph)
+	}
+	path := filepath.Join(h.dir, "analyze.trace.zst")
+	h.logf("6. analysis: writing a %d-token trace", h.plan.AnalyzeTotal)
+	w, err := trace.Create(path, hdr)
+	if err != nil {
+		return err
+	}
+	var span int64
+	for _, rec := range tmpl {
+		span = max(span, rec.Done)
+	}
+	span += int64(time.Second)
+	row := &AnalysisRow{}
+	for round := 0; row.Tokens < int64(h.plan.AnalyzeTotal); round++ {
+		shift := int64(round) * span
+		for _, t := range tmpl {
+			rec := *t
+			rec.ID = fmt.Sprintf("%s.%d", t.ID, round)
+			rec.Index = row.Requests
+			rec.Phase = round % phases
+			rec.Scheduled += shift
+			rec.Sent += shift
+			rec.Headers += shift
+			rec.Done += shift
+			rec.Chunks = slices.Clone(t.Chunks)
+			for i := range rec.Chunks {
+				rec.Chunks[i].T += shift
+			}
+			if err := w.Write(&rec); err != nil {
+				w.Close()
+				return err
+			}
+			row.Requests++
+			row.Tokens += textTokens([]*trace.Record{t})
+		}
+		if err := ctx.Err(); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if st, err := os.Stat(path); err == nil {
+		row.FileBytes = st.Size()
+	}
+	tmpl = nil
+
+	h.logf("6. analysis: analysing %d tokens in %d requests", row.Tokens, row.Requests)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	baseHeap := ms.HeapInuse
+	stop := make(chan struct{})
+	peak := make(chan [2]uint64)
+	go func() {
+		var hi, sys uint64
+		tk := time.NewTicker(5 * time.Millisecond)
+		defer tk.Stop()
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > hi {
+				hi, sys = m.HeapInuse, m.Sys
+			}
+			select {
+			case <-stop:
+				peak <- [2]uint64{hi, sys}
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	t0 := time.Now()
+	ar, err := analyze.AnalyzeFiles(analyze.Options{}, analyze.Input{Path: path})
+	if err == nil {
+		_, err = analyze.BuildTable(ar, analyze.TableOptions{})
+	}
+	row.Elapsed = time.Since(t0)
+	close(stop)
+	pk := <-peak
+	if err != nil {
+		return err
+	}
+	if pk[0] > baseHeap {
+		row.PeakHeap = pk[0] - baseHeap
+	}
+	row.PeakRSSRaw = pk[1]
+	h.res.Analysis = row
+	return nil
+}

@@ -1,0 +1,166 @@
+package selftest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// childEnv makes the test binary serve the simulator instead of running
+// tests, so the harness can re-execute it as its child.
+const childEnv = "LLMREPLAY_SELFTEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		if err := ServeChild(os.Args[1:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func testConfig(t *testing.T) Config {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{Short: true, Child: []string{exe}, ChildEnv: []string{childEnv + "=1"}, Dir: t.TempDir()}
+}
+
+// TestShort runs the CI version of the harness and checks that every
+// section produced figures that make sense (not that it met the targets:
+// a loaded CI machine must not fail the build on timing).
+func TestShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the harness runs for seconds")
+	}
+	cfg := testConfig(t)
+	var progress bytes.Buffer
+	cfg.Progress = &progress
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
+	}
+	p := ShortPlan
+	if len(res.CPU) != len(p.CPUStreams) {
+		t.Fatalf("%d CPU rows, want %d", len(res.CPU), len(p.CPUStreams))
+	}
+	for _, c := range res.CPU {
+		bursts := max(1, (p.CPUTotal+c.Streams*p.CPUTokens-1)/(c.Streams*p.CPUTokens))
+		if c.Failed != 0 || c.Requests != bursts*c.Streams || c.Tokens != int64(c.Requests*p.CPUTokens) {
+			t.Errorf("CPU row %+v: want %d requests of %d tokens, none failed", c, bursts*c.Streams, p.CPUTokens)
+		}
+		// The client cannot use more CPU than the machine has.
+		if c.ClientCPU <= 0 || c.ClientCPU > c.Wall*time.Duration(res.Machine.Cores)+50*time.Millisecond {
+			t.Errorf("CPU row %+v: client CPU outside (0, wall × cores]", c)
+		}
+	}
+	if len(res.Hold) != 1 || !res.Hold[0].Held(p.HoldFor) {
+		t.Errorf("hold rows %+v: want %d streams held %v", res.Hold, p.HoldStreams[0], p.HoldFor)
+	}
+	if len(res.Stamp) != len(p.StampStreams) {
+		t.Fatalf("%d stamp rows, want %d", len(res.Stamp), len(p.StampStreams))
+	}
+	for _, s := range res.Stamp {
+		if s.Failed != 0 || s.Chunks < s.Streams*p.StampTokens {
+			t.Errorf("stamp row %+v: want ≥ %d stamped chunks, none failed", s, s.Streams*p.StampTokens)
+		}
+		// A chunk cannot arrive before it was sent, nor (at 20 ms pacing)
+		// most of a second after.
+		if s.P50 <= 0 || s.P50 > s.P99 || s.P99 > s.Max || s.Max > 5*time.Second {
+			t.Errorf("stamp row %+v: quantiles out of order or out of range", s)
+		}
+	}
+	if len(res.Sched) != len(p.SchedRates) {
+		t.Fatalf("%d schedule rows, want %d", len(res.Sched), len(p.SchedRates))
+	}
+	for _, s := range res.Sched {
+		if want := int(s.Rate * p.SchedFor.Seconds()); s.Requests != want || s.Failed != 0 {
+			t.Errorf("schedule row %+v: want %d requests sent, none failed", s, want)
+		}
+		if s.P50 < 0 || s.P50 > s.P99 || s.P99 > s.Max {
+			t.Errorf("schedule row %+v: quantiles out of order or negative", s)
+		}
+	}
+	if len(res.Size) != 1+len(p.CPUStreams) {
+		t.Fatalf("%d size rows, want %d", len(res.Size), 1+len(p.CPUStreams))
+	}
+	if s := res.Size[0]; s.Tokens != int64(p.SizeStreams*p.SizeTokens) || s.PerToken() <= 0 || s.PerToken() > 64 {
+		t.Errorf("size row %+v: want %d tokens and a plausible size", s, p.SizeStreams*p.SizeTokens)
+	}
+	a := res.Analysis
+	if a == nil || a.Tokens < int64(p.AnalyzeTotal) || a.Requests == 0 || a.TokensPerSecond() <= 0 || a.FileBytes <= 0 {
+		t.Errorf("analysis row %+v: want ≥ %d tokens analysed", a, p.AnalyzeTotal)
+	}
+
+	var out bytes.Buffer
+	if err := res.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1. CPU per streamed token", "2. Streams held", "3. Timestamp error", "4. Schedule precision",
+		"5. Trace size", "6. Analysis speed", "Targets", "not measured"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	t.Logf("\n%s", out.String())
+}
+
+// TestHoldRow checks the overlap arithmetic on hand-made records.
+func TestHoldRow(t *testing.T) {
+	rec := func(h, d int64, class trace.ErrorClass) *trace.Record {
+		r := &trace.Record{Headers: h, Done: d}
+		if class != "" {
+			r.Error = &trace.Error{Class: class, Message: "boom"}
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name     string
+		recs     []*trace.Record
+		ok, peak int
+		together time.Duration
+	}{
+		{"all overlap", []*trace.Record{rec(1, 100, ""), rec(5, 90, ""), rec(10, 95, "")}, 3, 3, 80},
+		{"a chain", []*trace.Record{rec(1, 10, ""), rec(10, 20, ""), rec(20, 30, "")}, 3, 1, 0},
+		{"one refused", []*trace.Record{rec(1, 100, ""), rec(0, 2, trace.ErrRefused)}, 1, 1, 99},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := holdRow(len(tc.recs), tc.recs)
+			if r.OK != tc.ok || r.Peak != tc.peak || r.Together != tc.together {
+				t.Errorf("got ok %d peak %d together %v, want %d %d %v", r.OK, r.Peak, r.Together, tc.ok, tc.peak, tc.together)
+			}
+		})
+	}
+}
+
+// TestQuantiles checks the nearest-rank quantiles.
+func TestQuantiles(t *testing.T) {
+	for _, tc := range []struct {
+		in            []int64
+		p50, p99, max time.Duration
+	}{
+		{[]int64{5}, 5, 5, 5},
+		{[]int64{3, 1, 2, 4}, 2, 4, 4},
+		{func() []int64 {
+			d := make([]int64, 1000)
+			for i := range d {
+				d[i] = int64(1000 - i)
+			}
+			return d
+		}(), 500, 990, 1000},
+	} {
+		p50, p99, mx := quantiles(tc.in)
+		if p50 != tc.p50 || p99 != tc.p99 || mx != tc.max {
+			t.Errorf("quantiles → %v %v %v, want %v %v %v", p50, p99, mx, tc.p50, tc.p99, tc.max)
+		}
+	}
+}
