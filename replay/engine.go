@@ -644,7 +644,15 @@ func (e *engine) do(p *prepared, scheduled int64) {
 	err = e.ep.Read(body, e.now, rec)
 	rec.Done = e.now()
 	if err != nil || ctx.Err() != nil {
-		if why := reasonOf(ctx); why != reasonNone {
+		why := reasonOf(ctx)
+		if why == reasonIdle && rec.FinishReason != "" && len(rec.Chunks) > 0 {
+			// The API's finish signal arrived and only the stream's close
+			// did not: the response is complete. It ended with its last
+			// chunk, not when the idle timer gave up on the connection.
+			rec.Done = rec.Chunks[len(rec.Chunks)-1].T
+			return
+		}
+		if why != reasonNone {
 			// The engine cut the response: say why, not what the cut looked like.
 			rec.Error = classify(errors.New("cut"), why, true)
 			return

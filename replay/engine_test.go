@@ -433,3 +433,34 @@ func firstWord(t *testing.T, body string) string {
 	}
 	return strings.Fields(req.Messages[0].Content)[0]
 }
+
+// A server that sends the finish chunk but never closes the stream (no
+// [DONE], no EOF): the response is complete; only the idle timer notices
+// the open connection, and it must not turn the record into a failure.
+func TestFinishedButNeverClosedIsComplete(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"1"},"finish_reason":null}]}`+"\n\n")
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":","},"finish_reason":"length"}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer ts.Close()
+	wl := handWorkload(workload.Phase{Kind: workload.KindBurst, Concurrency: 1, Requests: 1})
+	cfg := baseConfig(t, wl, ts.URL)
+	cfg.Model = "m"
+	cfg.IdleTimeout = 150 * time.Millisecond
+	sum, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.OK != 1 {
+		t.Fatalf("summary %s: want the finished response counted ok", sum)
+	}
+	_, recs := readTrace(t, cfg.Trace)
+	r := recs[0]
+	if r.FinishReason != "length" || r.Done != r.Chunks[len(r.Chunks)-1].T {
+		t.Errorf("finish %q, done %d, last chunk %d: want done at the last chunk", r.FinishReason, r.Done, r.Chunks[len(r.Chunks)-1].T)
+	}
+}
