@@ -528,10 +528,9 @@ func parseHF(data []byte) (*hfTokenizer, error) {
 		if !okA || !okB || !okAB {
 			return nil, fmt.Errorf("merge %d (%q %q) uses a token missing from model.vocab; the file is inconsistent", rank, p[0], p[1])
 		}
-		k := pairKey(int32(a), int32(b))
-		if _, dup := t.merges[k]; !dup { // HF keeps the first rank of a duplicate
-			t.merges[k] = merge{rank: int32(rank), id: int32(ab)}
-		}
+		// A pair listed twice keeps its last rank: tokenizers collects
+		// the merges into a map in file order, overwriting.
+		t.merges[pairKey(int32(a), int32(b))] = merge{rank: int32(rank), id: int32(ab)}
 	}
 
 	t.added, err = newAddedMatcher(f.AddedTokens)

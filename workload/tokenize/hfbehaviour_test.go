@@ -409,3 +409,17 @@ func TestConcurrentEncode(t *testing.T) {
 		}
 	}
 }
+
+// TestHFDuplicateMerge: a pair listed twice takes its last rank, as
+// tokenizers' merge map (filled in file order) does.
+func TestHFDuplicateMerge(t *testing.T) {
+	tok := mini{merges: [][2]string{{"a", "b"}, {"b", "c"}, {"a", "b"}}}.load(t)
+	ids := tok.Encode("abc")
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, tok.Decode([]int{id}))
+	}
+	if want := []string{"a", "bc"}; !slices.Equal(parts, want) {
+		t.Errorf("Encode(abc) = %q, want %q", parts, want)
+	}
+}
