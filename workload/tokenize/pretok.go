@@ -408,7 +408,11 @@ func (set *addedSet) find(text string, plain func(string), tok func(string, int)
 	}
 }
 
-func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }
+// isWordRune is Rust regex's \w, which tokenizers uses for single_word:
+// alphabetic, marks, decimal digits, connector punctuation, joiners.
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.In(r, unicode.M, unicode.Nd, unicode.Nl, unicode.Pc) || r == 0x200C || r == 0x200D
+}
 
 func endsWithWord(s string) bool {
 	r, n := utf8.DecodeLastRuneInString(s)
