@@ -48,6 +48,7 @@ func benchProse(tb testing.TB, tok Tokenizer, n int) string {
 	return text
 }
 
+// benchCount counts the tokens of 32,000 tokens of prose, reporting tok/s.
 func benchCount(b *testing.B, spec string) {
 	tok := loadT(b, spec)
 	text := benchProse(b, tok, 32000)
@@ -67,6 +68,8 @@ func BenchmarkCountDeepSeekV3_32k(b *testing.B) { benchCount(b, hfPath("deepseek
 func BenchmarkCountO200k_32k(b *testing.B)      { benchCount(b, "o200k_base") }
 func BenchmarkCountCl100k_32k(b *testing.B)     { benchCount(b, "cl100k_base") }
 
+// BenchmarkLoadQwen3 reads, decompresses and parses the 11 MB Qwen3
+// tokenizer.json (bypassing Load's cache).
 func BenchmarkLoadQwen3(b *testing.B) {
 	for b.Loop() {
 		if _, err := loadHF(hfPath("qwen3")); err != nil {
@@ -75,6 +78,9 @@ func BenchmarkLoadQwen3(b *testing.B) {
 	}
 }
 
+// BenchmarkDigestO200k is the first-use cost of a tiktoken encoding: the
+// rank table and the digest are built together, once, on the first
+// Digest, Encode or Count.
 func BenchmarkDigestO200k(b *testing.B) {
 	for b.Loop() {
 		t, err := newTiktoken("o200k_base")
