@@ -174,12 +174,17 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A trace that cannot be written (a full disk) stops the run: requests
+	// whose results cannot be recorded would only load the server.
+	ctx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
 	writeErr := make(chan error, 1)
 	go func() {
 		var first error
 		for rec := range e.records {
 			if err := tw.Write(rec); err != nil && first == nil {
 				first = err
+				stopRun()
 			}
 			if cfg.OnRecord != nil {
 				cfg.OnRecord(rec)
