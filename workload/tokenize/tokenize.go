@@ -43,7 +43,9 @@
 // pre-tokenizers (Whitespace, Punctuation, Metaspace …). The
 // post_processor is ignored: it only adds BOS/EOS-style tokens, which a
 // server adds (or its chat template does) and reports in its usage.
-// Invalid UTF-8 is replaced by U+FFFD before encoding.
+// Invalid UTF-8 is replaced by U+FFFD before encoding. Decode maps ids
+// back through the byte-level alphabet (what the ByteLevel decoder does);
+// the file's decoder section is not otherwise consulted.
 package tokenize
 
 // Tokenizer turns text into token ids. Implementations are safe for
