@@ -570,6 +570,9 @@ type prepared struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	err    error
+	// total and idle are stopped timers that cancel ctx with errTimeout
+	// and errIdle once started; nil when that timeout is off.
+	total, idle *time.Timer
 }
 
 func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
@@ -592,6 +595,17 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 	ctx, cancel := context.WithCancelCause(e.reqCtx)
 	p := &prepared{rec: rec, ctx: ctx, cancel: cancel}
 	p.req, p.err = e.ep.NewRequest(ctx, e.base, &req, opts)
+	// The timers are made here, stopped, and only started at the send, so
+	// that between a burst's gate opening and the send there is nothing
+	// but the timestamp.
+	if e.cfg.Timeout > 0 {
+		p.total = time.AfterFunc(time.Hour, func() { cancel(errTimeout) })
+		p.total.Stop()
+	}
+	if e.cfg.IdleTimeout > 0 {
+		p.idle = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
+		p.idle.Stop()
+	}
 	return p
 }
 
@@ -611,21 +625,18 @@ func (e *engine) do(p *prepared, scheduled int64) {
 		rec.Error = &trace.Error{Class: trace.ErrOther, Message: "building the request: " + cleanMessage(p.err)}
 		return
 	}
-	ctx := p.ctx
-	if e.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, e.cfg.Timeout, errTimeout)
-		defer cancel()
-	}
-	var idle *time.Timer
-	if e.cfg.IdleTimeout > 0 {
-		idle = time.AfterFunc(e.cfg.IdleTimeout, func() { p.cancel(errIdle) })
-		defer idle.Stop()
-	}
-	req := p.req.WithContext(ctx)
+	ctx, idle := p.ctx, p.idle
 
 	rec.Sent = e.now()
-	resp, err := e.client.Do(req)
+	if p.total != nil {
+		p.total.Reset(e.cfg.Timeout)
+		defer p.total.Stop()
+	}
+	if idle != nil {
+		idle.Reset(e.cfg.IdleTimeout)
+		defer idle.Stop()
+	}
+	resp, err := e.client.Do(p.req)
 	if err != nil {
 		rec.Done = e.now()
 		rec.Error = classify(err, reasonOf(ctx), false)
