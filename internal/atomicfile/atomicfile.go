@@ -40,6 +40,13 @@ func (f *File) Commit() error {
 		return fmt.Errorf("atomicfile: %s already committed or aborted", f.dest)
 	}
 	f.done = true
+	// CreateTemp makes the file 0600; an output is for the user's tools
+	// and colleagues like any file they write, so give it the usual 0644.
+	if err := f.File.Chmod(0o644); err != nil {
+		f.File.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", f.dest, err)
+	}
 	if err := f.File.Sync(); err != nil {
 		f.File.Close()
 		os.Remove(f.Name())

@@ -18,6 +18,9 @@ func TestWriteFileCommits(t *testing.T) {
 		t.Fatalf("read back %q, %v", got, err)
 	}
 	assertOnly(t, dir, "out.bin")
+	if st, _ := os.Stat(dest); st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644 like any file the user writes", st.Mode().Perm())
+	}
 }
 
 func TestAbortLeavesNothing(t *testing.T) {
