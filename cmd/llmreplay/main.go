@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -29,5 +30,21 @@ func exitCode(err error) int {
 	if errors.As(err, &e) {
 		return e.code
 	}
+	if isCobraUsage(err) {
+		return 2
+	}
 	return 1
+}
+
+// isCobraUsage recognises the errors cobra itself returns for a wrong
+// command line (unknown command, wrong number of arguments): bad input like
+// any other. Cobra has no error types for these, only messages.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "invalid argument", "unknown flag", "unknown shorthand flag"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
