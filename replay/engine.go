@@ -67,6 +67,11 @@ type Config struct {
 	// SendTokenIDs sends prompts as token ids of the workload's tokenizer
 	// (openai-completions, llamacpp).
 	SendTokenIDs bool
+	// Tokenizer is where to load the workload's tokenizer from for
+	// SendTokenIDs when its header names a tokenizer.json ("hf:NAME"),
+	// which records a name, not a path. Its digest must match the
+	// workload's.
+	Tokenizer string
 	// ContinuousUsage asks for per-chunk token counts where offered.
 	ContinuousUsage bool
 
@@ -280,9 +285,20 @@ func newEngine(cfg Config) (*engine, error) {
 		if cfg.Workload.Header.Shape != workload.ShapeCompletion {
 			return nil, errors.New("--send-token-ids needs a completion-shaped workload (build it with --shape completion)")
 		}
-		tok, err := tokenize.Load(cfg.Workload.Header.Tokenizer)
+		spec := cfg.Tokenizer
+		if spec == "" {
+			spec = cfg.Workload.Header.Tokenizer
+			if strings.HasPrefix(spec, "hf:") {
+				return nil, fmt.Errorf("--send-token-ids: the workload was built with the tokenizer.json %q: pass its path with --tokenizer", spec)
+			}
+		}
+		tok, err := tokenize.Load(spec)
 		if err != nil {
 			return nil, fmt.Errorf("--send-token-ids: %w", err)
+		}
+		if want := cfg.Workload.Header.TokenizerDigest; want != "" && tok.Digest() != want {
+			return nil, fmt.Errorf("--send-token-ids: tokenizer %s (%s) is not the one the workload was built with (%s, %s): pass that one with --tokenizer",
+				tok.Name(), tok.Digest(), cfg.Workload.Header.Tokenizer, want)
 		}
 		e.tok = tok
 	}

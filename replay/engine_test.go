@@ -464,3 +464,20 @@ func TestFinishedButNeverClosedIsComplete(t *testing.T) {
 		t.Errorf("finish %q, done %d, last chunk %d: want done at the last chunk", r.FinishReason, r.Done, r.Chunks[len(r.Chunks)-1].T)
 	}
 }
+
+func TestSendTokenIDsNeedsTheWorkloadsTokenizer(t *testing.T) {
+	wl := handWorkload(workload.Phase{Kind: workload.KindBurst, Concurrency: 1, Requests: 1})
+	wl.Header.Shape = workload.ShapeCompletion
+	wl.Header.Tokenizer = "hf:qwen3"
+	cfg := baseConfig(t, wl, "http://127.0.0.1:1")
+	cfg.API = "openai-completions"
+	cfg.SendTokenIDs = true
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--tokenizer") {
+		t.Fatalf("hf tokenizer without --tokenizer: %v, want an error naming --tokenizer", err)
+	}
+	wl.Header.Tokenizer = "o200k_base"
+	wl.Header.TokenizerDigest = "sha256:not-this-one"
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "not the one the workload was built with") {
+		t.Fatalf("digest mismatch: %v", err)
+	}
+}

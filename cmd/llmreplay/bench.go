@@ -59,6 +59,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			if err != nil {
 				return err
 			}
+			rc.Tokenizer = cfg.Tokenizer // the same tokenizer builds the prompts and, with --send-token-ids, their ids
 			cfg.Replay = rc
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if f.url == "" {

@@ -28,6 +28,7 @@ type replayFlags struct {
 	salt                   string
 	saltSeed               int64
 	sendTokenIDs           bool
+	tokenizer              string
 	continuousUsage        bool
 	failOnError            bool
 }
@@ -83,6 +84,7 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 		Salt:            f.salt == "on",
 		SaltSeed:        f.saltSeed,
 		SendTokenIDs:    f.sendTokenIDs,
+		Tokenizer:       f.tokenizer,
 		ContinuousUsage: f.continuousUsage,
 	}
 	return cfg, nil
@@ -128,6 +130,7 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
 	}
 	f.register(cmd, "openai-chat")
 	cmd.Flags().StringVar(&f.url, "url", "", "server base address, e.g. http://127.0.0.1:8080 (required)")
+	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "with --send-token-ids: the path of the workload's tokenizer.json (not needed for o200k_base/cl100k_base)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "trace file to write (default results/LABEL-TIME.trace.zst)")
 	return cmd
 }
