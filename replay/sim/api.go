@@ -45,6 +45,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/generate", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiOllamaGenerate) }))
 	m.HandleFunc("POST /api/chat", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiOllamaChat) }))
 	m.HandleFunc("GET /v1/models", s.guard(s.models))
+	m.HandleFunc("GET /api/tags", s.guard(s.ollamaTags))
 	m.HandleFunc("POST /tokenize", s.guard(s.tokenizeHandler))
 	m.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	m.Handle("GET /metrics", s.met.handler())
@@ -281,6 +282,15 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{
 		"object": "list",
 		"data":   []model{{ID: s.model, Object: "model", Created: time.Now().Unix(), OwnedBy: "llmreplay-sim", MaxModelLen: s.cfg.MaxContext}},
+	})
+}
+
+// ollamaTags is Ollama's model list, which clients (llmreplay replay among
+// them) read to learn the model name when none is given.
+func (s *Server) ollamaTags(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"models": []map[string]any{{"name": s.model, "model": s.model, "modified_at": time.Now().UTC().Format(time.RFC3339)}},
 	})
 }
 
