@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // Every kind of bad command line exits 2, like any other bad input.
@@ -28,4 +31,24 @@ func TestBadCommandLinesExit2(t *testing.T) {
 			t.Errorf("%v: exit %d (%v), want 2", args, code, err)
 		}
 	}
+}
+
+// Every command's help shows a runnable example (the foundation issue).
+func TestEveryCommandHasAnExample(t *testing.T) {
+	root := NewRootCmd(&bytes.Buffer{}, &bytes.Buffer{})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" || c.Parent() != nil && c.Parent().Name() == "completion" {
+			return
+		}
+		if c.Example == "" {
+			t.Errorf("%q has no Example in its help", c.CommandPath())
+		} else if !strings.Contains(c.Example, "llmreplay ") {
+			t.Errorf("%q: example %q does not show a llmreplay command line", c.CommandPath(), c.Example)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
