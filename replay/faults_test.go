@@ -212,7 +212,9 @@ func faultCases() []faultCase {
 			class: trace.ErrReset},
 		{name: "reset mid-stream", handle: plain(func(c *net.TCPConn, r *http.Request) {
 			writeAll(c, sseHead, "data: "+chatEvent("1", "")+"\n\n")
-			time.Sleep(20 * time.Millisecond)
+			// Time for the client to read what was sent: a RST discards
+			// unread data in its receive buffer.
+			time.Sleep(200 * time.Millisecond)
 			reset(c)
 		}), class: trace.ErrReset, status: 200, text: "1"},
 		{name: "closed mid-stream without a reset", handle: plain(func(c *net.TCPConn, r *http.Request) {
@@ -552,28 +554,23 @@ func TestServerDiesAndComesBack(t *testing.T) {
 	if len(recs) != n || sum.Sent != n || sum.OK+sum.Failed != n {
 		t.Fatalf("%d records, summary %q: want all %d accounted for", len(recs), sum, n)
 	}
-	// Requests are sent in index order, 10 ms apart: ok, then failures,
-	// then ok again once the server is back.
+	// Requests are sent in index order, 10 ms apart; the outage is from
+	// 150 to 350 ms. Under load a request's dial can land a little after a
+	// later one's, so only the ends of the run are pinned: the first ones
+	// (before the outage) and the last ones (well after it) must succeed.
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Index < recs[j].Index })
-	phase := 0 // 0: before the outage, 1: in it, 2: after
 	ok := 0
-	for _, r := range recs {
+	for i, r := range recs {
 		switch {
 		case r.Error == nil:
 			ok++
-			if phase == 1 {
-				phase = 2
-			}
-		case r.Error.Class == trace.ErrRefused || r.Error.Class == trace.ErrReset:
-			if phase == 2 {
-				t.Errorf("%s failed (%s) after the server came back", r.ID, r.Error.Message)
-			}
-			phase = 1
-		default:
+		case i < 5 || i >= n-10:
+			t.Errorf("%s (sent at %v) failed: %s: %s", r.ID, time.Duration(r.Sent), r.Error.Class, r.Error.Message)
+		case r.Error.Class != trace.ErrRefused && r.Error.Class != trace.ErrReset:
 			t.Errorf("%s: class %s (%s), want refused or reset", r.ID, r.Error.Class, r.Error.Message)
 		}
 	}
-	if phase != 2 || sum.ByClass[trace.ErrRefused] == 0 {
+	if sum.ByClass[trace.ErrRefused] == 0 || ok < 15 {
 		t.Errorf("summary %q: want successes, then refusals, then successes", sum)
 	}
 	if ok != sum.OK || served.Load() < int64(ok) {
