@@ -173,6 +173,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		e.opts.Model = m
 	}
 	e.sum.Model = e.opts.Model
+	// A workload that this API cannot carry (a chat workload to a raw
+	// prompt API, say) fails every request the same way: say so once,
+	// before anything is sent, instead of recording N identical failures.
+	first := cfg.Workload.Requests[0]
+	if _, err := e.ep.NewRequest(ctx, e.base, &first, e.opts); err != nil {
+		return nil, err
+	}
 
 	h := e.header()
 	tw, err := trace.Create(cfg.Trace, h, trace.WithFlushInterval(cfg.FlushInterval))
@@ -520,6 +527,9 @@ func (e *engine) openLoop(ctx context.Context, rs []*workload.Request) {
 			defer wg.Done()
 			e.do(p, deadline)
 		}()
+		// Run the send on this P now, not after preparing the next request
+		// or once an idle P's thread has woken up to steal it.
+		runtime.Gosched()
 	}
 	wg.Wait()
 }

@@ -481,3 +481,16 @@ func TestSendTokenIDsNeedsTheWorkloadsTokenizer(t *testing.T) {
 		t.Fatalf("digest mismatch: %v", err)
 	}
 }
+
+func TestWorkloadTheAPICannotCarryFailsUpFront(t *testing.T) {
+	wl := handWorkload(workload.Phase{Kind: workload.KindBurst, Concurrency: 1, Requests: 1}) // chat shape
+	cfg := baseConfig(t, wl, "http://127.0.0.1:1")
+	cfg.API = "llamacpp"
+	_, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "completion shape") {
+		t.Fatalf("chat workload to llamacpp: %v, want an error naming the completion shape", err)
+	}
+	if _, statErr := os.Stat(cfg.Trace); statErr == nil {
+		t.Error("a trace was written for a run that could not start")
+	}
+}

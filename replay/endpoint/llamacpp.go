@@ -47,14 +47,11 @@ func (e LlamaCpp) NewRequest(ctx context.Context, base string, r *workload.Reque
 		Stream:       true,
 		ReturnTokens: o.ContinuousUsage,
 	}
-	switch {
-	case o.TokenIDs != nil:
-		b.Prompt = o.TokenIDs
-	case len(r.Messages) > 0:
-		return nil, errChatShape(e.Name(), r)
-	default:
-		b.Prompt = r.Prompt
+	prompt, err := rawPrompt(e.Name(), r, o)
+	if err != nil {
+		return nil, err
 	}
+	b.Prompt = prompt
 	return newJSONRequest(ctx, joinURL(base, "", "/completion"), b, o, sseAccept)
 }
 

@@ -84,14 +84,11 @@ func (e OpenAICompletions) NewRequest(ctx context.Context, base string, r *workl
 		return nil, errNoModel(e.Name())
 	}
 	b := openAIRequest(r, o)
-	switch {
-	case o.TokenIDs != nil:
-		b.Prompt = o.TokenIDs
-	case len(r.Messages) > 0:
-		return nil, errChatShape(e.Name(), r)
-	default:
-		b.Prompt = r.Prompt
+	prompt, err := rawPrompt(e.Name(), r, o)
+	if err != nil {
+		return nil, err
 	}
+	b.Prompt = prompt
 	return newJSONRequest(ctx, joinURL(base, "/v1", "/completions"), b, o, sseAccept)
 }
 

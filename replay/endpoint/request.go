@@ -55,6 +55,19 @@ func errNoModel(api string) error {
 	return fmt.Errorf("%s needs a model name: pass --model", api)
 }
 
+// rawPrompt is what a raw-prompt API (completions, llama.cpp) sends as its
+// prompt: the token ids when the run sends ids, else the text. A chat
+// request has no raw prompt.
+func rawPrompt(api string, r *workload.Request, o Options) (any, error) {
+	switch {
+	case o.TokenIDs != nil:
+		return o.TokenIDs, nil
+	case len(r.Messages) > 0:
+		return nil, errChatShape(api, r)
+	}
+	return r.Prompt, nil
+}
+
 func errChatShape(api string, r *workload.Request) error {
 	return fmt.Errorf("%s sends a raw prompt but request %s is a chat (messages): build the workload with the completion shape, or use a chat API", api, r.ID)
 }
