@@ -59,8 +59,8 @@ func run(t *testing.T, wl *workload.Workload, url, api string, mod func(*replay.
 	t.Helper()
 	cfg := replay.Config{
 		Workload: wl, URL: url, API: api, Label: api,
-		Trace:   filepath.Join(t.TempDir(), "run.trace.zst"),
-		Salt:    true, SaltSeed: 11, Prewarm: true,
+		Trace: filepath.Join(t.TempDir(), "run.trace.zst"),
+		Salt:  true, SaltSeed: 11, Prewarm: true,
 		Timeout: 30 * time.Second, IdleTimeout: 5 * time.Second,
 	}
 	if mod != nil {
