@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -179,6 +180,29 @@ func TestSecretsNeverWritten(t *testing.T) {
 	add("refused run: stdout", out)
 	add("refused run: stderr", errOut)
 	add("refused run: error", err.Error())
+
+	// A closed port, credentials in the URL: connection errors name no URL.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://u:" + secretKey + "@" + ln.Addr().String()
+	ln.Close()
+	for _, model := range []string{"m", ""} { // "": model discovery is refused
+		args := []string{"replay", wl, "-o", filepath.Join(dir, "closed"+model+".trace.zst"), "--url", closed, "--api-key-env", "LLMREPLAY_TEST_SECRET"}
+		if model != "" {
+			args = append(args, "--model", model)
+		}
+		out, errOut, err := runCLI(t, nil, args...)
+		add("closed port: stdout", out)
+		add("closed port: stderr", errOut)
+		if err != nil {
+			add("closed port: error", err.Error())
+		}
+		if (err == nil) != (model != "") {
+			t.Errorf("closed port, --model %q: err %v", model, err)
+		}
+	}
 
 	// Every file the runs left behind.
 	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
