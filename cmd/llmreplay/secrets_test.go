@@ -136,9 +136,10 @@ func TestSecretsNeverWritten(t *testing.T) {
 		}
 		add(run.name+": trace file", string(raw))
 		add(run.name+": trace decompressed", string(plain))
-		for _, sub := range [][]string{{"trace", "cat", tr}, {"trace", "info", tr}, {"trace", "info", "--json", tr}} {
+		for _, sub := range [][]string{{"trace", "cat", tr}, {"trace", "info", tr}, {"trace", "info", "--json", tr},
+			{"analyze", tr, "--format", "json"}, {"analyze", tr}} {
 			out, errOut, err := runCLI(t, nil, sub...)
-			if err != nil && !strings.Contains(err.Error(), "unknown flag") {
+			if err != nil && sub[0] == "trace" && !strings.Contains(err.Error(), "unknown flag") {
 				t.Fatalf("%v: %v", sub, err)
 			}
 			add(run.name+": "+strings.Join(sub[:2], " ")+" stdout", out)
