@@ -70,7 +70,8 @@ type child struct {
 	stdin  io.WriteCloser
 	url    string
 	stderr *lockedBuffer
-	done   chan error
+	exited chan struct{} // closed when the child has been waited for
+	err    error         // its exit error, valid after exited
 }
 
 // lockedBuffer collects the child's stderr for error messages.
@@ -114,7 +115,7 @@ func startChild(ctx context.Context, spec childSpec, pace time.Duration, sendTim
 	if err != nil {
 		return nil, err
 	}
-	c := &child{cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	c := &child{cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("selftest: starting the simulator child %s: %w", spec.Argv[0], err)
@@ -129,13 +130,14 @@ func startChild(ctx context.Context, spec childSpec, pace time.Duration, sendTim
 			}
 		}
 		io.Copy(io.Discard, stdout)
-		c.done <- cmd.Wait()
+		c.err = cmd.Wait()
+		close(c.exited)
 	}()
 	select {
 	case c.url = <-urls:
 		return c, nil
-	case err := <-c.done:
-		return nil, fmt.Errorf("selftest: the simulator child exited before listening (%v): %s", err, c.stderr)
+	case <-c.exited:
+		return nil, fmt.Errorf("selftest: the simulator child exited before listening (%v): %s", c.err, c.stderr)
 	case <-time.After(30 * time.Second):
 	case <-ctx.Done():
 	}
@@ -150,9 +152,9 @@ func (c *child) cpu() time.Duration { return procCPU(c.cmd.Process.Pid) }
 func (c *child) stop() error {
 	c.stdin.Close()
 	select {
-	case err := <-c.done:
-		if err != nil {
-			return fmt.Errorf("selftest: the simulator child failed: %v: %s", err, c.stderr)
+	case <-c.exited:
+		if c.err != nil {
+			return fmt.Errorf("selftest: the simulator child failed: %v: %s", c.err, c.stderr)
 		}
 		return nil
 	case <-time.After(15 * time.Second):
@@ -161,11 +163,17 @@ func (c *child) stop() error {
 	}
 }
 
+// kill ends the child at once unless it has exited already.
 func (c *child) kill() {
 	c.stdin.Close()
+	select {
+	case <-c.exited:
+		return
+	default:
+	}
 	c.cmd.Process.Kill()
 	select {
-	case <-c.done:
+	case <-c.exited:
 	case <-time.After(5 * time.Second):
 	}
 }

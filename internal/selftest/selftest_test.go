@@ -27,11 +27,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func testConfig(t *testing.T) Config {
+func testExe(t testing.TB) string {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return exe
+}
+
+func testConfig(t *testing.T) Config {
+	exe := testExe(t)
 	return Config{Short: true, Child: []string{exe}, ChildEnv: []string{childEnv + "=1"}, Dir: t.TempDir()}
 }
 

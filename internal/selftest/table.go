@@ -126,7 +126,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(r.Hold) > 0 {
-		section(fmt.Sprintf("2. Streams held open together (%v, one token every %v; tried in order until one fails)", r.Plan.HoldFor, r.Plan.HoldInterval))
+		section(fmt.Sprintf("2. Streams held open together for %v (opened at %g/s, one token every %v; tried in order until one fails)", r.Plan.HoldFor, r.Plan.HoldRate, r.Plan.HoldInterval))
 		fmt.Fprintln(tw, "streams\tok\terrors\tpeak open\tall open together\theld\t")
 		for _, h := range r.Hold {
 			held := "no"
@@ -144,9 +144,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	if len(r.Stamp) > 0 {
 		section(fmt.Sprintf("3. Timestamp error: arrival minus the simulator's send time, server pacing %v per token", r.Plan.StampPace))
-		fmt.Fprintln(tw, "streams\tchunks\tfailed\tp50\tp99\tmax\t")
+		fmt.Fprintln(tw, "streams\tchunks\tfailed\tp50\tp99\tmax\tclient CPU/chunk\tserver CPU/chunk\t")
 		for _, s := range r.Stamp {
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t\n", s.Streams, s.Chunks, s.Failed, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.Max))
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", s.Streams, s.Chunks, s.Failed, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.Max),
+				fmtDur(perToken(s.ClientCPU, int64(s.Chunks))), fmtDur(perToken(s.ServerCPU, int64(s.Chunks))))
 		}
 	}
 	if len(r.Sched) > 0 {

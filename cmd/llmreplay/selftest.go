@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/internal/atomicfile"
+	"github.com/llmreplay/llmreplay/internal/selftest"
+)
+
+func newSelftestCmd() *cobra.Command {
+	var (
+		cfg        selftest.Config
+		out        string
+		cpuprofile string
+		sections   []int
+	)
+	cmd := &cobra.Command{
+		Use:   "selftest [--short]",
+		Short: "Measure the client itself: CPU per token, streams held, timestamp error, schedule precision, trace size, analysis speed",
+		Long: `selftest proves the client is not the bottleneck. It replays against the
+simulator's fast profile, which it starts as a child process (this same
+binary), so that client and server share the machine as in a real benchmark
+while the client's own CPU time (getrusage) is counted apart. It prints:
+
+  1. client CPU time per streamed token at 16, 256 and 4,096 streams
+  2. the most streams held open together for 60 s without a client error
+     (1,000, 4,000, 10,000; the open-file limit is raised to its hard limit)
+  3. timestamp error (arrival minus the simulator's send time) at 16, 256 and
+     1,024 streams, the server pacing 20 ms per token
+  4. open-loop schedule lateness at 100, 500 and 2,000 requests/s
+  5. trace bytes per output token
+  6. analysis speed and peak heap for a 10-million-token trace
+
+and judges each against the targets in docs/PERFORMANCE.md. The full run
+takes about ten minutes; --short takes seconds and is what CI runs. The
+figures depend on what else the machine is doing: the load average is
+printed with them.`,
+		Example: `  # the CI version, a few seconds
+  llmreplay selftest --short
+
+  # the full harness, the table also saved to a file
+  llmreplay selftest -o selftest.txt
+
+  # only the schedule precision and trace size sections
+  llmreplay selftest --section 4,5
+
+  # where the client's CPU goes at 256 streams
+  llmreplay selftest --section 1 --cpuprofile client.pprof && go tool pprof -top client.pprof`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range sections {
+				if s < 1 || s > 6 {
+					return usagef("--section %d: sections are numbered 1 to 6", s)
+				}
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("cannot find this program's path to start the simulator child: %w", err)
+			}
+			cfg.Child = []string{exe, "selftest", "sim-child"}
+			cfg.Progress = cmd.ErrOrStderr()
+			cfg.Sections = slices.Clone(sections)
+			if cpuprofile != "" {
+				// The simulator runs in the child, so this profiles the client alone.
+				pf, err := os.Create(cpuprofile)
+				if err != nil {
+					return usagef("--cpuprofile %s: %v", cpuprofile, err)
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			res, err := selftest.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if err := res.WriteTable(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if out != "" {
+				var b bytes.Buffer
+				res.WriteTable(&b)
+				return atomicfile.WriteFile(out, b.Bytes())
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&cfg.Short, "short", false, "the CI version: every section at a small scale, a few seconds")
+	f.StringVar(&cfg.Dir, "dir", "", "keep the workloads and traces in this folder (default: a temporary one, removed)")
+	f.StringVarP(&out, "output", "o", "", "also write the table to this file")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the client (this process) to this file, for go tool pprof")
+	f.IntSliceVar(&sections, "section", nil, "run only these sections (1-6)")
+	cmd.AddCommand(&cobra.Command{
+		Use:                "sim-child",
+		Short:              "The simulator side of selftest (started by selftest itself)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return selftest.ServeChild(args, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	})
+	return cmd
+}
