@@ -76,4 +76,5 @@ var subcommands = []func() *cobra.Command{
 	newSimCmd,
 	newReplayCmd,
 	newBenchCmd,
+	newSelftestCmd,
 }
