@@ -77,8 +77,10 @@ func TestMetricsByHand(t *testing.T) {
 	if c2.TokenSources[SourceChunkTokens] != 1 || c2.TokenSources[SourceTokenizer] != 1 {
 		t.Errorf("c2 sources = %v, want chunk-tokens 1 and tokenizer 1", c2.TokenSources)
 	}
-	if hasWarning(c2.Warnings, WarnClientBehind) == nil {
-		t.Errorf("c2: lateness p99 1.98 ms should warn client_behind, got %v", c2.WarningCodes)
+	// c2 is a burst: its send spread p99 of 1.98 ms is under the burst
+	// limit max(1 ms, 5% of its TTFT p50 150 ms = 7.5 ms).
+	if hasWarning(c2.Warnings, WarnClientBehind) != nil {
+		t.Errorf("c2: a burst's 1.98 ms spread against a 150 ms TTFT should not warn, got %v", c2.WarningCodes)
 	}
 	if len(c1.Warnings) != 0 {
 		t.Errorf("c1 should be clean, got %v", c1.WarningCodes)
@@ -191,5 +193,27 @@ func TestLookupMetric(t *testing.T) {
 		if m.Doc == "" || m.Unit == "" {
 			t.Errorf("%s lacks a definition or unit", m.Name)
 		}
+	}
+}
+
+// The same 1.98 ms lateness in an open-loop phase is the client falling
+// behind its schedule: the 1 ms limit applies as it is.
+func TestClientBehindOpenLoop(t *testing.T) {
+	tt := handTrace()
+	tt.h.Phases[1].Kind = "rate"
+	res := analyzeTraces(t, Options{}, tt)
+	c2 := findGroup(t, res.Groups([]string{KeyConcurrency}), map[string]any{KeyConcurrency: 2})
+	w := hasWarning(c2.Warnings, WarnClientBehind)
+	if w == nil {
+		t.Fatalf("open loop: lateness p99 1.98 ms should warn client_behind, got %v", c2.WarningCodes)
+	}
+	// A burst whose spread is over 5% of its TTFT warns too: r2 sent 10 ms
+	// late against TTFTs of 100 and 200 ms (p50 150 → limit 7.5 ms).
+	tt = handTrace()
+	tt.records[2].Sent = 210 * msNs
+	res = analyzeTraces(t, Options{}, tt)
+	c2 = findGroup(t, res.Groups([]string{KeyConcurrency}), map[string]any{KeyConcurrency: 2})
+	if hasWarning(c2.Warnings, WarnClientBehind) == nil {
+		t.Errorf("burst: a 9.9 ms spread against a 7.5 ms limit should warn, got %v", c2.WarningCodes)
 	}
 }
