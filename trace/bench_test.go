@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/llmreplay/llmreplay/internal/cputime"
 )
 
 var sizeCases = []synthConfig{
@@ -67,7 +69,7 @@ func BenchmarkRead(b *testing.B) {
 	b.Run(sizeName(c), func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		for b.Loop() {
 			r, err := NewReader(bytes.NewReader(data))
 			if err != nil {
@@ -87,7 +89,7 @@ func BenchmarkRead(b *testing.B) {
 		b.ReportMetric(float64(chunks)*float64(b.N)/sec, "chunks/s")
 		// On a shared machine wall time depends on the neighbours; CPU time
 		// (including the GC's) says what decoding costs.
-		if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
+		if cpu := (cputime.Process() - cpu0).Seconds(); cpu > 0 {
 			b.ReportMetric(float64(toks)*float64(b.N)/cpu, "tok/cpu-s")
 		}
 	})

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
+
+	"github.com/llmreplay/llmreplay/internal/cputime"
 )
 
 // eventsReader delivers a response one event per Read, the way a streaming
@@ -56,7 +58,7 @@ func benchRead(b *testing.B, ep Endpoint, events [][]byte) {
 	b.ReportAllocs()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		r.i = 0
@@ -66,7 +68,7 @@ func benchRead(b *testing.B, ep Endpoint, events [][]byte) {
 		}
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	runtime.ReadMemStats(&m1)
 	n := float64(b.N) * float64(len(events))
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/event")

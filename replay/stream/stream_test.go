@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmreplay/llmreplay/internal/cputime"
 )
 
 type got struct {
@@ -510,7 +512,7 @@ func BenchmarkSSEParse(b *testing.B) {
 	b.ReportAllocs()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if !p.Next() {
@@ -518,7 +520,7 @@ func BenchmarkSSEParse(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	runtime.ReadMemStats(&m1)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
 	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(b.N), "allocs/event")

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package trace
-
-import "time"
-
-// cpuTime is unknown here; benchmarks then report wall-clock rates only.
-func cpuTime() time.Duration { return 0 }
