@@ -176,6 +176,8 @@ type SchedRow struct {
 	Requests      int
 	Failed        int
 	P50, P99, Max time.Duration
+	// ClientCPU and ServerCPU are the two processes' CPU time over the run.
+	ClientCPU, ServerCPU time.Duration
 }
 
 // SizeRow is section 5 for one trace.
@@ -435,7 +437,10 @@ func (h *harness) hold(ctx context.Context) error {
 	p := h.plan
 	for _, n := range p.HoldStreams {
 		ramp := time.Duration(float64(n) / p.HoldRate * float64(time.Second))
-		tokens := int((p.HoldFor+ramp+2*p.HoldInterval-1)/p.HoldInterval) + 1
+		// Headroom for opening late on a busy machine: the streams must
+		// still all be open together for HoldFor.
+		slack := max(ramp/2, 5*p.HoldInterval)
+		tokens := int((p.HoldFor+ramp+slack+p.HoldInterval-1)/p.HoldInterval) + 1
 		h.logf("2. holding %d streams for %v: opened at %g/s, %d tokens %v apart", n, p.HoldFor, p.HoldRate, tokens, p.HoldInterval)
 		out, err := h.replayRun(ctx, fmt.Sprintf("hold-%d", n), workload.BuildConfig{
 			MaxTokens: tokens, Schedule: fmt.Sprintf("rate:%g", p.HoldRate), Arrival: "constant", Requests: n, InputTokens: []int{64},
@@ -530,9 +535,10 @@ func (h *harness) sched(ctx context.Context) error {
 	for _, rate := range p.SchedRates {
 		n := int(rate * p.SchedFor.Seconds())
 		h.logf("4. schedule precision: %d requests at %g/s, constant arrivals", n, rate)
+		var srv0, srv1 time.Duration
 		out, err := h.replayRun(ctx, fmt.Sprintf("sched-%g", rate), workload.BuildConfig{
 			MaxTokens: p.SchedTokens, Schedule: fmt.Sprintf("rate:%g", rate), Arrival: "constant", Requests: n,
-		}, 0, false, nil)
+		}, 0, false, childCPU(&srv0, &srv1))
 		if err != nil {
 			return err
 		}
@@ -546,7 +552,8 @@ func (h *harness) sched(ctx context.Context) error {
 			return errors.New("no request was sent")
 		}
 		p50, p99, mx := quantiles(d)
-		h.res.Sched = append(h.res.Sched, SchedRow{Rate: rate, Requests: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx})
+		h.res.Sched = append(h.res.Sched, SchedRow{Rate: rate, Requests: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx,
+			ClientCPU: out.cpu, ServerCPU: srv1 - srv0})
 		h.logf("   → p50 %v p99 %v max %v", p50, p99, mx)
 	}
 	return nil

@@ -152,9 +152,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	if len(r.Sched) > 0 {
 		section(fmt.Sprintf("4. Schedule precision: actual minus scheduled send time, open loop, constant arrivals for %v", r.Plan.SchedFor))
-		fmt.Fprintln(tw, "rate/s\trequests\tfailed\tp50\tp99\tmax\t")
+		fmt.Fprintln(tw, "rate/s\trequests\tfailed\tp50\tp99\tmax\tclient CPU/request\tserver CPU/request\t")
 		for _, s := range r.Sched {
-			fmt.Fprintf(tw, "%g\t%d\t%d\t%s\t%s\t%s\t\n", s.Rate, s.Requests, s.Failed, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.Max))
+			fmt.Fprintf(tw, "%g\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", s.Rate, s.Requests, s.Failed, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.Max),
+				fmtDur(perToken(s.ClientCPU, int64(s.Requests))), fmtDur(perToken(s.ServerCPU, int64(s.Requests))))
 		}
 	}
 	if len(r.Size) > 0 {
