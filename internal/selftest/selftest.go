@@ -197,12 +197,24 @@ func (r SizeRow) PerToken() float64 {
 
 // AnalysisRow is section 6.
 type AnalysisRow struct {
-	Tokens     int64
-	Requests   int
-	FileBytes  int64
-	Elapsed    time.Duration
-	PeakHeap   uint64 // heap in use above the baseline, sampled every 5 ms
-	PeakRSSRaw uint64 // bytes of heap+stacks the runtime holds (Sys) at the peak
+	Tokens    int64
+	Requests  int
+	FileBytes int64
+	Elapsed   time.Duration
+	PeakHeap  uint64 // heap in use above the baseline, sampled every 5 ms
+	SysAtPeak uint64 // memory the Go runtime held from the OS (MemStats.Sys) at the peak, all sections so far
+	// CPU is the process's CPU time during the analysis: on a machine
+	// shared with other work, tokens per CPU second shows the analysis's
+	// own cost when the wall-clock rate does not.
+	CPU time.Duration
+}
+
+// TokensPerCPUSecond is the analysis speed per second of CPU time.
+func (r AnalysisRow) TokensPerCPUSecond() float64 {
+	if r.CPU <= 0 {
+		return 0
+	}
+	return float64(r.Tokens) / r.CPU.Seconds()
 }
 
 // TokensPerSecond is the analysis speed.
@@ -724,12 +736,15 @@ func (h *harness) analysis(ctx context.Context) error {
 			}
 		}
 	}()
+	cpu0, _ := processCPU()
 	t0 := time.Now()
 	ar, err := analyze.AnalyzeFiles(analyze.Options{}, analyze.Input{Path: path})
 	if err == nil {
 		_, err = analyze.BuildTable(ar, analyze.TableOptions{})
 	}
 	row.Elapsed = time.Since(t0)
+	cpu1, _ := processCPU()
+	row.CPU = cpu1 - cpu0
 	close(stop)
 	pk := <-peak
 	if err != nil {
@@ -738,7 +753,7 @@ func (h *harness) analysis(ctx context.Context) error {
 	if pk[0] > baseHeap {
 		row.PeakHeap = pk[0] - baseHeap
 	}
-	row.PeakRSSRaw = pk[1]
+	row.SysAtPeak = pk[1]
 	h.res.Analysis = row
 	return nil
 }
