@@ -91,9 +91,9 @@ var (
 	}
 	ShortPlan = Plan{
 		CPUStreams: []int{16, 256}, CPUTokens: 256, CPUTotal: 1 << 16,
-		HoldStreams: []int{200}, HoldFor: 2 * time.Second, HoldInterval: 100 * time.Millisecond, HoldRate: 2000,
+		HoldStreams: []int{200}, HoldFor: time.Second, HoldInterval: 50 * time.Millisecond, HoldRate: 2000,
 		StampStreams: []int{16, 256}, StampPace: 20 * time.Millisecond, StampTokens: 25,
-		SchedRates: []float64{100, 500}, SchedFor: time.Second, SchedTokens: 16,
+		SchedRates: []float64{100, 500}, SchedFor: 500 * time.Millisecond, SchedTokens: 16,
 		SizeStreams: 64, SizeTokens: 64, SizePace: 10 * time.Millisecond,
 		AnalyzeTotal: 500_000,
 	}
