@@ -178,7 +178,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(&b, "\ntotal time %s\n", fmtDur(r.Elapsed))
-	_, err := io.WriteString(w, b.String())
+	// tabwriter pads the last cell too; trailing blanks help no reader.
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n"))
 	return err
 }
 
