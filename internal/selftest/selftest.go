@@ -34,6 +34,8 @@ import (
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
+
+	"github.com/llmreplay/llmreplay/internal/cputime"
 )
 
 // Config is one harness run.
@@ -329,11 +331,11 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	if onChild != nil {
 		onChild(c, true)
 	}
-	cpu0, _ := processCPU()
+	cpu0 := cputime.Process()
 	t0 := time.Now()
 	_, err = replay.Run(ctx, rc)
 	out.wall = time.Since(t0)
-	cpu1, _ := processCPU()
+	cpu1 := cputime.Process()
 	out.cpu = cpu1 - cpu0
 	if onChild != nil {
 		onChild(c, false)
@@ -736,14 +738,14 @@ func (h *harness) analysis(ctx context.Context) error {
 			}
 		}
 	}()
-	cpu0, _ := processCPU()
+	cpu0 := cputime.Process()
 	t0 := time.Now()
 	ar, err := analyze.AnalyzeFiles(analyze.Options{}, analyze.Input{Path: path})
 	if err == nil {
 		_, err = analyze.BuildTable(ar, analyze.TableOptions{})
 	}
 	row.Elapsed = time.Since(t0)
-	cpu1, _ := processCPU()
+	cpu1 := cputime.Process()
 	row.CPU = cpu1 - cpu0
 	close(stop)
 	pk := <-peak

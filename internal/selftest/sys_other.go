@@ -4,6 +4,5 @@ package selftest
 
 import "time"
 
-func processCPU() (time.Duration, bool) { return 0, false }
-func raiseNoFile() (soft, hard uint64)  { return 0, 0 }
-func procCPU(pid int) time.Duration     { return 0 }
+func raiseNoFile() (soft, hard uint64) { return 0, 0 }
+func procCPU(pid int) time.Duration    { return 0 }

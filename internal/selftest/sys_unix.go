@@ -10,15 +10,6 @@ import (
 	"time"
 )
 
-// processCPU is this process's user+system CPU time (getrusage RUSAGE_SELF).
-func processCPU() (time.Duration, bool) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, false
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
-}
-
 // raiseNoFile lifts the soft open-file limit to the hard limit, as far as
 // the process is allowed, and returns the limits in force afterwards.
 func raiseNoFile() (soft, hard uint64) {
