@@ -95,6 +95,7 @@ Routes: POST /v1/chat/completions, /v1/completions, /completion (llama.cpp),
 	f.BoolVar(&noCache, "no-prefix-cache", false, "prefill every prompt token, even of a repeated prompt")
 	f.BoolVar(&sendTimes, "send-times", false, `test mode: every chunk carries "sim_sent_unix_ns", the server's send time`)
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed for --error-rate")
+	f.DurationVar(&cfg.TokenInterval, "token-interval", 0, "pace every stream at one token per interval (e.g. 20ms), on top of the profile; with --profile fast, streams of a fixed, known speed")
 	f.IntVar(&cfg.MaxContext, "max-context", 0, "fault: HTTP 400 for prompts longer than N tokens (0 = no limit)")
 	f.BoolVar(&cfg.NoStream, "no-stream", false, "fault: send the whole answer as one chunk at the end")
 	f.IntVar(&cfg.TokensPerChunk, "tokens-per-chunk", 1, "fault: K tokens per streamed chunk")

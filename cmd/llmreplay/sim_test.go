@@ -30,6 +30,7 @@ func TestSimBadInput(t *testing.T) {
 		{"sim", "--profile", "nonesuch"},
 		{"sim", "--addr", "nonsense"},
 		{"sim", "--error-rate", "2"},
+		{"sim", "--token-interval", "-1s"},
 	} {
 		root := NewRootCmd(io.Discard, io.Discard)
 		root.SetArgs(args)
