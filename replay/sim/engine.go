@@ -139,6 +139,11 @@ func (e *engine) run() {
 		if l := tnow.Sub(deadline); l > time.Millisecond {
 			e.late.Add(int64(l))
 		}
+		// Count before waking the streams: a client that has read its last
+		// token and then asks /metrics must see that token counted.
+		if e.metrics != nil {
+			e.metrics.generated.Add(float64(len(em)))
+		}
 		t := tnow.UnixNano()
 		for _, s := range em {
 			st := s.out
@@ -149,9 +154,6 @@ func (e *engine) run() {
 			st.last.Store(t)
 			st.avail.Store(int64(s.produced))
 			st.poke()
-		}
-		if e.metrics != nil {
-			e.metrics.generated.Add(float64(len(em)))
 		}
 	}
 }
