@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmreplay/llmreplay/replay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -575,97 +574,5 @@ func TestServerDiesAndComesBack(t *testing.T) {
 	}
 	if ok != sum.OK || served.Load() < int64(ok) {
 		t.Errorf("%d ok records, summary %d ok, server served %d", ok, sum.OK, served.Load())
-	}
-}
-
-// TestSimulatorFaults drives replays through the simulator's own fault
-// modes, over real HTTP: the same classes as the hand-made servers, from the
-// server users run with `llmreplay sim`.
-func TestSimulatorFaults(t *testing.T) {
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name  string
-		cfg   sim.Config
-		class trace.ErrorClass
-		check func(t *testing.T, r *trace.Record)
-	}{
-		{name: "reset after 2 tokens", cfg: sim.Config{ResetAfter: 2}, class: trace.ErrReset,
-			check: func(t *testing.T, r *trace.Record) {
-				if len(r.Chunks) == 0 || r.Status != 200 {
-					t.Errorf("%s: %d chunks, status %d: want what came before the reset", r.ID, len(r.Chunks), r.Status)
-				}
-			}},
-		{name: "stall after 2 tokens", cfg: sim.Config{StallAfter: 2}, class: trace.ErrIdleTimeout},
-		{name: "every request a 500", cfg: sim.Config{ErrorRate: 1}, class: trace.ErrHTTPStatus,
-			check: func(t *testing.T, r *trace.Record) {
-				if r.Status != 500 || r.Error.Body == "" {
-					t.Errorf("%s: status %d, body %q", r.ID, r.Status, r.Error.Body)
-				}
-			}},
-		{name: "prompt over the context", cfg: sim.Config{MaxContext: 5}, class: trace.ErrHTTPStatus,
-			check: func(t *testing.T, r *trace.Record) {
-				if r.Status != 400 || !strings.Contains(r.Error.Body, "5") {
-					t.Errorf("%s: status %d, body %q: want the server's 400 explanation", r.ID, r.Status, r.Error.Body)
-				}
-			}},
-		{name: "no streaming", cfg: sim.Config{NoStream: true},
-			check: func(t *testing.T, r *trace.Record) {
-				if len(r.Chunks) > 2 || r.FinishReason != "length" {
-					t.Errorf("%s: %d chunks, finish %q: want the whole answer at once", r.ID, len(r.Chunks), r.FinishReason)
-				}
-			}},
-		{name: "3 tokens per chunk", cfg: sim.Config{TokensPerChunk: 3},
-			check: func(t *testing.T, r *trace.Record) {
-				if r.FinishReason != "length" || len(r.Chunks) >= r.MaxTokens {
-					t.Errorf("%s: %d chunks for %d tokens, finish %q", r.ID, len(r.Chunks), r.MaxTokens, r.FinishReason)
-				}
-			}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			c.cfg.Profile = prof
-			s, err := sim.New(c.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Start("127.0.0.1:0"); err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			wl := handWorkload(workload.Phase{Kind: workload.KindBurst, Concurrency: 3, Requests: 3})
-			for i := range wl.Requests {
-				wl.Requests[i].MaxTokens = 8
-			}
-			cfg := baseConfig(t, wl, s.URL())
-			cfg.IdleTimeout = 300 * time.Millisecond
-			sum, err := Run(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := 0
-			if c.class != "" {
-				want = 3
-			}
-			if sum.Sent != 3 || sum.Failed != want || (c.class != "" && sum.ByClass[c.class] != 3) {
-				t.Fatalf("summary %q, want 3 sent and %d failed as %q", sum, want, c.class)
-			}
-			_, recs := readTrace(t, cfg.Trace)
-			if len(recs) != 3 {
-				t.Fatalf("%d records, want 3", len(recs))
-			}
-			for i := range recs {
-				r := &recs[i]
-				if (r.Error == nil) != (c.class == "") || (r.Error != nil && r.Error.Class != c.class) {
-					t.Errorf("%s: error %+v, want class %q", r.ID, r.Error, c.class)
-					continue
-				}
-				if c.check != nil {
-					c.check(t, r)
-				}
-			}
-		})
 	}
 }
