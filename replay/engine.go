@@ -225,10 +225,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	e.sum.Trace = cfg.Trace
 	s := e.sum
 	if werr != nil {
-		return &s, fmt.Errorf("writing trace %s: %w (the trace is readable up to the last flush)", cfg.Trace, werr)
+		// The trace package's error names the file and what stays readable.
+		return &s, fmt.Errorf("run stopped: %w", werr)
 	}
 	if cerr != nil {
-		return &s, fmt.Errorf("closing trace %s: %w (the trace is readable up to the last flush)", cfg.Trace, cerr)
+		return &s, fmt.Errorf("closing the trace: %w", cerr)
 	}
 	return &s, nil
 }

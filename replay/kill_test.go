@@ -241,7 +241,7 @@ func TestDiskFullReplay(t *testing.T) {
 	}
 	t.Logf("child: %+v", res)
 	if !strings.Contains(res.Err, "file too large") || !strings.Contains(res.Err, path) ||
-		!strings.Contains(res.Err, "readable up to the last flush") {
+		!strings.Contains(res.Err, "stay readable") || strings.Count(res.Err, path) != 1 {
 		t.Errorf("error %q: want one naming the trace, the write failure and what is left", res.Err)
 	}
 	// A full disk ends the run: sending requests whose results cannot be

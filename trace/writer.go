@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -294,6 +295,12 @@ func (w *Writer) writePending() error {
 // because bytes after a failed write would land after a hole.
 func (w *Writer) fail(err error) error {
 	if w.err == nil {
+		// The OS error names the file again ("write PATH: no space left on
+		// device"): keep only its cause, the message names the file once.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		w.err = fmt.Errorf("trace: writing %s: %w (records flushed before this error stay readable)", w.name, err)
 	}
 	return w.err
