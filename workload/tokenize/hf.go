@@ -73,22 +73,10 @@ func (t *hfTokenizer) Digest() string { return t.digest }
 // Encode returns the ids of text. Invalid UTF-8 is first replaced by
 // U+FFFD per maximal bad subsequence, as a server decoding the request
 // body would do.
-func (t *hfTokenizer) Encode(text string) []int {
-	var out []int
-	t.each(text, func(ids []int32) {
-		for _, id := range ids {
-			out = append(out, int(id))
-		}
-	})
-	return out
-}
+func (t *hfTokenizer) Encode(text string) []int { return encodeAll(t.each, text) }
 
 // Count is len(Encode(text)) without building the id slice.
-func (t *hfTokenizer) Count(text string) int {
-	n := 0
-	t.each(text, func(ids []int32) { n += len(ids) })
-	return n
-}
+func (t *hfTokenizer) Count(text string) int { return countAll(t.each, text) }
 
 // Decode concatenates the bytes of ids. Unknown ids are skipped; bytes that
 // do not form valid UTF-8 (a prefix of a multi-byte character) are kept as

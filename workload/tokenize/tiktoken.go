@@ -103,21 +103,9 @@ func (t *tiktoken) buildTables() *rankTables {
 // Encode returns the ids of text; special tokens such as <|endoftext|> are
 // encoded as the plain text they are. Invalid UTF-8 is replaced by U+FFFD
 // first, as OpenAI's API does when it decodes the request.
-func (t *tiktoken) Encode(text string) []int {
-	var out []int
-	t.each(text, func(ids []int32) {
-		for _, id := range ids {
-			out = append(out, int(id))
-		}
-	})
-	return out
-}
+func (t *tiktoken) Encode(text string) []int { return encodeAll(t.each, text) }
 
-func (t *tiktoken) Count(text string) int {
-	n := 0
-	t.each(text, func(ids []int32) { n += len(ids) })
-	return n
-}
+func (t *tiktoken) Count(text string) int { return countAll(t.each, text) }
 
 func (t *tiktoken) Decode(ids []int) string {
 	tb := t.tables()

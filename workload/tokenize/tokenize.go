@@ -66,3 +66,23 @@ type Tokenizer interface {
 	// Decode returns the text of ids.
 	Decode(ids []int) string
 }
+
+// eachFunc calls yield with the ids of every piece of text in order: the
+// one loop both tokenizer kinds implement, Encode and Count are built on it.
+type eachFunc func(text string, yield func(ids []int32))
+
+func encodeAll(each eachFunc, text string) []int {
+	var out []int
+	each(text, func(ids []int32) {
+		for _, id := range ids {
+			out = append(out, int(id))
+		}
+	})
+	return out
+}
+
+func countAll(each eachFunc, text string) int {
+	n := 0
+	each(text, func(ids []int32) { n += len(ids) })
+	return n
+}
