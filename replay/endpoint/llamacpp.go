@@ -150,20 +150,11 @@ func parseLlamaCpp(st *state, data []byte) *trace.Error {
 				s.skip()
 			}
 			e.tokens = m
-		case "error":
-			if s.null() {
-				continue
-			}
-			e.isErr = true
-			e.errMsg = st.errorMessage()
-		case "sim_sent_unix_ns":
-			e.serverT = st.serverTime()
 		default:
-			s.skip()
+			if !st.sharedField(k) {
+				s.skip()
+			}
 		}
-	}
-	if s.err != "" {
-		return st.syntaxError(data)
 	}
 	if err := st.done(data); err != nil {
 		return err

@@ -184,20 +184,11 @@ func parseOllama(st *state, data []byte) *trace.Error {
 					timings[i], haveTimings = raw, true
 				}
 			}
-		case "error":
-			if s.null() {
-				continue
-			}
-			e.isErr = true
-			e.errMsg = st.errorMessage()
-		case "sim_sent_unix_ns":
-			e.serverT = st.serverTime()
 		default:
-			s.skip()
+			if !st.sharedField(k) {
+				s.skip()
+			}
 		}
-	}
-	if s.err != "" {
-		return st.syntaxError(data)
 	}
 	if err := st.done(data); err != nil {
 		return err

@@ -181,12 +181,6 @@ func parseOpenAI(st *state, data []byte) *trace.Error {
 			}
 			st.usage = append(st.usage[:0], data[start:s.i]...)
 			st.hasUsage, usage = true, true
-		case "error":
-			if s.null() {
-				continue
-			}
-			e.isErr = true
-			e.errMsg = st.errorMessage()
 		case "object":
 			v, _, ok := s.str(&st.sbuf)
 			if !ok {
@@ -201,8 +195,6 @@ func parseOpenAI(st *state, data []byte) *trace.Error {
 			} else if len(e.errMsg) == 0 {
 				e.errMsg = v
 			}
-		case "sim_sent_unix_ns":
-			e.serverT = st.serverTime()
 		case "timings":
 			// llama.cpp's OpenAI-compatible server adds its timings here.
 			if s.null() {
@@ -214,11 +206,10 @@ func parseOpenAI(st *state, data []byte) *trace.Error {
 				st.hasTimings = true
 			}
 		default:
-			s.skip()
+			if !st.sharedField(k) {
+				s.skip()
+			}
 		}
-	}
-	if s.err != "" {
-		return st.syntaxError(data)
 	}
 	if err := st.done(data); err != nil {
 		return err

@@ -438,6 +438,25 @@ func (st *state) object(data []byte, field string) (bool, *trace.Error) {
 	return true, nil
 }
 
+// sharedField reads the top-level fields every API's events may carry: an
+// error object, and the simulator's send time in its test mode. It reports
+// whether key was one of them (and its value consumed).
+func (st *state) sharedField(key []byte) bool {
+	s, e := &st.js, &st.ev
+	switch string(key) {
+	case "error":
+		if !s.null() {
+			e.isErr = true
+			e.errMsg = st.errorMessage()
+		}
+	case "sim_sent_unix_ns":
+		e.serverT = st.serverTime()
+	default:
+		return false
+	}
+	return true
+}
+
 // top starts reading an event's data, which must be one JSON object.
 func (st *state) top(data []byte) *trace.Error {
 	s := &st.js
