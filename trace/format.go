@@ -15,6 +15,9 @@ const magic = FormatName
 // data, not an endless series of empty entries.
 const (
 	tagRecord = 1
+	// tagShard (1.1): a uvarint shard index that applies to every record
+	// after it until the next shard entry; written only by trace merge.
+	tagShard = 2
 )
 
 // Limits that keep a hostile or corrupt file from making the reader allocate

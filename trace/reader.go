@@ -46,6 +46,10 @@ type Reader struct {
 	err       error
 	truncated bool
 	done      bool
+
+	// shard is the index of the last shard entry (1.1, merged traces).
+	shard    int
+	hasShard bool
 }
 
 // Open opens the trace file at path and reads its header.
@@ -277,6 +281,21 @@ func (r *Reader) Scan() bool {
 		if n > maxEntryBytes {
 			return r.stop(fmt.Errorf("an entry of %d bytes exceeds the %d-byte limit: the file is corrupt", n, maxEntryBytes))
 		}
+		if tag == tagShard {
+			if n > binary.MaxVarintLen64 {
+				return r.stop(fmt.Errorf("a shard entry of %d bytes holds no shard index: the file is corrupt", n))
+			}
+			b, err := r.readBody(int(n))
+			if err != nil {
+				return r.stop(noEOF(err))
+			}
+			v, k := binary.Uvarint(b)
+			if k <= 0 || k != len(b) || v > 1<<31 {
+				return r.stop(fmt.Errorf("a shard entry of %d bytes holds no shard index: the file is corrupt", n))
+			}
+			r.shard, r.hasShard = int(v), true
+			continue
+		}
 		if tag != tagRecord {
 			// An entry kind from a later minor version: skip it.
 			if _, err := r.br.Discard(int(n)); err != nil {
@@ -298,6 +317,12 @@ func (r *Reader) Scan() bool {
 			return r.stop(fmt.Errorf("record %d: %v: the file is corrupt", r.v1.count, err))
 		}
 		r.v1.count++
+		if r.hasShard {
+			// A fresh int per record (merged traces only): a caller that
+			// keeps a copy of the record keeps the shard it saw.
+			v := r.shard
+			rec.Shard = &v
+		}
 		r.rec = rec
 		return true
 	}

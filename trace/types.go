@@ -14,7 +14,10 @@ const FormatName = "llmreplay-trace"
 // ReadVersions and refuse a newer major version with a clear error.
 const (
 	FormatMajor = 1
-	FormatMinor = 0
+	// 1.1 added the shard entry (per-record shard ids in merged traces)
+	// and the header's shard, shards and shards_missing fields; a 1.0
+	// reader skips the one and ignores the others.
+	FormatMinor = 1
 )
 
 // Header is written once, at the start of a trace. All times in records are
@@ -53,6 +56,15 @@ type Header struct {
 	// Options records how the replay ran (timeouts, warm-up, token ids …)
 	// as name → value, for the reader's information.
 	Options map[string]string `json:"options,omitempty"`
+
+	// Shard is set in the trace of one shard of a sharded run (1.1).
+	Shard *Shard `json:"shard,omitempty"`
+	// Shards is set in a merged trace: one entry per shard trace merged,
+	// in shard order (1.1). Records then carry their shard's index.
+	Shards []Shard `json:"shards,omitempty"`
+	// ShardsMissing lists the shard indices a merge was allowed to do
+	// without (--allow-missing) (1.1).
+	ShardsMissing []int `json:"shards_missing,omitempty"`
 }
 
 // Host is the machine the client ran on.
@@ -106,6 +118,11 @@ type Record struct {
 	Timings string `json:"timings,omitempty"`
 
 	Error *Error `json:"error,omitempty"`
+
+	// Shard is the index of the shard that sent the request, in a merged
+	// trace; nil elsewhere (1.1: stored as a shard entry before the first
+	// record of each run of records from one shard).
+	Shard *int `json:"shard,omitempty"`
 }
 
 // Chunk is one streamed event (an SSE event or an NDJSON line) that carried

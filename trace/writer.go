@@ -80,6 +80,7 @@ type Writer struct {
 	dirty   bool         // records written since the last frame ended
 	err     error        // sticky: the first write error
 	closed  bool
+	shard   int // shard of the last shard entry written, -1 for none
 
 	records        int64
 	flushedRecords int64
@@ -135,7 +136,7 @@ func newWriter(out io.Writer, name string, h Header, opts []Option) (*Writer, er
 			return nil, err
 		}
 	}
-	w := &Writer{out: out, name: name}
+	w := &Writer{out: out, name: name, shard: -1}
 	enc, err := zstd.NewWriter(&w.pending,
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithEncoderLevel(cfg.level),
@@ -209,10 +210,24 @@ func (w *Writer) Write(r *Record) error {
 	if w.closed {
 		return errors.New("trace: Write after Close")
 	}
+	var hdr [1 + binary.MaxVarintLen64]byte
+	if r.Shard != nil && *r.Shard != w.shard {
+		// A shard entry only where the shard changes: a merged trace's
+		// records come in runs from one shard.
+		if *r.Shard < 0 {
+			return fmt.Errorf("trace: record %s has shard %d: shard indices start at 0", r.ID, *r.Shard)
+		}
+		e := append(hdr[:0], tagShard, 0)
+		e = binary.AppendUvarint(e, uint64(*r.Shard))
+		e[1] = byte(len(e) - 2) // a uvarint is at most 10 bytes: one length byte
+		if _, err := w.enc.Write(e); err != nil {
+			return w.fail(err)
+		}
+		w.shard = *r.Shard
+	}
 	// Entry: tag, body length, body. The body is encoded first so its
 	// length is known; the buffer is reused across records.
 	w.body = appendRecordV1(w.body[:0], r)
-	var hdr [1 + binary.MaxVarintLen64]byte
 	hdr[0] = tagRecord
 	n := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.body)))
 	if _, err := w.enc.Write(hdr[:n]); err != nil {

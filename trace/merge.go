@@ -1,0 +1,318 @@
+package trace
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MergeOptions say what a merge may do without.
+type MergeOptions struct {
+	// AllowMissing merges the shards that are there when some of the run's
+	// shards have no trace (a shard that never ran or whose pod failed);
+	// the merged header lists the missing ones.
+	AllowMissing bool
+	// AllowClock merges shards whose clocks cannot be trusted to within
+	// ClockErrorBound (unsynchronised, no estimate, or estimated worse).
+	AllowClock bool
+}
+
+// MergeResult says what a merge did.
+type MergeResult struct {
+	Header  Header // the merged trace's header
+	Records int
+	// AlignErrorNs is the worst-case error of the shards' common clock
+	// (see AlignmentError); 0 when every shard ran on one host, whose one
+	// clock they shared. AlignUnknown is true when some clock gave no
+	// figure and the shards ran on more than one host.
+	AlignErrorNs int64
+	AlignUnknown bool
+	// Warnings are things the user should know that did not stop the
+	// merge (a shard cut short, a shard that started late).
+	Warnings []string
+}
+
+// mergeInput is one shard trace being merged.
+type mergeInput struct {
+	name   string
+	r      *Reader
+	shard  Shard
+	offset int64 // ns added to every time of this shard's records
+	rec    *Record
+	key    int64
+	n      int
+}
+
+// Merge reads the traces of one sharded run (replay --shard I/N) and writes
+// one trace whose records are the union of theirs, in order of completion
+// time on a common clock, each with its shard's index. Times move onto the
+// merged clock, whose zero is the earliest shard's start: each shard's
+// records are shifted by the difference of its wall-clock start from that
+// one. It streams: memory holds one record per shard, whatever the files'
+// sizes.
+//
+// Before writing anything it checks that the files belong together: each is
+// a shard trace, all of one workload (same digest), one shard count and
+// distinct indices; a missing index is an error unless opt.AllowMissing.
+func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("trace merge: no shard traces given")
+	}
+	ins := make([]*mergeInput, 0, len(paths))
+	defer func() {
+		for _, in := range ins {
+			in.r.Close()
+		}
+	}()
+	for _, p := range paths {
+		r, err := Open(p)
+		if err != nil {
+			return nil, err
+		}
+		in := &mergeInput{name: p, r: r}
+		ins = append(ins, in)
+		h := r.Header()
+		if h.Shard == nil {
+			if len(h.Shards) > 0 {
+				return nil, fmt.Errorf("%s is already a merged trace: merge the shard traces it came from", p)
+			}
+			return nil, fmt.Errorf("%s is not the trace of a shard (its header has no shard): merge only traces written by replay --shard I/N", p)
+		}
+		in.shard = *h.Shard
+		in.shard.StartWall = h.StartWall
+		in.shard.File = filepath.Base(p)
+		if in.shard.Host == "" {
+			in.shard.Host = h.Host.Hostname
+		}
+	}
+	first := ins[0]
+	fh := first.r.Header()
+	byIndex := map[int]*mergeInput{}
+	for _, in := range ins {
+		h := in.r.Header()
+		switch {
+		case h.WorkloadDigest != fh.WorkloadDigest:
+			return nil, fmt.Errorf("%s replayed workload %s but %s replayed %s: merge only shards of one run", in.name, short(h.WorkloadDigest), first.name, short(fh.WorkloadDigest))
+		case in.shard.Count != first.shard.Count:
+			return nil, fmt.Errorf("%s is shard %d/%d but %s is shard %d/%d: the shard counts differ, so they are not one run", in.name, in.shard.Index, in.shard.Count, first.name, first.shard.Index, first.shard.Count)
+		case len(h.Phases) != len(fh.Phases):
+			return nil, fmt.Errorf("%s has %d phases but %s has %d: merge only shards of one run", in.name, len(h.Phases), first.name, len(fh.Phases))
+		}
+		if o, dup := byIndex[in.shard.Index]; dup {
+			return nil, fmt.Errorf("%s and %s are both shard %d/%d: give each shard's trace once", o.name, in.name, in.shard.Index, in.shard.Count)
+		}
+		byIndex[in.shard.Index] = in
+	}
+	var missing []int
+	for i := 0; i < first.shard.Count; i++ {
+		if byIndex[i] == nil {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > 0 && !opt.AllowMissing {
+		return nil, fmt.Errorf("shard%s %s of %d %s missing: give %s trace, or pass --allow-missing to merge the %d that are here",
+			plural(len(missing), "", "s"), joinInts(missing), first.shard.Count, plural(len(missing), "is", "are"), plural(len(missing), "its", "their"), len(ins))
+	}
+	slices.SortFunc(ins, func(a, b *mergeInput) int { return a.shard.Index - b.shard.Index })
+
+	res := &MergeResult{}
+	oneHost := true
+	for _, in := range ins {
+		if in.shard.Host == "" || in.shard.Host != ins[0].shard.Host {
+			oneHost = false
+		}
+	}
+	if !oneHost {
+		shards := make([]Shard, len(ins))
+		for i, in := range ins {
+			shards[i] = in.shard
+		}
+		res.AlignErrorNs, res.AlignUnknown = AlignmentError(shards)
+		for _, in := range ins {
+			if !in.shard.Clock.Trusted() && !opt.AllowClock {
+				return nil, fmt.Errorf("%s: shard %d's clock %s, so its times cannot be put beside the other shards' to within %v: synchronise the clients' clocks (NTP), or pass --allow-clock to merge anyway",
+					in.name, in.shard.Index, clockProblem(in.shard.Clock), time.Duration(ClockErrorBound))
+			}
+		}
+	}
+
+	// The merged clock's zero is the earliest shard start.
+	var origin time.Time
+	for i, in := range ins {
+		t, err := time.Parse(time.RFC3339Nano, in.r.Header().StartWall)
+		if err != nil {
+			return nil, fmt.Errorf("%s: its start time %q is not RFC 3339: the header is damaged", in.name, in.r.Header().StartWall)
+		}
+		in.offset = t.UnixNano() // for now: absolute
+		if i == 0 || t.Before(origin) {
+			origin = t
+		}
+	}
+	for _, in := range ins {
+		in.offset -= origin.UnixNano()
+		in.shard.OffsetNs = in.offset
+		if in.shard.StartLateNs > int64(time.Second) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("shard %d started %v after the common start %s: its first phase overlapped the others' less than planned",
+				in.shard.Index, time.Duration(in.shard.StartLateNs).Round(time.Millisecond), in.shard.StartAt))
+		}
+	}
+
+	h := fh
+	h.Shard = nil
+	h.StartWall = origin.UTC().Format(time.RFC3339Nano)
+	h.ShardsMissing = missing
+	h.Phases = slices.Clone(fh.Phases)
+	for i := range h.Phases {
+		h.Phases[i].Concurrency, h.Phases[i].Requests = 0, 0
+	}
+	for _, in := range ins {
+		for i, p := range in.r.Header().Phases {
+			if p.Index != h.Phases[i].Index || p.Name != h.Phases[i].Name {
+				return nil, fmt.Errorf("%s: phase %d is %q but %s has %q there: merge only shards of one run", in.name, i, p.Name, first.name, h.Phases[i].Name)
+			}
+			h.Phases[i].Concurrency += p.Concurrency
+			h.Phases[i].Requests += p.Requests
+		}
+	}
+	opts := make(map[string]string, len(fh.Options)+1)
+	for k, v := range fh.Options {
+		opts[k] = v
+	}
+	opts["merged_shards"] = strconv.Itoa(len(ins))
+	h.Options = opts
+
+	// Prime every input, then merge by completion time.
+	pq := make(mergeHeap, 0, len(ins))
+	for _, in := range ins {
+		if in.next() {
+			pq = append(pq, in)
+		}
+	}
+	heap.Init(&pq)
+	// The merged header lists each shard's record count, known only at the
+	// end; the header is written first, so the shards' entries say what
+	// was merged, and Records/Truncated are filled in the result.
+	for _, in := range ins {
+		h.Shards = append(h.Shards, in.shard)
+	}
+	w, err := NewWriter(out, h, WithFlushInterval(0))
+	if err != nil {
+		return nil, err
+	}
+	for len(pq) > 0 {
+		in := pq[0]
+		idx := in.shard.Index
+		in.rec.Shard = &idx
+		if err := w.Write(in.rec); err != nil {
+			return nil, err
+		}
+		res.Records++
+		in.n++
+		if in.next() {
+			heap.Fix(&pq, 0)
+		} else {
+			heap.Pop(&pq)
+		}
+	}
+	for i, in := range ins {
+		if err := in.r.Err(); err != nil {
+			return nil, err
+		}
+		h.Shards[i].Records = in.n
+		if in.r.Truncated() {
+			h.Shards[i].Truncated = true
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s ends mid-write (shard %d was killed): its %d complete records are merged", in.name, in.shard.Index, in.n))
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	res.Header = h
+	return res, nil
+}
+
+// next reads the input's next record and moves its times onto the merged
+// clock. Times of 0 mean "did not happen" (except Scheduled) and stay 0.
+func (in *mergeInput) next() bool {
+	if !in.r.Scan() {
+		in.rec = nil
+		return false
+	}
+	r := in.r.Record()
+	d := in.offset
+	r.Scheduled += d
+	for _, t := range []*int64{&r.Sent, &r.Headers, &r.Done} {
+		if *t != 0 {
+			*t += d
+		}
+	}
+	for i := range r.Chunks {
+		r.Chunks[i].T += d
+		if r.Chunks[i].ServerT != 0 {
+			r.Chunks[i].ServerT += d
+		}
+	}
+	in.rec = r
+	in.key = r.Done
+	if in.key == 0 {
+		in.key = max(r.Sent, r.Scheduled)
+	}
+	return true
+}
+
+type mergeHeap []*mergeInput
+
+func (h mergeHeap) Len() int { return len(h) }
+func (h mergeHeap) Less(i, j int) bool {
+	if h[i].key != h[j].key {
+		return h[i].key < h[j].key
+	}
+	return h[i].shard.Index < h[j].shard.Index
+}
+func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mergeInput)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func clockProblem(c Clock) string {
+	switch {
+	case c.Source == "":
+		return "gave no error estimate (the OS reports none)"
+	case !c.Synced:
+		return "was not synchronised (NTP reports it unsynchronised)"
+	default:
+		return fmt.Sprintf("had an estimated error of %v", time.Duration(c.EstErrorNs))
+	}
+}
+
+func short(d string) string {
+	if len(d) > 19 {
+		return d[:19] + "…"
+	}
+	return d
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}

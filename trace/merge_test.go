@@ -1,0 +1,215 @@
+package trace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// shardTrace writes a shard trace with the given start and records
+// (index, phase, sent, done, one chunk at done-1ms) and returns its path.
+func shardTrace(t *testing.T, dir string, idx, count int, host, start, digest string, clock Clock, recs [][4]int64) string {
+	t.Helper()
+	h := Header{
+		WorkloadDigest: digest, Tokenizer: "o200k_base", Shape: "chat", API: "openai-chat", Model: "m", Label: "L",
+		Phases:    []Phase{{Index: 0, Name: "burst-c4", Kind: "burst", Concurrency: 2, Requests: 2}, {Index: 1, Name: "burst-c8", Kind: "burst", Concurrency: 4, Requests: 4}},
+		StartWall: start,
+		Host:      Host{Hostname: host},
+		Shard:     &Shard{Index: idx, Count: count, Host: host, Clock: clock},
+	}
+	name := filepath.Join(dir, "shard"+string(rune('0'+idx))+".trace.zst")
+	w, err := Create(name, h, WithFlushInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		rec := Record{ID: "r" + string(rune('0'+r[0])), Index: int(r[0]), Phase: int(r[1]), Scheduled: 0, Sent: r[2], Headers: r[2] + 1, Done: r[3], Status: 200,
+			Chunks: []Chunk{{T: r[3] - 1_000_000, Bytes: 10, Text: " 1"}}}
+		if err := w.Write(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+var goodClock = Clock{Source: "adjtimex", Synced: true, EstErrorNs: 200_000, MaxErrorNs: 1_500_000}
+
+// TestMergeAlignsAndOrders: shard 1 started 2.5 ms after shard 0, so its
+// times move by +2.5 ms; the merged records are in completion order on
+// that clock, each with its shard; the phases' streams add up.
+func TestMergeAlignsAndOrders(t *testing.T) {
+	dir := t.TempDir()
+	a := shardTrace(t, dir, 0, 2, "hostA", "2026-12-03T10:00:00.000000000Z", "sha256:aa", goodClock,
+		[][4]int64{{0, 0, 1000, 10_000_000}, {2, 0, 1000, 30_000_000}})
+	b := shardTrace(t, dir, 1, 2, "hostB", "2026-12-03T10:00:00.002500000Z", "sha256:aa", goodClock,
+		[][4]int64{{1, 0, 1000, 5_000_000}, {3, 0, 1000, 40_000_000}})
+	var buf bytes.Buffer
+	res, err := Merge(&buf, []string{b, a}, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var dones []int64
+	for r.Scan() {
+		rec := r.Record()
+		if rec.Shard == nil {
+			t.Fatalf("record %s has no shard", rec.ID)
+		}
+		got = append(got, rec.ID+"@"+string(rune('0'+*rec.Shard)))
+		dones = append(dones, rec.Done)
+		if rec.Chunks[0].T != rec.Done-1_000_000 {
+			t.Errorf("%s: chunk moved by a different amount than done", rec.ID)
+		}
+	}
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	// shard 1's done times 5 ms and 40 ms become 7.5 ms and 42.5 ms, so
+	// its r1 comes first and its r3 last.
+	if strings.Join(got, " ") != "r1@1 r0@0 r2@0 r3@1" {
+		t.Errorf("order %v", got)
+	}
+	if wantD := []int64{7_500_000, 10_000_000, 30_000_000, 42_500_000}; !equal64(dones, wantD) {
+		t.Errorf("done times %v, want %v", dones, wantD)
+	}
+	h := r.Header()
+	if h.StartWall != "2026-12-03T10:00:00Z" || len(h.Shards) != 2 || h.Shards[1].OffsetNs != 2_500_000 || h.Shard != nil {
+		t.Errorf("header start %s shards %+v", h.StartWall, h.Shards)
+	}
+	if h.Phases[0].Concurrency != 4 || h.Phases[0].Requests != 4 || h.Phases[1].Concurrency != 8 {
+		t.Errorf("merged phases %+v", h.Phases)
+	}
+	// Two hosts, max errors 1.5 ms each: worst case 3 ms apart.
+	if res.AlignErrorNs != 3_000_000 || res.AlignUnknown || res.Records != 4 {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestMergeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	s0 := shardTrace(t, dir, 0, 3, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
+	s1 := shardTrace(t, dir, 1, 3, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
+	other := filepath.Join(dir, "x")
+	os.Mkdir(other, 0o755)
+	wrongWL := shardTrace(t, other, 2, 3, "h", "2026-12-03T10:00:00Z", "sha256:bb", Clock{}, nil)
+	otherCount := filepath.Join(dir, "y")
+	os.Mkdir(otherCount, 0o755)
+	wrongN := shardTrace(t, otherCount, 2, 4, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
+	dupDir := filepath.Join(dir, "z")
+	os.Mkdir(dupDir, 0o755)
+	dup := shardTrace(t, dupDir, 1, 3, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
+	farDir := filepath.Join(dir, "w")
+	os.Mkdir(farDir, 0o755)
+	far := shardTrace(t, farDir, 2, 3, "elsewhere", "2026-12-03T10:00:00Z", "sha256:aa", Clock{Source: "adjtimex", Synced: false}, nil)
+
+	for _, c := range []struct {
+		name  string
+		paths []string
+		opt   MergeOptions
+		want  string
+	}{
+		{"missing", []string{s0, s1}, MergeOptions{}, "shard 2 of 3 is missing: give its trace, or pass --allow-missing"},
+		{"workload", []string{s0, s1, wrongWL}, MergeOptions{}, "replayed workload sha256:bb but"},
+		{"count", []string{s0, s1, wrongN}, MergeOptions{}, "the shard counts differ"},
+		{"duplicate", []string{s0, s1, dup}, MergeOptions{}, "are both shard 1/3"},
+		{"clock", []string{s0, s1, far}, MergeOptions{}, "shard 0's clock gave no error estimate"},
+	} {
+		_, err := Merge(&bytes.Buffer{}, c.paths, c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	res, err := Merge(&bytes.Buffer{}, []string{s0, s1}, MergeOptions{AllowMissing: true})
+	if err != nil || len(res.Header.ShardsMissing) != 1 || res.Header.ShardsMissing[0] != 2 {
+		t.Errorf("allow-missing: %v %+v", err, res)
+	}
+	// The clock check is about shards on different hosts: with --allow-clock
+	// the merge goes on and says the alignment error is unknown.
+	res, err = Merge(&bytes.Buffer{}, []string{s0, s1, far}, MergeOptions{AllowClock: true})
+	if err != nil || !res.AlignUnknown {
+		t.Errorf("allow-clock: %v %+v", err, res)
+	}
+	var merged bytes.Buffer
+	if _, err := Merge(&merged, []string{s0, s1}, MergeOptions{AllowMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(dir, "merged.trace.zst")
+	os.WriteFile(mp, merged.Bytes(), 0o644)
+	if _, err := Merge(&bytes.Buffer{}, []string{mp}, MergeOptions{}); err == nil || !strings.Contains(err.Error(), "already a merged trace") {
+		t.Errorf("merging a merged trace: %v", err)
+	}
+}
+
+func TestAlignmentError(t *testing.T) {
+	c := func(est, mx int64) Shard {
+		return Shard{Clock: Clock{Source: "adjtimex", Synced: true, EstErrorNs: est, MaxErrorNs: mx}}
+	}
+	if e, u := AlignmentError([]Shard{c(1, 4), c(1, 9), c(1, 2)}); e != 13 || u {
+		t.Errorf("got %d %v, want 9+4=13", e, u)
+	}
+	if e, u := AlignmentError([]Shard{c(5, 0), c(7, 0)}); e != 12 || u {
+		t.Errorf("est only: got %d %v, want 12", e, u)
+	}
+	if _, u := AlignmentError([]Shard{c(1, 1), {}}); !u {
+		t.Error("a shard without a clock figure must make the error unknown")
+	}
+}
+
+func equal64(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestMergedGolden reads the committed merged trace of format 1.1 (shard
+// entries, header shards): every later build must read it the same way.
+// -update rewrites it from the two shards of TestMergeAlignsAndOrders.
+func TestMergedGolden(t *testing.T) {
+	name := filepath.Join(goldenDir, "v1", "merged-1.1.trace.zst")
+	if *update {
+		dir := t.TempDir()
+		a := shardTrace(t, dir, 0, 2, "hostA", "2026-12-03T10:00:00.000000000Z", "sha256:aa", goodClock,
+			[][4]int64{{0, 0, 1000, 10_000_000}, {2, 0, 1000, 30_000_000}})
+		b := shardTrace(t, dir, 1, 2, "hostB", "2026-12-03T10:00:00.002500000Z", "sha256:aa", goodClock,
+			[][4]int64{{1, 0, 1000, 5_000_000}, {3, 0, 1000, 40_000_000}})
+		var buf bytes.Buffer
+		if _, err := Merge(&buf, []string{a, b}, MergeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []string
+	for r.Scan() {
+		rec := r.Record()
+		got = append(got, rec.ID+"@"+string(rune('0'+*rec.Shard)))
+	}
+	if r.Err() != nil || r.Truncated() {
+		t.Fatal(r.Err(), r.Truncated())
+	}
+	h := r.Header()
+	if strings.Join(got, " ") != "r1@1 r0@0 r2@0 r3@1" || len(h.Shards) != 2 || h.Shards[1].Host != "hostB" || h.Shards[1].OffsetNs != 2_500_000 {
+		t.Errorf("merged golden: records %v, shards %+v", got, h.Shards)
+	}
+}
