@@ -109,6 +109,16 @@ type TraceInfo struct {
 	Warmup         int            `json:"warmup_skipped"`
 	Truncated      bool           `json:"truncated,omitempty"`
 	TokenSources   map[string]int `json:"output_token_sources"`
+
+	// For a trace merged from shards (trace merge): how many shards, which
+	// are missing, on how many hosts, and the worst-case error of their
+	// common clock, which phase windows and so aggregate tok/s carry
+	// (per-request metrics use one machine's clock each and carry none).
+	Shards            int   `json:"shards,omitempty"`
+	ShardsMissing     []int `json:"shards_missing,omitempty"`
+	ShardHosts        int   `json:"shard_hosts,omitempty"`
+	ClockAlignErrorNs int64 `json:"clock_align_error_ns,omitempty"`
+	ClockAlignUnknown bool  `json:"clock_align_unknown,omitempty"`
 }
 
 // TraceAcc takes the records of one trace.
@@ -148,6 +158,16 @@ func (a *Analyzer) Trace(label, path string, h trace.Header) *TraceAcc {
 			Tokenizer: spec, Simulated: h.Simulated, SimProfile: h.SimProfile,
 			TokenSources: map[string]int{},
 		},
+	}
+	if n := len(h.Shards); n > 0 {
+		hosts := map[string]bool{}
+		for _, s := range h.Shards {
+			hosts[s.Host] = true
+		}
+		t.info.Shards, t.info.ShardsMissing, t.info.ShardHosts = n, h.ShardsMissing, len(hosts)
+		if len(hosts) > 1 {
+			t.info.ClockAlignErrorNs, t.info.ClockAlignUnknown = trace.AlignmentError(h.Shards)
+		}
 	}
 	a.traces = append(a.traces, t)
 	return t

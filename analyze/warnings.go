@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/llmreplay/llmreplay/trace"
 )
@@ -23,6 +24,8 @@ const (
 	WarnMixedHeaders    = "mixed_headers"
 	WarnTruncated       = "truncated"
 	WarnNoTokenizer     = "tokenizer_unavailable"
+	WarnShardsMissing   = "shards_missing"
+	WarnClockAlignment  = "clock_alignment"
 )
 
 // Thresholds of the trust warnings.
@@ -384,6 +387,24 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 			out = append(out, Warning{Code: WarnTruncated, Keys: lk,
 				Message:  "the trace ends in a cut-off tail (the run crashed or is still running); the last requests are missing",
 				Evidence: map[string]any{"path": t.info.Path, "records": t.info.Records}})
+		}
+		if n := len(t.info.ShardsMissing); n > 0 {
+			out = append(out, Warning{Code: WarnShardsMissing, Keys: lk,
+				Message: fmt.Sprintf("merged without %d of its %d shards: counts, phases and aggregate tok/s cover only the shards that are here",
+					n, t.info.Shards+n),
+				Evidence: map[string]any{"missing": t.info.ShardsMissing, "merged": t.info.Shards}})
+		}
+		if t.info.ShardHosts > 1 {
+			// Phase windows span machines: aggregate tok/s is as good as
+			// the clocks. Say how good, beside the metrics it affects.
+			msg := fmt.Sprintf("merged from %d shards on %d hosts: phase windows, and so aggregate tok/s, compare times across machines to within ±%v (per-request metrics use one clock each and are exact)",
+				t.info.Shards, t.info.ShardHosts, time.Duration(t.info.ClockAlignErrorNs))
+			if t.info.ClockAlignUnknown {
+				msg = fmt.Sprintf("merged from %d shards on %d hosts whose clocks gave no error estimate: phase windows, and so aggregate tok/s, may be off by the clocks' disagreement (per-request metrics are exact)",
+					t.info.Shards, t.info.ShardHosts)
+			}
+			out = append(out, Warning{Code: WarnClockAlignment, Keys: lk, Message: msg,
+				Evidence: map[string]any{"hosts": t.info.ShardHosts, "align_error_ns": t.info.ClockAlignErrorNs, "unknown": t.info.ClockAlignUnknown}})
 		}
 		if t.counter.fallback != "" {
 			out = append(out, Warning{Code: WarnNoTokenizer, Keys: lk,

@@ -86,6 +86,19 @@ type Config struct {
 	// FlushInterval bounds what a crash can lose (default 1 s).
 	FlushInterval time.Duration
 
+	// Shard, when set, makes this run one shard of a run sent from several
+	// client machines: Workload is then this shard's part
+	// (workload.Shard) and WorkloadDigest the whole workload's digest,
+	// which the trace records so trace merge can tell the shards belong
+	// together. The engine fills in the host, clock and start fields.
+	Shard          *trace.Shard
+	WorkloadDigest string
+	// StartAt, when not zero, holds the run until that wall-clock instant
+	// (after model discovery), so shards on several machines start their
+	// run clocks together. A start already past begins at once and the
+	// trace records how late it was.
+	StartAt time.Time
+
 	// OnRecord, if set, sees every record after it was written (progress).
 	// It runs on the writer goroutine, off the timing path.
 	OnRecord func(*trace.Record)
@@ -181,6 +194,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 
+	if !cfg.StartAt.IsZero() {
+		if err := e.waitStart(ctx, cfg.StartAt); err != nil {
+			return nil, err
+		}
+	}
 	h := e.header()
 	tw, err := trace.Create(cfg.Trace, h, trace.WithFlushInterval(cfg.FlushInterval))
 	if err != nil {
@@ -400,6 +418,19 @@ func (e *engine) header() trace.Header {
 	if h.Label == "" {
 		h.Label = e.opts.Model
 	}
+	if e.cfg.WorkloadDigest != "" {
+		h.WorkloadDigest = e.cfg.WorkloadDigest
+	}
+	if e.cfg.Shard != nil {
+		s := *e.cfg.Shard
+		s.Host = h.Host.Hostname
+		s.Clock = wallClockError()
+		if !e.cfg.StartAt.IsZero() {
+			s.StartAt = e.cfg.StartAt.UTC().Format(time.RFC3339Nano)
+			s.StartLateNs = max(0, int64(e.start.Sub(e.cfg.StartAt)))
+		}
+		h.Shard = &s
+	}
 	for _, p := range wh.Phases {
 		h.Phases = append(h.Phases, trace.Phase{
 			Index: p.Index, Name: p.Name, Kind: p.Kind, Concurrency: p.Concurrency,
@@ -408,6 +439,22 @@ func (e *engine) header() trace.Header {
 		})
 	}
 	return h
+}
+
+// waitStart holds the run until the wall clock reaches at, then restarts
+// the run clock there. The last 2 ms are waited by waitUntil's precise
+// path on the monotonic clock, so shards start within the wake-up error
+// of one another plus their clocks' disagreement.
+func (e *engine) waitStart(ctx context.Context, at time.Time) error {
+	if d := time.Until(at); d > 0 {
+		e.start = time.Now()
+		if !e.waitUntil(ctx, int64(d)) {
+			return fmt.Errorf("stopped while waiting for the start time %s", at.UTC().Format(time.RFC3339))
+		}
+	}
+	e.start = time.Now()
+	e.startUnix = e.start.UnixNano()
+	return nil
 }
 
 // run executes the warm-up and then every phase in order.

@@ -92,6 +92,7 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 
 func newReplayCmd() *cobra.Command {
 	var f replayFlags
+	var sf shardFlags
 	var out string
 	cmd := &cobra.Command{
 		Use:   "replay WORKLOAD --url URL [flags]",
@@ -115,20 +116,24 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
 			if err != nil {
 				return usageError(err)
 			}
-			if out == "" {
-				out = defaultTracePath(f.label, f.model)
-				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-					return err
-				}
-			}
 			cfg, err := f.config(wl, out)
 			if err != nil {
 				return err
+			}
+			if err := sf.apply(&cfg, wl, time.Now()); err != nil {
+				return err
+			}
+			if cfg.Trace == "" {
+				cfg.Trace = strings.TrimSuffix(defaultTracePath(f.label, f.model), ".trace.zst") + shardSuffix(cfg.Shard) + ".trace.zst"
+				if err := os.MkdirAll(filepath.Dir(cfg.Trace), 0o755); err != nil {
+					return err
+				}
 			}
 			return runReplay(cmd, cfg, f.failOnError)
 		},
 	}
 	f.register(cmd, "openai-chat")
+	sf.register(cmd)
 	cmd.Flags().StringVar(&f.url, "url", "", "server base address, e.g. http://127.0.0.1:8080 (required)")
 	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "with --send-token-ids: the path of the workload's tokenizer.json (not needed for o200k_base/cl100k_base)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "trace file to write (default results/LABEL-TIME.trace.zst)")

@@ -23,6 +23,7 @@ func newTraceCmd() *cobra.Command {
 
   info  the header (server, workload, host) and counts of records, failures and chunks
   cat   one JSON object per request, chunks included, for jq
+  merge the traces of a run sent from several machines (replay --shard), as one
 
 Use - as TRACE to read standard input. docs/TRACE_FORMAT.md describes the file byte by byte.`,
 		Example: `  llmreplay trace info run.trace.zst
@@ -35,7 +36,7 @@ Use - as TRACE to read standard input. docs/TRACE_FORMAT.md describes the file b
 			return usagef("trace needs a subcommand: 'trace info TRACE' or 'trace cat TRACE'")
 		},
 	}
-	cmd.AddCommand(newTraceInfoCmd(), newTraceCatCmd())
+	cmd.AddCommand(newTraceInfoCmd(), newTraceCatCmd(), newTraceMergeCmd())
 	return cmd
 }
 
