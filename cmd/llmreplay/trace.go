@@ -103,6 +103,7 @@ type traceCounts struct {
 	records, warmup, ok int
 	failed              map[trace.ErrorClass]int
 	perPhase            map[int]int
+	perShard            map[int]int
 	chunks, textChunks  int
 	reasoningChunks     int
 	textBytes           int64
@@ -118,6 +119,9 @@ func (c *traceCounts) add(r *trace.Record) {
 	c.last = max(c.last, r.Done)
 	c.records++
 	c.perPhase[r.Phase]++
+	if r.Shard != nil {
+		c.perShard[*r.Shard]++
+	}
 	if r.Warmup {
 		c.warmup++
 	}
@@ -147,7 +151,7 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		return err
 	}
 	defer r.Close()
-	c := traceCounts{failed: map[trace.ErrorClass]int{}, perPhase: map[int]int{}}
+	c := traceCounts{failed: map[trace.ErrorClass]int{}, perPhase: map[int]int{}, perShard: map[int]int{}}
 	for r.Scan() {
 		c.add(r.Record())
 	}
@@ -185,6 +189,24 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		host += ", " + h.Host.Hostname
 	}
 	line("host", "%s", host)
+	if s := h.Shard; s != nil {
+		desc := fmt.Sprintf("%d/%d, clock %s", s.Index, s.Count, clockDesc(s.Clock))
+		if s.StartAt != "" {
+			desc += fmt.Sprintf(", common start %s (this shard %v late)", s.StartAt, time.Duration(s.StartLateNs).Round(time.Microsecond))
+		}
+		line("shard", "%s", desc)
+	}
+	if len(h.Shards) > 0 {
+		desc := fmt.Sprintf("%d merged of %d", len(h.Shards), h.Shards[0].Count)
+		if len(h.ShardsMissing) > 0 {
+			desc += fmt.Sprintf(", missing %v", h.ShardsMissing)
+		}
+		line("shards", "%s", desc)
+		for _, s := range h.Shards {
+			line(fmt.Sprintf("  shard %d", s.Index), "%d records, host %s, started %s (+%v on this trace's clock), clock %s, from %s",
+				c.perShard[s.Index], s.Host, s.StartWall, time.Duration(s.OffsetNs), clockDesc(s.Clock), s.File)
+		}
+	}
 	if len(h.Options) > 0 {
 		keys := make([]string, 0, len(h.Options))
 		for k := range h.Options {
@@ -321,3 +343,15 @@ func traceCat(cmd *cobra.Command, path string, enc *json.Encoder, noChunks bool)
 // writeError reports a failure to write the output (a closed pipe, a full
 // disk): not bad input, so exit status 1.
 func writeError(err error) error { return fmt.Errorf("writing the output: %w", err) }
+
+// clockDesc says how far a shard's wall clock could be trusted.
+func clockDesc(c trace.Clock) string {
+	switch {
+	case c.Source == "":
+		return "error unknown (the OS gave no estimate)"
+	case !c.Synced:
+		return "not synchronised (" + c.Source + ")"
+	default:
+		return fmt.Sprintf("synchronised, estimated error %v, maximum %v (%s)", time.Duration(c.EstErrorNs), time.Duration(c.MaxErrorNs), c.Source)
+	}
+}
