@@ -77,4 +77,5 @@ var subcommands = []func() *cobra.Command{
 	newReplayCmd,
 	newBenchCmd,
 	newSelftestCmd,
+	newKubeCmd,
 }

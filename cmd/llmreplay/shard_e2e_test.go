@@ -199,3 +199,34 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 		t.Errorf("duplicate shard: exit %d: %s", code, e)
 	}
 }
+
+// TestKubeJob writes the Job for a workload through the binary; the
+// manifest's fields are checked against k8s.io/api's types in
+// internal/kube. Here: the command's own behaviour and bad input.
+func TestKubeJob(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "w.workload.zst")
+	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:4", "--repeats", "1", "-o", wl); code != 0 {
+		t.Fatal(e)
+	}
+	job := filepath.Join(dir, "job.yaml")
+	_, e, code := run(t, nil, bin, "kube", "job", wl, "--shards", "4", "--image", "registry.example/llmreplay:1", "--url", "http://vllm:8000",
+		"--results-claim", "results", "--start-at", "2030-01-02T03:04:05Z", "-o", job, "--", "--label", "vLLM bf16")
+	if code != 0 {
+		t.Fatalf("kube job: exit %d: %s", code, e)
+	}
+	y, _ := os.ReadFile(job)
+	for _, want := range []string{"completionMode: Indexed", "completions: 4", "parallelism: 4", "backoffLimitPerIndex: 1",
+		"- --start-at\n        - \"2030-01-02T03:04:05Z\"", "shard-$(JOB_COMPLETION_INDEX).trace.zst", "- vLLM bf16", "kind: ConfigMap"} {
+		if !strings.Contains(string(y), want) {
+			t.Errorf("job.yaml lacks %q", want)
+		}
+	}
+	if _, e, code := run(t, nil, bin, "kube", "job", wl, "--shards", "4", "--url", "http://vllm:8000", "--results-claim", "r"); code != 2 || !strings.Contains(e, "--image is required") {
+		t.Errorf("no --image: exit %d: %s", code, e)
+	}
+	if _, e, code := run(t, nil, bin, "kube", "job", wl, "--shards", "4", "--image", "i", "--url", "u", "--results-claim", "r", "--", "--shard", "1/4"); code != 2 || !strings.Contains(e, "the Job sets --shard itself") {
+		t.Errorf("--shard after --: exit %d: %s", code, e)
+	}
+}

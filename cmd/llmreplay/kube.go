@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/internal/atomicfile"
+	"github.com/llmreplay/llmreplay/internal/kube"
+	"github.com/llmreplay/llmreplay/workload"
+)
+
+func newKubeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kube",
+		Short: "Write Kubernetes manifests that replay a workload from many pods at once",
+		Long: `kube job writes a Kubernetes Indexed Job that runs one llmreplay pod per
+shard: each sends its part of the workload (replay --shards N, its index from
+the Job) from a common start time and writes its trace to a shared volume.
+Merge the traces with 'llmreplay trace merge'. docs/DISTRIBUTED.md has the
+whole flow: build the image, apply, wait, copy the traces, merge, analyze.`,
+		Example: `  llmreplay kube job sweep.workload.zst --shards 8 --image registry.example/llmreplay:latest \
+    --url http://vllm.default.svc:8000 --results-claim llmreplay-results -o job.yaml
+  kubectl apply -f job.yaml`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown kube subcommand %q: use 'kube job'", args[0])
+			}
+			return usagef("kube needs a subcommand: 'kube job WORKLOAD ...'")
+		},
+	}
+	cmd.AddCommand(newKubeJobCmd())
+	return cmd
+}
+
+// kubeFlagOf maps JobConfig's field names, which kube's errors name, to the
+// flags that set them.
+var kubeFlagOf = map[string]string{
+	"Name": "--name", "Namespace": "--namespace", "Image": "--image", "Shards": "--shards",
+	"ResultsClaim": "--results-claim", "URL": "--url", "WorkloadClaim": "--workload-claim",
+	"WorkloadPath": "--workload-path", "ReplayArg": "replay flags after --", "BackoffLimitPerIndex": "--retries",
+}
+
+func newKubeJobCmd() *cobra.Command {
+	var (
+		c       kube.JobConfig
+		out     string
+		startIn time.Duration
+		startAt string
+		force   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "job WORKLOAD --shards N --image IMAGE --url URL --results-claim PVC [-o job.yaml] [-- REPLAY FLAGS]",
+		Short: "Write an Indexed Job (and the workload's ConfigMap) for a sharded replay",
+		Long: `Writes YAML for kubectl apply: a ConfigMap holding the workload when it fits
+(at most 1 MiB; otherwise name the volume that holds it with --workload-claim
+and --workload-path), and a batch/v1 Job with completionMode Indexed,
+completions = parallelism = --shards, backoffLimitPerIndex so a failed shard
+is retried alone, and per pod: replay --shards N --start-at T, writing
+shard-I.trace.zst to the --results-claim volume. Flags after -- go to replay
+(--api, --label, --model …). The API key comes from a Secret
+(--api-key-secret, key api-key), never from the manifest.`,
+		Example: `  llmreplay kube job sweep.workload.zst --shards 8 --image registry.example/llmreplay:latest \
+    --url http://vllm.default.svc:8000 --results-claim llmreplay-results -o job.yaml -- --label "vLLM bf16"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wlPath := args[0]
+			c.ReplayArg = args[1:]
+			if cmd.ArgsLenAtDash() > 1 {
+				return usagef("give one workload before --, and replay's flags after it")
+			}
+			if _, err := workload.Open(wlPath); err != nil {
+				return usageError(err)
+			}
+			if c.WorkloadClaim == "" {
+				data, err := os.ReadFile(wlPath)
+				if err != nil {
+					return usageError(err)
+				}
+				if len(data) > kube.ConfigMapLimit {
+					return usagef("%s is %d bytes, more than a ConfigMap holds (%d): copy it to a volume and pass --workload-claim and --workload-path", wlPath, len(data), kube.ConfigMapLimit)
+				}
+				c.WorkloadData = data
+			}
+			if startAt != "" && cmd.Flags().Changed("start-in") {
+				return usagef("--start-at and --start-in both given: use one")
+			}
+			if startIn < 0 {
+				return usagef("--start-in %v is negative: give how long from now the shards start", startIn)
+			}
+			c.StartAt = time.Now().Add(startIn).Truncate(time.Second)
+			if startAt != "" {
+				t, err := time.Parse(time.RFC3339, startAt)
+				if err != nil {
+					return usagef("--start-at %q is not an RFC 3339 time: write it like 2026-12-03T10:00:00Z", startAt)
+				}
+				c.StartAt = t
+			}
+			y, err := kube.Manifest(c)
+			if err != nil {
+				msg := err.Error()
+				for field, flag := range kubeFlagOf {
+					msg = strings.ReplaceAll(msg, field+" ", flag+" ")
+				}
+				return usagef("%s", msg)
+			}
+			if out == "" || out == "-" {
+				_, err := cmd.OutOrStdout().Write(y)
+				return err
+			}
+			if _, err := os.Stat(out); err == nil && !force {
+				return usagef("%s exists: pass --force to replace it, or write elsewhere", out)
+			}
+			f, err := atomicfile.Create(out)
+			if err != nil {
+				return usageError(err)
+			}
+			defer f.Abort()
+			if _, err := f.Write(y); err != nil {
+				return err
+			}
+			if err := f.Commit(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d shards start together at %s (apply it before then; a shard that starts late says so in its trace)\n",
+				out, c.Shards, c.StartAt.UTC().Format(time.RFC3339))
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&c.Name, "name", "llmreplay", "the Job's name (a DNS label)")
+	fs.StringVar(&c.Namespace, "namespace", "", "the namespace (default: kubectl's current one)")
+	fs.StringVar(&c.Image, "image", "", "the llmreplay container image (build it from the Containerfile) (required)")
+	fs.IntVar(&c.Shards, "shards", 0, "pods, each sending one shard of the workload (required)")
+	fs.StringVar(&c.URL, "url", "", "the server's base address as the pods reach it (required)")
+	fs.StringVar(&c.ResultsClaim, "results-claim", "", "PersistentVolumeClaim the traces are written to, ReadWriteMany (required)")
+	fs.StringVar(&c.ResultsPath, "results-path", "", "folder on the results volume (default: its root)")
+	fs.StringVar(&c.WorkloadClaim, "workload-claim", "", "PersistentVolumeClaim holding a workload too big for a ConfigMap")
+	fs.StringVar(&c.WorkloadPath, "workload-path", "", "the workload's path on --workload-claim")
+	fs.StringVar(&c.APIKeySecret, "api-key-secret", "", "a Secret whose key api-key is the API key (sent as OPENAI_API_KEY)")
+	fs.StringVar(&c.CPU, "cpu", "2", "CPU each pod requests")
+	fs.StringVar(&c.Memory, "memory", "1Gi", "memory each pod requests")
+	fs.IntVar(&c.BackoffLimitPerIndex, "retries", 1, "times a failed shard is retried, alone (backoffLimitPerIndex)")
+	fs.DurationVar(&startIn, "start-in", 2*time.Minute, "the shards start together this long after the manifest is written")
+	fs.StringVar(&startAt, "start-at", "", "the shards start together at this time (RFC 3339) instead")
+	fs.StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
+	fs.BoolVar(&force, "force", false, "replace the output file if it exists")
+	return cmd
+}

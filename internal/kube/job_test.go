@@ -1,0 +1,166 @@
+package kube
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// decodeStrict turns one YAML document into obj, refusing any field the
+// Kubernetes type does not have: what kubectl apply --validate=strict does.
+func decodeStrict(t *testing.T, doc []byte, obj any) {
+	t.Helper()
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(obj); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, doc)
+	}
+}
+
+func docs(t *testing.T, y []byte) (cms []corev1.ConfigMap, jobs []batchv1.Job) {
+	t.Helper()
+	for _, d := range strings.Split(string(y), "\n---\n")[1:] {
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(d), &kind); err != nil {
+			t.Fatal(err)
+		}
+		switch kind.Kind {
+		case "ConfigMap":
+			var cm corev1.ConfigMap
+			decodeStrict(t, []byte(d), &cm)
+			cms = append(cms, cm)
+		case "Job":
+			var j batchv1.Job
+			decodeStrict(t, []byte(d), &j)
+			jobs = append(jobs, j)
+		default:
+			t.Fatalf("unexpected kind %q", kind.Kind)
+		}
+	}
+	return
+}
+
+func base() JobConfig {
+	return JobConfig{
+		Name: "sweep", Namespace: "bench", Image: "registry.example/llmreplay:0.2", Shards: 4,
+		WorkloadData: []byte("\x28\xb5\x2f\xfdfake workload bytes"),
+		ResultsClaim: "llmreplay-results", ResultsPath: "run1",
+		URL: "http://vllm.bench.svc:8000", ReplayArg: []string{"--label", "vLLM bf16"}, APIKeySecret: "vllm-key",
+		StartAt: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), CPU: "2", Memory: "1Gi", BackoffLimitPerIndex: 1,
+	}
+}
+
+func TestManifestIsAValidIndexedJob(t *testing.T) {
+	c := base()
+	y, err := Manifest(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms, jobs := docs(t, y)
+	if len(cms) != 1 || len(jobs) != 1 {
+		t.Fatalf("%d ConfigMaps, %d Jobs", len(cms), len(jobs))
+	}
+	if got := cms[0].BinaryData["workload.zst"]; !bytes.Equal(got, c.WorkloadData) || cms[0].Name != "sweep-workload" {
+		t.Errorf("ConfigMap %s holds %q", cms[0].Name, got)
+	}
+	j := jobs[0]
+	s := j.Spec
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion {
+		t.Errorf("completionMode %v", s.CompletionMode)
+	}
+	if *s.Completions != 4 || *s.Parallelism != 4 || s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex != 1 {
+		t.Errorf("completions %d parallelism %d backoffLimitPerIndex %v", *s.Completions, *s.Parallelism, s.BackoffLimitPerIndex)
+	}
+	ps := s.Template.Spec
+	if ps.RestartPolicy != corev1.RestartPolicyNever || len(ps.Containers) != 1 || ps.SecurityContext.FSGroup == nil || *ps.SecurityContext.FSGroup != 65532 {
+		t.Fatalf("pod spec %+v", ps)
+	}
+	ct := ps.Containers[0]
+	want := []string{"replay", "/workload/workload.zst", "--url", "http://vllm.bench.svc:8000", "--shards", "4",
+		"--start-at", "2026-12-03T10:00:00Z", "-o", "/results/run1/shard-$(JOB_COMPLETION_INDEX).trace.zst", "--label", "vLLM bf16"}
+	if !slices.Equal(ct.Args, want) || ct.Image != c.Image {
+		t.Errorf("args %q\nwant %q", ct.Args, want)
+	}
+	if ct.Resources.Requests.Cpu().String() != "2" || ct.Resources.Requests.Memory().String() != "1Gi" {
+		t.Errorf("requests %v", ct.Resources.Requests)
+	}
+	var idx, key bool
+	for _, e := range ct.Env {
+		if e.Name == "JOB_COMPLETION_INDEX" && e.ValueFrom.FieldRef != nil && strings.Contains(e.ValueFrom.FieldRef.FieldPath, "job-completion-index") {
+			idx = true
+		}
+		if e.Name == "OPENAI_API_KEY" && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == "vllm-key" && e.Value == "" {
+			key = true
+		}
+	}
+	if !idx || !key {
+		t.Errorf("env %+v", ct.Env)
+	}
+	vols := map[string]corev1.Volume{}
+	for _, v := range ps.Volumes {
+		vols[v.Name] = v
+	}
+	if vols["results"].PersistentVolumeClaim.ClaimName != "llmreplay-results" || vols["workload"].ConfigMap.Name != "sweep-workload" {
+		t.Errorf("volumes %+v", ps.Volumes)
+	}
+	if j.Namespace != "bench" || j.Name != "sweep" {
+		t.Errorf("metadata %+v", j.ObjectMeta)
+	}
+}
+
+func TestManifestLargeWorkloadOnAVolume(t *testing.T) {
+	c := base()
+	c.WorkloadData = make([]byte, ConfigMapLimit+1)
+	if _, err := Manifest(c); err == nil || !strings.Contains(err.Error(), "more than a ConfigMap holds") {
+		t.Errorf("oversized ConfigMap: %v", err)
+	}
+	c.WorkloadData, c.WorkloadClaim, c.WorkloadPath = nil, "workloads", "big/sweep.workload.zst"
+	y, err := Manifest(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms, jobs := docs(t, y)
+	ps := jobs[0].Spec.Template.Spec
+	if len(cms) != 0 || ps.Containers[0].Args[1] != "/workload/big/sweep.workload.zst" {
+		t.Errorf("%d ConfigMaps, args %q", len(cms), ps.Containers[0].Args)
+	}
+	for _, v := range ps.Volumes {
+		if v.Name == "workload" && (v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "workloads" || !v.PersistentVolumeClaim.ReadOnly) {
+			t.Errorf("workload volume %+v", v)
+		}
+	}
+}
+
+func TestManifestBadInput(t *testing.T) {
+	for _, c := range []struct {
+		mod  func(*JobConfig)
+		want string
+	}{
+		{func(c *JobConfig) { c.Name = "Sweep_1" }, "Name"},
+		{func(c *JobConfig) { c.Image = "" }, "Image is required"},
+		{func(c *JobConfig) { c.Shards = 0 }, "Shards 0"},
+		{func(c *JobConfig) { c.ResultsClaim = "" }, "ResultsClaim is required"},
+		{func(c *JobConfig) { c.URL = "" }, "URL is required"},
+		{func(c *JobConfig) { c.ReplayArg = []string{"--shard", "0/4"} }, "the Job sets --shard itself"},
+		{func(c *JobConfig) { c.WorkloadData = nil }, "no workload"},
+	} {
+		cfg := base()
+		c.mod(&cfg)
+		if _, err := Manifest(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
+	}
+}
