@@ -205,8 +205,8 @@ func Manifest(c JobConfig) ([]byte, error) {
 					// The image runs as the distroless nonroot user (65532):
 					// fsGroup makes the results volume writable for it.
 					"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": 65532, "fsGroup": 65532},
-					"containers":    []any{container},
-					"volumes":       volumes,
+					"containers":      []any{container},
+					"volumes":         volumes,
 				},
 			},
 		},
