@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // MergeOptions say what a merge may do without.
@@ -201,7 +203,9 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 	for _, in := range ins {
 		h.Shards = append(h.Shards, in.shard)
 	}
-	w, err := NewWriter(out, h, WithFlushInterval(0))
+	// SpeedFastest: a merge is a batch job whose output is read again, not
+	// a live run; the fastest level keeps it near the readers' pace.
+	w, err := NewWriter(out, h, WithFlushInterval(0), WithLevel(zstd.SpeedFastest), WithBackgroundCompression())
 	if err != nil {
 		return nil, err
 	}

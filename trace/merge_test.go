@@ -2,10 +2,15 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/cputime"
 )
 
 // shardTrace writes a shard trace with the given start and records
@@ -212,4 +217,63 @@ func TestMergedGolden(t *testing.T) {
 	if strings.Join(got, " ") != "r1@1 r0@0 r2@0 r3@1" || len(h.Shards) != 2 || h.Shards[1].Host != "hostB" || h.Shards[1].OffsetNs != 2_500_000 {
 		t.Errorf("merged golden: records %v, shards %+v", got, h.Shards)
 	}
+}
+
+// BenchmarkMerge merges 4 shard traces of a synthetic count-up run of
+// 10,000 requests × 256 tokens (2.56 M tokens, dealt round-robin over the
+// shards: big enough that opening the files and their zstd state is a
+// small share). tok/s
+// counts output tokens through the merge: read, move onto the common
+// clock, re-encode and compress. The target is ≥ 20 M tok/s
+// (docs/PERFORMANCE.md); tok/cpu-s is the figure a busy machine does not
+// distort.
+func BenchmarkMerge(b *testing.B) {
+	c := synthConfig{Requests: 10_000, Tokens: 256, Concurrency: 64, Seed: 5}
+	recs := synthRun(c)
+	toks := outputTokens(recs)
+	dir := b.TempDir()
+	const n = 4
+	var paths []string
+	for s := 0; s < n; s++ {
+		h := goldenV1Header
+		h.Shard = &Shard{Index: s, Count: n, Host: "one"}
+		h.StartWall = fmt.Sprintf("2026-12-03T10:00:00.00%d000000Z", s)
+		p := filepath.Join(dir, fmt.Sprintf("s%d.trace.zst", s))
+		w, err := Create(p, h, WithFlushInterval(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := s; i < len(recs); i += n {
+			if err := w.Write(&recs[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	// The synthetic records are 200 MB of heap the merge never sees: drop
+	// them so the GC's marking measures the merge, not the fixture.
+	nrec := len(recs)
+	recs = nil
+	runtime.GC()
+	b.Run(sizeName(c), func(b *testing.B) {
+		b.ReportAllocs()
+		var ms runtime.MemStats
+		cpu0 := cputime.Process()
+		for b.Loop() {
+			res, err := Merge(io.Discard, paths, MergeOptions{})
+			if err != nil || res.Records != nrec {
+				b.Fatalf("merged %v records: %v", res, err)
+			}
+		}
+		sec := b.Elapsed().Seconds()
+		b.ReportMetric(float64(toks)*float64(b.N)/sec, "tok/s")
+		if cpu := (cputime.Process() - cpu0).Seconds(); cpu > 0 {
+			b.ReportMetric(float64(toks)*float64(b.N)/cpu, "tok/cpu-s")
+		}
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+	})
 }

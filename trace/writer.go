@@ -35,6 +35,18 @@ type Option func(*writerConfig) error
 type writerConfig struct {
 	flushInterval time.Duration
 	level         zstd.EncoderLevel
+	background    bool
+}
+
+// WithBackgroundCompression compresses on a goroutine of its own while the
+// caller encodes the next records: for batch writers (trace merge) whose
+// wall time matters, never for a live run, where a spare core belongs to
+// the timing loop.
+func WithBackgroundCompression() Option {
+	return func(c *writerConfig) error {
+		c.background = true
+		return nil
+	}
 }
 
 // WithFlushInterval sets how often the Writer ends the current zstd frame and
@@ -137,8 +149,12 @@ func newWriter(out io.Writer, name string, h Header, opts []Option) (*Writer, er
 		}
 	}
 	w := &Writer{out: out, name: name, shard: -1}
+	conc := 1
+	if cfg.background {
+		conc = 2
+	}
 	enc, err := zstd.NewWriter(&w.pending,
-		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderConcurrency(conc),
 		zstd.WithEncoderLevel(cfg.level),
 		zstd.WithWindowSize(4<<20),
 	)
