@@ -195,6 +195,18 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--shards", "3"); code != 2 || !strings.Contains(e, "JOB_COMPLETION_INDEX") {
 		t.Errorf("--shards without the index: exit %d: %s", code, e)
 	}
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--shard", "30/31"); code != 2 || !strings.Contains(e, "has no request to send") {
+		t.Errorf("more shards than requests: exit %d: %s", code, e)
+	}
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--start-at", "2099-01-01T00:00:00Z"); code != 2 || !strings.Contains(e, "more than 24h0m0s away") {
+		t.Errorf("--start-at far away: exit %d: %s", code, e)
+	}
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--start-at", "tomorrow"); code != 2 || !strings.Contains(e, "not an RFC 3339 time") {
+		t.Errorf("--start-at tomorrow: exit %d: %s", code, e)
+	}
+	if _, e, code := run(t, nil, bin, "trace", "merge", full, "-o", filepath.Join(dir, "u.trace.zst")); code != 2 || !strings.Contains(e, "is not the trace of a shard") {
+		t.Errorf("merging an unsharded trace: exit %d: %s", code, e)
+	}
 	if _, e, code := run(t, nil, bin, "trace", "merge", shards[0], shards[1], shards[1], "-o", filepath.Join(dir, "d.trace.zst")); code != 2 || !strings.Contains(e, "are both shard 1/3") {
 		t.Errorf("duplicate shard: exit %d: %s", code, e)
 	}
