@@ -6,11 +6,11 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
-// wallClockError asks the kernel how far its wall clock may be off: the
+// WallClockError asks the kernel how far its wall clock may be off: the
 // NTP discipline keeps an estimated and a maximum error (microseconds), and
 // STA_UNSYNC set means nobody is disciplining the clock. adjtimex with no
 // mode bits only reads; it needs no privilege.
-func wallClockError() trace.Clock {
+func WallClockError() trace.Clock {
 	var tx unix.Timex
 	state, err := unix.Adjtimex(&tx)
 	if err != nil {

@@ -4,7 +4,7 @@ package replay
 
 import "github.com/llmreplay/llmreplay/trace"
 
-// wallClockError: other systems give no error estimate through a portable
+// WallClockError: other systems give no error estimate through a portable
 // call; the trace then says the error is unknown, and trace merge asks for
 // --allow-clock when such shards ran on different hosts.
-func wallClockError() trace.Clock { return trace.Clock{} }
+func WallClockError() trace.Clock { return trace.Clock{} }

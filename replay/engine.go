@@ -424,7 +424,7 @@ func (e *engine) header() trace.Header {
 	if e.cfg.Shard != nil {
 		s := *e.cfg.Shard
 		s.Host = h.Host.Hostname
-		s.Clock = wallClockError()
+		s.Clock = WallClockError()
 		if !e.cfg.StartAt.IsZero() {
 			s.StartAt = e.cfg.StartAt.UTC().Format(time.RFC3339Nano)
 			s.StartLateNs = max(0, int64(e.start.Sub(e.cfg.StartAt)))

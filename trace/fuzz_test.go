@@ -82,6 +82,9 @@ func FuzzRecordV1(f *testing.F) {
 func checkReencode(t *testing.T, rec *Record) {
 	t.Helper()
 	want := copyRecord(rec)
+	// A record's shard is carried by the shard entry before it, not by
+	// its body: a body alone decodes without one.
+	want.Shard = nil
 	var d v1Decoder
 	got, err := d.decode(string(appendRecordV1(nil, &want)))
 	if err != nil {

@@ -150,3 +150,23 @@ func TestParseShard(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseShard: any string is a shard spec or a one-line error, and a
+// spec it accepts is one Shard accepts.
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"0/4", "3/4", "5/4", "-1/2", "1/0", "x", "1/", "/1", "9999/10000", "0/99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sp, err := ParseShard(s)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if sp.Valid() != nil || sp.Index < 0 || sp.Index >= sp.Count || sp.Count > MaxShards {
+			t.Fatalf("ParseShard(%q) accepted %+v", s, sp)
+		}
+	})
+}

@@ -123,6 +123,9 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
 			if err := sf.apply(&cfg, wl, time.Now()); err != nil {
 				return err
 			}
+			if w := clockWarning(&cfg); w != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
+			}
 			if cfg.Trace == "" {
 				cfg.Trace = strings.TrimSuffix(defaultTracePath(f.label, f.model), ".trace.zst") + shardSuffix(cfg.Shard) + ".trace.zst"
 				if err := os.MkdirAll(filepath.Dir(cfg.Trace), 0o755); err != nil {

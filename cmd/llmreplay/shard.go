@@ -99,6 +99,20 @@ func (f *shardFlags) apply(cfg *replay.Config, wl *workload.Workload, now time.T
 	return nil
 }
 
+// clockWarning says, before a shard runs, when its clock is too poor for
+// its trace to be merged with shards from other hosts (docs/DISTRIBUTED.md).
+func clockWarning(cfg *replay.Config) string {
+	if cfg.Shard == nil {
+		return ""
+	}
+	c := replay.WallClockError()
+	if c.Trusted() {
+		return ""
+	}
+	return fmt.Sprintf("warning: this machine's clock %s: trace merge will take this shard beside shards from other hosts only with --allow-clock (shards on this host share its clock and merge exactly)",
+		clockDesc(c))
+}
+
 // shardSuffix names a shard's default trace, "-shard0of4".
 func shardSuffix(s *trace.Shard) string {
 	if s == nil {
