@@ -13,15 +13,12 @@ package replay
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"runtime"
 	"sort"
 	"strconv"
@@ -36,73 +33,6 @@ import (
 	"github.com/llmreplay/llmreplay/workload"
 	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
-
-// Config is one replay run.
-type Config struct {
-	Workload *workload.Workload
-	// URL is the server's base address, e.g. http://127.0.0.1:8080.
-	URL   string
-	API   string // an endpoint name, see endpoint.Names
-	Model string // empty: ask the server (/v1/models) for its first model
-	Label string
-	// APIKey is sent as a bearer token and written nowhere else.
-	APIKey string
-	// Trace is the output path (NAME.trace.zst).
-	Trace string
-
-	Timeout     time.Duration // whole request; 0 means none
-	IdleTimeout time.Duration // between response bytes; 0 means none
-	Warmup      int           // requests sent (one at a time) before the measured ones
-	// Prewarm opens as many connections as the next phase needs before it
-	// starts, so TCP set-up does not land in the first requests' TTFT.
-	Prewarm  bool
-	Insecure bool // accept any TLS certificate (self-signed test servers)
-
-	// Salt fills every request's salt slot with words drawn from SaltSeed
-	// (0: a random seed), so this run cannot hit an earlier run's prefix
-	// cache. False replays the workload verbatim.
-	Salt     bool
-	SaltSeed int64
-
-	// SendTokenIDs sends prompts as token ids of the workload's tokenizer
-	// (openai-completions, llamacpp).
-	SendTokenIDs bool
-	// Tokenizer is where to load the workload's tokenizer from for
-	// SendTokenIDs when its header names a tokenizer.json ("hf:NAME"),
-	// which records a name, not a path. Its digest must match the
-	// workload's.
-	Tokenizer string
-	// ContinuousUsage asks for per-chunk token counts where offered.
-	ContinuousUsage bool
-
-	// Grace is how long in-flight requests may finish after ctx is
-	// cancelled (SIGINT) before they are cut off and marked cancelled.
-	Grace time.Duration
-
-	// Simulated marks a run against llmreplay's own simulator.
-	Simulated  bool
-	SimProfile string
-
-	// FlushInterval bounds what a crash can lose (default 1 s).
-	FlushInterval time.Duration
-
-	// Shard, when set, makes this run one shard of a run sent from several
-	// client machines: Workload is then this shard's part
-	// (workload.Shard) and WorkloadDigest the whole workload's digest,
-	// which the trace records so trace merge can tell the shards belong
-	// together. The engine fills in the host, clock and start fields.
-	Shard          *trace.Shard
-	WorkloadDigest string
-	// StartAt, when not zero, holds the run until that wall-clock instant
-	// (after model discovery), so shards on several machines start their
-	// run clocks together. A start already past begins at once and the
-	// trace records how late it was.
-	StartAt time.Time
-
-	// OnRecord, if set, sees every record after it was written (progress).
-	// It runs on the writer goroutine, off the timing path.
-	OnRecord func(*trace.Record)
-}
 
 // Summary counts what happened in a run.
 type Summary struct {
@@ -173,10 +103,20 @@ func (e *engine) now() int64 { return int64(time.Since(e.start)) }
 // when the run could not happen at all (bad config, unwritable trace);
 // failed requests are data, counted in the Summary.
 func Run(ctx context.Context, cfg Config) (*Summary, error) {
-	e, err := newEngine(cfg)
+	r, err := cfg.Resolve()
 	if err != nil {
 		return nil, err
 	}
+	return run(ctx, r)
+}
+
+// run is a run of a resolved Config. It cannot see the caller's Config:
+// a setting read here has had its default and its check applied exactly
+// once, in Resolve (the first version read a flush interval and an API key
+// from the caller's copy, which had neither default nor URL key applied).
+func run(ctx context.Context, r *Resolved) (*Summary, error) {
+	cfg := r.Config
+	e := newEngine(r)
 	defer e.client.CloseIdleConnections()
 	if e.opts.Model == "" {
 		m, err := discoverModel(ctx, e.client, e.base, e.ep.Name(), cfg.APIKey)
@@ -233,7 +173,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	})
 	defer stopWatch()
 
-	e.run(ctx)
+	e.runPhases(ctx)
 	e.inflight.Wait()
 	close(e.records)
 	werr := <-writeErr
@@ -258,75 +198,16 @@ var (
 	errCancelled = errors.New("run stopped")
 )
 
-func newEngine(cfg Config) (*engine, error) {
-	if cfg.Workload == nil || len(cfg.Workload.Requests) == 0 {
-		return nil, errors.New("the workload has no requests: build one with 'llmreplay workload build'")
-	}
-	ep, err := endpoint.Lookup(cfg.API)
-	if err != nil {
-		return nil, err
-	}
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--url %q is not an http(s) address: give one like http://127.0.0.1:8080", RedactURL(cfg.URL))
-	}
-	if u.User != nil {
-		// Credentials in the URL go out as a header, never into files.
-		if cfg.APIKey == "" {
-			if p, ok := u.User.Password(); ok {
-				cfg.APIKey = p
-			}
-		}
-		u.User = nil
-	}
-	base := strings.TrimRight(u.String(), "/")
-	for _, suffix := range []string{"/v1/chat/completions", "/v1/completions", "/completion", "/api/generate", "/api/chat", "/v1"} {
-		base = strings.TrimSuffix(base, suffix)
-	}
-	if cfg.Warmup < 0 || cfg.Timeout < 0 || cfg.IdleTimeout < 0 {
-		return nil, errors.New("--warmup, --timeout and --idle-timeout cannot be negative")
-	}
-	if cfg.FlushInterval <= 0 {
-		cfg.FlushInterval = time.Second
-	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = 5 * time.Second
-	}
-	if cfg.Salt && cfg.SaltSeed == 0 {
-		var b [8]byte
-		rand.Read(b[:])
-		cfg.SaltSeed = int64(binary.LittleEndian.Uint64(b[:]) >> 1)
-		if cfg.SaltSeed == 0 {
-			cfg.SaltSeed = 1
-		}
-	}
+// newEngine prepares the state of one run from a resolved Config.
+func newEngine(r *Resolved) *engine {
+	cfg := r.Config
 	e := &engine{
 		cfg:     cfg,
-		ep:      ep,
-		base:    base,
+		ep:      r.ep,
+		base:    r.base,
+		tok:     r.tok,
 		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage},
 		records: make(chan *trace.Record, 4096),
-	}
-	if cfg.SendTokenIDs {
-		if cfg.Workload.Header.Shape != workload.ShapeCompletion {
-			return nil, errors.New("--send-token-ids needs a completion-shaped workload (build it with --shape completion)")
-		}
-		spec := cfg.Tokenizer
-		if spec == "" {
-			spec = cfg.Workload.Header.Tokenizer
-			if strings.HasPrefix(spec, "hf:") {
-				return nil, fmt.Errorf("--send-token-ids: the workload was built with the tokenizer.json %q: pass its path with --tokenizer", spec)
-			}
-		}
-		tok, err := tokenize.Load(spec)
-		if err != nil {
-			return nil, fmt.Errorf("--send-token-ids: %w", err)
-		}
-		if want := cfg.Workload.Header.TokenizerDigest; want != "" && tok.Digest() != want {
-			return nil, fmt.Errorf("--send-token-ids: tokenizer %s (%s) is not the one the workload was built with (%s, %s): pass that one with --tokenizer",
-				tok.Name(), tok.Digest(), cfg.Workload.Header.Tokenizer, want)
-		}
-		e.tok = tok
 	}
 	if cfg.Salt {
 		n := maxSaltWords(cfg.Workload)
@@ -338,7 +219,7 @@ func newEngine(cfg Config) (*engine, error) {
 	e.start = time.Now()
 	e.startUnix = e.start.UnixNano()
 	e.sum.ByClass = map[trace.ErrorClass]int{}
-	return e, nil
+	return e
 }
 
 func maxSaltWords(wl *workload.Workload) int {
@@ -457,8 +338,8 @@ func (e *engine) waitStart(ctx context.Context, at time.Time) error {
 	return nil
 }
 
-// run executes the warm-up and then every phase in order.
-func (e *engine) run(ctx context.Context) {
+// runPhases executes the warm-up and then every phase in order.
+func (e *engine) runPhases(ctx context.Context) {
 	reqs := e.cfg.Workload.Requests
 	for i := 0; i < e.cfg.Warmup && ctx.Err() == nil; i++ {
 		r := reqs[i%len(reqs)]

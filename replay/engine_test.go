@@ -472,8 +472,10 @@ func TestSendTokenIDsNeedsTheWorkloadsTokenizer(t *testing.T) {
 	cfg := baseConfig(t, wl, "http://127.0.0.1:1")
 	cfg.API = "openai-completions"
 	cfg.SendTokenIDs = true
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--tokenizer") {
-		t.Fatalf("hf tokenizer without --tokenizer: %v, want an error naming --tokenizer", err)
+	// The library names its field; the CLI turns it into --tokenizer
+	// (cmd/llmreplay's flagError).
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "Config.Tokenizer is needed") {
+		t.Fatalf("hf tokenizer without a tokenizer: %v, want an error naming Config.Tokenizer", err)
 	}
 	wl.Header.Tokenizer = "o200k_base"
 	wl.Header.TokenizerDigest = "sha256:not-this-one"

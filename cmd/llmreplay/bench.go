@@ -72,7 +72,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 				if res != nil && res.Summary != nil {
 					fmt.Fprintln(errw, res.Summary)
 				}
-				return usageErrorIfInput(err)
+				return usageErrorIfInput(flagError(err))
 			}
 			if res.Simulated {
 				fmt.Fprintf(out, "server: SIMULATED (profile %s)\n", res.Profile)

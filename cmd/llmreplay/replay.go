@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a bearer token, written nowhere)")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "give up on a request after this long (0: never)")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 60*time.Second, "give up on a request when no byte arrives for this long (0: never)")
-	fs.DurationVar(&f.grace, "grace", 5*time.Second, "after Ctrl-C, how long in-flight requests may finish before they are cut")
+	fs.DurationVar(&f.grace, "grace", replay.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cut (0: at once)")
 	fs.IntVar(&f.warmup, "warmup", 0, "requests sent one at a time before the measured ones (recorded as warm-up)")
 	fs.BoolVar(&f.prewarm, "prewarm", true, "open the connections a phase needs before it starts, so TCP set-up is not in TTFT")
 	fs.BoolVar(&f.insecure, "insecure", false, "accept self-signed TLS certificates")
@@ -52,20 +53,15 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.BoolVar(&f.failOnError, "fail-on-error", false, "exit with status 1 when any request failed")
 }
 
-// config turns the flags into a replay.Config, checking what can be
-// checked before any request is sent.
+// config turns the flags into a replay.Config. It checks only what is the
+// command line's own (--salt's words); everything else is checked once, by
+// replay.Config.Resolve, whose errors flagError names by their flags.
 func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, error) {
 	var cfg replay.Config
-	if _, err := endpoint.Lookup(f.api); err != nil {
-		return cfg, usagef("--api %q is not known: use one of %s", f.api, strings.Join(endpoint.Names, ", "))
-	}
 	switch f.salt {
 	case "on", "off":
 	default:
 		return cfg, usagef("--salt %q: use on or off", f.salt)
-	}
-	if f.warmup < 0 || f.timeout < 0 || f.idleTimeout < 0 || f.grace < 0 {
-		return cfg, usagef("--warmup, --timeout, --idle-timeout and --grace cannot be negative")
 	}
 	cfg = replay.Config{
 		Workload:        wl,
@@ -143,6 +139,26 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
 	return cmd
 }
 
+// replayFlagOf names the flag that sets each replay.Config field.
+var replayFlagOf = map[string]string{
+	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
+	"IdleTimeout": "--idle-timeout", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
+}
+
+// flagError turns a replay.FieldError into the command line's words (exit
+// status 2): the field becomes the flag that set it.
+func flagError(err error) error {
+	var fe *replay.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	name := replayFlagOf[fe.Field]
+	if name == "" {
+		name = fe.Field
+	}
+	return usagef("%s %s: %s", name, fe.Problem, fe.Fix)
+}
+
 // runReplay runs one replay and prints its summary line.
 func runReplay(cmd *cobra.Command, cfg replay.Config, failOnError bool) error {
 	errw := cmd.ErrOrStderr()
@@ -151,7 +167,7 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, failOnError bool) error {
 	sum, err := replay.Run(cmd.Context(), cfg)
 	if err != nil {
 		if sum == nil {
-			return err
+			return flagError(err)
 		}
 		fmt.Fprintln(errw, sum)
 		return err

@@ -1,0 +1,280 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// These tests prove the promises of README.md and docs/RELIABILITY.md as a
+// user meets them: the built binary, its default flags (except where the
+// promise is about a flag), a server it talks to over loopback. Each test
+// quotes the sentence it proves.
+
+// pacedServer streams `tokens` one-token chunks `gap` apart per request and
+// remembers when each response ended, on the server's side.
+type pacedServer struct {
+	tokens int
+	gap    time.Duration
+	key    string // when set, every request must carry "Bearer key"
+
+	mu      sync.Mutex
+	done    []time.Time
+	auth    []string // Authorization of every request but pre-warming
+	started atomic.Int64
+}
+
+func (s *pacedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	if r.Method == http.MethodGet && r.URL.Path != "/v1/models" {
+		return // connection pre-warming
+	}
+	s.mu.Lock()
+	s.auth = append(s.auth, r.URL.Path+" "+r.Header.Get("Authorization"))
+	s.mu.Unlock()
+	if s.key != "" && r.Header.Get("Authorization") != "Bearer "+s.key {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"missing or wrong key"}}`)
+		return
+	}
+	if r.URL.Path == "/v1/models" {
+		io.WriteString(w, `{"object":"list","data":[{"id":"paced","object":"model"}]}`)
+		return
+	}
+	s.started.Add(1)
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i := 1; i <= s.tokens; i++ {
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d, \"},\"finish_reason\":null}]}\n\n", i)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(s.gap):
+		}
+	}
+	io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
+	w.(http.Flusher).Flush()
+	s.mu.Lock()
+	s.done = append(s.done, time.Now())
+	s.mu.Unlock()
+}
+
+func (s *pacedServer) doneBefore(t time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, d := range s.done {
+		if d.Before(t) {
+			n++
+		}
+	}
+	return n
+}
+
+func buildWorkload(t *testing.T, bin, dir string, args ...string) string {
+	t.Helper()
+	wl := filepath.Join(dir, "w.workload.zst")
+	a := append([]string{"workload", "build", "--input-tokens", "64", "-o", wl}, args...)
+	if _, e, code := run(t, nil, bin, a...); code != 0 {
+		t.Fatalf("workload build: %d %s", code, e)
+	}
+	return wl
+}
+
+func countRecords(t *testing.T, path string) (n int, truncated bool) {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatalf("the trace does not open: %v", err)
+	}
+	defer r.Close()
+	for r.Scan() {
+		n++
+	}
+	if r.Err() != nil {
+		t.Fatalf("reading the trace: %v", r.Err())
+	}
+	return n, r.Truncated()
+}
+
+// README: "Crash-safe traces. The trace on disk is readable up to the last
+// second of a run killed with SIGKILL". With default flags: every request
+// that finished more than 1.5 s before the kill is in the trace, and
+// analyze reads it.
+func TestPromiseSIGKILLLosesAtMostTheLastSecond(t *testing.T) {
+	bin := builtBinary(t)
+	srv := &pacedServer{tokens: 20, gap: 10 * time.Millisecond}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "20", "--schedule", "closed:4", "--requests", "400")
+	tr := filepath.Join(dir, "killed.trace.zst")
+	cmd := exec.Command(bin, "replay", wl, "--url", ts.URL, "--model", "paced", "-o", tr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for work to be done rather than for a time: 40 responses (10 per
+	// worker) is several flush intervals on any machine.
+	for deadline := time.Now().Add(2 * time.Minute); srv.doneBefore(time.Now()) < 40; {
+		if time.Now().After(deadline) {
+			t.Fatal("the server finished fewer than 40 responses in 2 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	kill := time.Now()
+	cmd.Process.Kill()
+	cmd.Wait()
+	want := srv.doneBefore(kill.Add(-1500 * time.Millisecond))
+	n, _ := countRecords(t, tr)
+	if n < want || want < 40 {
+		t.Fatalf("the trace holds %d records; the server had finished %d responses 1.5 s before the kill", n, want)
+	}
+	out, e, code := run(t, nil, bin, "analyze", tr)
+	if code != 0 || !strings.Contains(out, "concurrency") {
+		t.Fatalf("analyze of the killed run's trace: exit %d\n%s\n%s", code, out, e)
+	}
+}
+
+// docs/RELIABILITY.md: a full disk stops the run, with one line naming the
+// file, and "records flushed before this error stay readable". The child
+// runs under a 64 KiB file-size limit (Go ignores SIGXFSZ, so the write
+// fails with EFBIG as on a full disk).
+func TestPromiseFullDiskStopsTheRun(t *testing.T) {
+	bin := builtBinary(t)
+	srv := &pacedServer{tokens: 40, gap: time.Millisecond}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "40", "--schedule", "closed:8", "--requests", "4000")
+	tr := filepath.Join(dir, "full.trace.zst")
+	cmd := exec.Command("bash", "-c", `ulimit -f 64; exec "$0" "$@"`, bin, "replay", wl, "--url", ts.URL, "--model", "paced", "-o", tr)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() == 0 {
+		t.Fatalf("replay on a full disk: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "run stopped: trace: writing "+tr+": file too large (records flushed before this error stay readable)") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	// Stopped, not run to the end: the trace stopped growing at 64 KiB,
+	// thousands of requests short of the workload.
+	if got := srv.started.Load(); got >= 4000 {
+		t.Errorf("the server saw all %d requests: the run did not stop", got)
+	}
+	if n, _ := countRecords(t, tr); n == 0 {
+		t.Error("no record readable after the disk filled")
+	}
+}
+
+// README/RELIABILITY: the API key "is sent as a bearer token and written
+// nowhere"; a key in the URL's password is used the same way, model
+// discovery included (the first version sent /v1/models without it).
+func TestPromiseKeyFromURLOrEnvEverywhereButFiles(t *testing.T) {
+	bin := builtBinary(t)
+	const key = "sk-e2e-URLKEY-5c1d9e7a3b20f4"
+	for _, how := range []string{"url", "env"} {
+		t.Run(how, func(t *testing.T) {
+			srv := &pacedServer{tokens: 3, gap: time.Millisecond, key: key}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			dir := t.TempDir()
+			wl := buildWorkload(t, bin, dir, "--max-tokens", "3", "--schedule", "burst:2", "--repeats", "2")
+			tr := filepath.Join(dir, "k.trace.zst")
+			u, env := ts.URL, []string{"OPENAI_API_KEY="}
+			if how == "url" {
+				u = strings.Replace(ts.URL, "http://", "http://user:"+key+"@", 1)
+			} else {
+				env = []string{"OPENAI_API_KEY=" + key}
+			}
+			// No --model: the model is discovered, with the key.
+			out, e, code := run(t, env, bin, "replay", wl, "--url", u, "-o", tr)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, e)
+			}
+			srv.mu.Lock()
+			seen := append([]string(nil), srv.auth...)
+			srv.mu.Unlock()
+			if len(seen) != 5 || !strings.HasPrefix(seen[0], "/v1/models Bearer "+key) {
+				t.Errorf("requests the server saw: %q", seen)
+			}
+			for _, a := range seen {
+				if !strings.HasSuffix(a, "Bearer "+key) {
+					t.Errorf("a request went out without the key: %q", a)
+				}
+			}
+			raw, _ := os.ReadFile(tr)
+			dec, _ := zstd.NewReader(bytes.NewReader(raw))
+			plain, _ := io.ReadAll(dec)
+			info, _, _ := run(t, nil, bin, "trace", "info", tr)
+			cat, _, _ := run(t, nil, bin, "trace", "cat", tr)
+			for name, text := range map[string]string{"stdout": out, "stderr": e, "trace": string(plain), "trace info": info, "trace cat": cat} {
+				if strings.Contains(text, key) || strings.Contains(text, key[:16]) || strings.Contains(text, key[len(key)-16:]) {
+					t.Errorf("the key appears in %s", name)
+				}
+			}
+		})
+	}
+}
+
+// README: "Ctrl-C closes it cleanly": exit status 130, a trace that reads
+// to its end (no cut-short tail), in-flight requests recorded as cancelled.
+func TestPromiseCtrlC(t *testing.T) {
+	bin := builtBinary(t)
+	srv := &pacedServer{tokens: 100000, gap: 20 * time.Millisecond} // never ends by itself
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "100000", "--schedule", "burst:3", "--repeats", "2")
+	tr := filepath.Join(dir, "int.trace.zst")
+	cmd := exec.Command(bin, "replay", wl, "--url", ts.URL, "--model", "paced", "-o", tr, "--grace", "200ms")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); srv.started.Load() < 3; {
+		if time.Now().After(deadline) {
+			t.Fatal("the requests never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit after Ctrl-C: %v\n%s", err, stderr.String())
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cancelled := 0
+	for r.Scan() {
+		if e := r.Record().Error; e != nil && e.Class == trace.ErrCancelled {
+			cancelled++
+		}
+	}
+	if r.Err() != nil || r.Truncated() || cancelled != 3 {
+		t.Errorf("err %v, truncated %v, %d cancelled records (want the 3 in flight)", r.Err(), r.Truncated(), cancelled)
+	}
+}

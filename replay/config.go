@@ -1,0 +1,187 @@
+package replay
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/llmreplay/llmreplay/replay/endpoint"
+	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
+)
+
+// Defaults that Resolve applies, and the CLI shows as its flags' defaults.
+const (
+	DefaultFlushInterval = trace.DefaultFlushInterval
+	DefaultGrace         = 5 * time.Second
+)
+
+// Config is one replay run.
+type Config struct {
+	Workload *workload.Workload
+	// URL is the server's base address, e.g. http://127.0.0.1:8080.
+	URL   string
+	API   string // an endpoint name, see endpoint.Names
+	Model string // empty: ask the server (/v1/models) for its first model
+	Label string
+	// APIKey is sent as a bearer token and written nowhere else.
+	APIKey string
+	// Trace is the output path (NAME.trace.zst).
+	Trace string
+
+	Timeout     time.Duration // whole request; 0 means none
+	IdleTimeout time.Duration // between response bytes; 0 means none
+	Warmup      int           // requests sent (one at a time) before the measured ones
+	// Prewarm opens as many connections as the next phase needs before it
+	// starts, so TCP set-up does not land in the first requests' TTFT.
+	Prewarm  bool
+	Insecure bool // accept any TLS certificate (self-signed test servers)
+
+	// Salt fills every request's salt slot with words drawn from SaltSeed
+	// (0: a random seed), so this run cannot hit an earlier run's prefix
+	// cache. False replays the workload verbatim.
+	Salt     bool
+	SaltSeed int64
+
+	// SendTokenIDs sends prompts as token ids of the workload's tokenizer
+	// (openai-completions, llamacpp).
+	SendTokenIDs bool
+	// Tokenizer is where to load the workload's tokenizer from for
+	// SendTokenIDs when its header names a tokenizer.json ("hf:NAME"),
+	// which records a name, not a path. Its digest must match the
+	// workload's.
+	Tokenizer string
+	// ContinuousUsage asks for per-chunk token counts where offered.
+	ContinuousUsage bool
+
+	// Grace is how long in-flight requests may finish after ctx is
+	// cancelled (SIGINT) before they are cut off and marked cancelled;
+	// 0 cuts them at once (the CLI's default is DefaultGrace).
+	Grace time.Duration
+
+	// Simulated marks a run against llmreplay's own simulator.
+	Simulated  bool
+	SimProfile string
+
+	// FlushInterval bounds what a crash can lose: the trace is flushed to
+	// the file this often (0: DefaultFlushInterval; a run always flushes,
+	// since crash safety is a promise, not an option).
+	FlushInterval time.Duration
+
+	// Shard, when set, makes this run one shard of a run sent from several
+	// client machines: Workload is then this shard's part
+	// (workload.Shard) and WorkloadDigest the whole workload's digest,
+	// which the trace records so trace merge can tell the shards belong
+	// together. The engine fills in the host, clock and start fields.
+	Shard          *trace.Shard
+	WorkloadDigest string
+	// StartAt, when not zero, holds the run until that wall-clock instant
+	// (after model discovery), so shards on several machines start their
+	// run clocks together. A start already past begins at once and the
+	// trace records how late it was.
+	StartAt time.Time
+
+	// OnRecord, if set, sees every record after it was written (progress).
+	// It runs on the writer goroutine, off the timing path.
+	OnRecord func(*trace.Record)
+}
+
+// Resolved is a Config after its one resolve step: every default applied
+// once, every check made once, the endpoint looked up, the key taken from
+// the URL when the URL carries one, the tokenizer loaded for token ids. The
+// engine reads only this.
+type Resolved struct {
+	Config
+	ep   endpoint.Endpoint
+	base string             // the server's base URL, credentials and API routes stripped
+	tok  tokenize.Tokenizer // for SendTokenIDs
+}
+
+// FieldError is a Config value that cannot be used. It names the Config
+// field, so that a caller names its own setting for it (the CLI its flag).
+type FieldError struct {
+	Field   string // e.g. "URL"
+	Problem string // what is wrong, e.g. `"127.0.0.1:8080" is not an http(s) address`
+	Fix     string // what to do, e.g. "give one like http://127.0.0.1:8080"
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("replay: Config.%s %s: %s", e.Field, e.Problem, e.Fix)
+}
+
+// apiRoutes are stripped from the end of a URL given with its route.
+var apiRoutes = []string{"/v1/chat/completions", "/v1/completions", "/completion", "/api/generate", "/api/chat", "/v1"}
+
+// Resolve checks c and applies its defaults. It is the only place either
+// happens.
+func (c Config) Resolve() (*Resolved, error) {
+	if c.Workload == nil || len(c.Workload.Requests) == 0 {
+		return nil, &FieldError{"Workload", "has no requests", "build one with 'llmreplay workload build'"}
+	}
+	ep, err := endpoint.Lookup(c.API)
+	if err != nil {
+		return nil, &FieldError{"API", fmt.Sprintf("%q is not known", c.API), "use one of " + strings.Join(endpoint.Names, ", ")}
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, &FieldError{"URL", fmt.Sprintf("%q is not an http(s) address", RedactURL(c.URL)), "give one like http://127.0.0.1:8080"}
+	}
+	if u.User != nil {
+		// Credentials in the URL go out as a header, never into files.
+		if c.APIKey == "" {
+			if p, ok := u.User.Password(); ok {
+				c.APIKey = p
+			}
+		}
+		u.User = nil
+	}
+	base := strings.TrimRight(u.String(), "/")
+	for _, suffix := range apiRoutes {
+		base = strings.TrimSuffix(base, suffix)
+	}
+	for _, f := range []struct {
+		name string
+		neg  bool
+	}{{"Warmup", c.Warmup < 0}, {"Timeout", c.Timeout < 0}, {"IdleTimeout", c.IdleTimeout < 0}, {"Grace", c.Grace < 0}, {"FlushInterval", c.FlushInterval < 0}} {
+		if f.neg {
+			return nil, &FieldError{f.name, "is negative", "give 0 or more"}
+		}
+	}
+	if c.FlushInterval == 0 {
+		c.FlushInterval = DefaultFlushInterval
+	}
+	if c.Salt && c.SaltSeed == 0 {
+		var b [8]byte
+		rand.Read(b[:])
+		c.SaltSeed = int64(binary.LittleEndian.Uint64(b[:]) >> 1)
+		if c.SaltSeed == 0 {
+			c.SaltSeed = 1
+		}
+	}
+	r := &Resolved{Config: c, ep: ep, base: base}
+	if c.SendTokenIDs {
+		if c.Workload.Header.Shape != workload.ShapeCompletion {
+			return nil, &FieldError{"SendTokenIDs", "needs a completion-shaped workload", "build it with --shape completion"}
+		}
+		spec := c.Tokenizer
+		if spec == "" {
+			spec = c.Workload.Header.Tokenizer
+			if strings.HasPrefix(spec, "hf:") {
+				return nil, &FieldError{"Tokenizer", fmt.Sprintf("is needed: the workload was built with the tokenizer.json %q", spec), "give its path"}
+			}
+		}
+		tok, err := tokenize.Load(spec)
+		if err != nil {
+			return nil, &FieldError{"Tokenizer", err.Error(), "give a tokenizer.json path or a tiktoken encoding name"}
+		}
+		if want := c.Workload.Header.TokenizerDigest; want != "" && tok.Digest() != want {
+			return nil, &FieldError{"Tokenizer", fmt.Sprintf("%s (%s) is not the one the workload was built with (%s, %s)", tok.Name(), tok.Digest(), c.Workload.Header.Tokenizer, want), "give that one"}
+		}
+		r.tok = tok
+	}
+	return r, nil
+}
