@@ -30,8 +30,12 @@ type Config struct {
 	Label string
 	// APIKey is sent as a bearer token and written nowhere else.
 	APIKey string
-	// Trace is the output path (NAME.trace.zst).
+	// Trace is the output path (NAME.trace.zst): a convenience that adds
+	// a TraceFile sink flushed every FlushInterval. "" writes no file
+	// (then Sinks must say where records go).
 	Trace string
+	// Sinks take every finished record besides the trace file (see Sink).
+	Sinks []Sink
 
 	Timeout     time.Duration // whole request; 0 means none
 	IdleTimeout time.Duration // between response bytes; 0 means none
@@ -85,8 +89,8 @@ type Config struct {
 	// trace records how late it was.
 	StartAt time.Time
 
-	// OnRecord, if set, sees every record after it was written (progress).
-	// It runs on the writer goroutine, off the timing path.
+	// OnRecord, if set, sees every record after it was written (progress):
+	// a convenience for a SinkFunc after the trace file.
 	OnRecord func(*trace.Record)
 }
 
@@ -96,6 +100,7 @@ type Config struct {
 // engine reads only this.
 type Resolved struct {
 	Config
+	sink sinks // the trace file, Sinks, OnRecord: in that order
 	ep   endpoint.Endpoint
 	base string             // the server's base URL, credentials and API routes stripped
 	tok  tokenize.Tokenizer // for SendTokenIDs
@@ -163,6 +168,16 @@ func (c Config) Resolve() (*Resolved, error) {
 		}
 	}
 	r := &Resolved{Config: c, ep: ep, base: base}
+	if c.Trace != "" {
+		r.sink = append(r.sink, &TraceFile{Path: c.Trace, FlushInterval: c.FlushInterval})
+	}
+	r.sink = append(r.sink, c.Sinks...)
+	if c.OnRecord != nil {
+		r.sink = append(r.sink, SinkFunc(c.OnRecord))
+	}
+	if len(r.sink) == 0 {
+		return nil, &FieldError{"Trace", "is empty and there are no Sinks", "say where the records go"}
+	}
 	if c.SendTokenIDs {
 		if c.Workload.Header.Shape != workload.ShapeCompletion {
 			return nil, &FieldError{"SendTokenIDs", "needs a completion-shaped workload", "build it with --shape completion"}

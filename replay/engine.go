@@ -19,7 +19,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,27 +139,24 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 		}
 	}
 	h := e.header()
-	tw, err := trace.Create(cfg.Trace, h, trace.WithFlushInterval(cfg.FlushInterval))
-	if err != nil {
+	if err := r.sink.Start(h); err != nil {
 		return nil, err
 	}
-	// A trace that cannot be written (a full disk) stops the run: requests
-	// whose results cannot be recorded would only load the server.
+	// A sink that cannot take a record (the trace on a full disk) stops the
+	// run: requests whose results cannot be recorded would only load the
+	// server.
 	ctx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	writeErr := make(chan error, 1)
+	sinkErr := make(chan error, 1)
 	go func() {
 		var first error
 		for rec := range e.records {
-			if err := tw.Write(rec); err != nil && first == nil {
+			if err := r.sink.Record(rec); err != nil && first == nil {
 				first = err
 				stopRun()
 			}
-			if cfg.OnRecord != nil {
-				cfg.OnRecord(rec)
-			}
 		}
-		writeErr <- first
+		sinkErr <- first
 	}()
 
 	// In-flight requests outlive a cancelled run by Grace, then are cut.
@@ -176,18 +172,17 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	e.runPhases(ctx)
 	e.inflight.Wait()
 	close(e.records)
-	werr := <-writeErr
-	cerr := tw.Close()
+	serr := <-sinkErr
+	cerr := r.sink.Close()
 	e.sum.Elapsed = time.Since(e.start)
 	e.sum.Stopped = e.stopped.Load()
 	e.sum.Trace = cfg.Trace
 	s := e.sum
-	if werr != nil {
-		// The trace package's error names the file and what stays readable.
-		return &s, fmt.Errorf("run stopped: %w", werr)
+	if serr != nil {
+		return &s, serr
 	}
 	if cerr != nil {
-		return &s, fmt.Errorf("closing the trace: %w", cerr)
+		return &s, cerr
 	}
 	return &s, nil
 }
@@ -362,144 +357,8 @@ func (e *engine) runPhases(ctx context.Context) {
 		if e.cfg.Prewarm && ph.Concurrency > 1 {
 			e.prewarm(ctx, ph.Concurrency)
 		}
-		switch ph.Kind {
-		case workload.KindClosed:
-			e.closedLoop(ctx, rs, max(ph.Concurrency, 1))
-		case workload.KindRate, workload.KindTrace:
-			e.openLoop(ctx, rs)
-		default: // burst
-			e.burst(ctx, rs)
-		}
+		phaseKindOf(ph.Kind).run(ctx, e, ph, rs)
 	}
-}
-
-// burst releases all requests together behind a gate (the seeds' barrier)
-// and waits until all have finished.
-func (e *engine) burst(ctx context.Context, rs []*workload.Request) {
-	if ctx.Err() != nil {
-		e.mu.Lock()
-		e.sum.NotSent += len(rs)
-		e.mu.Unlock()
-		return
-	}
-	gate := make(chan struct{})
-	var release int64
-	var wg sync.WaitGroup
-	for _, r := range rs {
-		p := e.prepare(r, false)
-		e.inflight.Add(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-gate
-			e.do(p, release)
-		}()
-	}
-	// Let the goroutines reach the gate before opening it.
-	runtime.Gosched()
-	release = e.now()
-	close(gate)
-	wg.Wait()
-}
-
-// closedLoop runs c workers; each sends its next request as soon as its
-// previous one ended. The scheduled time of a request is the moment its
-// worker became free.
-func (e *engine) closedLoop(ctx context.Context, rs []*workload.Request, c int) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < c; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(rs) {
-					return
-				}
-				if ctx.Err() != nil {
-					e.mu.Lock()
-					e.sum.NotSent++
-					e.mu.Unlock()
-					continue
-				}
-				p := e.prepare(rs[i], false)
-				e.inflight.Add(1)
-				e.do(p, e.now())
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// openLoop sends each request at phase start + its offset, whatever the
-// server does: each request gets its own goroutine, so none waits behind a
-// busy one.
-func (e *engine) openLoop(ctx context.Context, rs []*workload.Request) {
-	sorted := append([]*workload.Request(nil), rs...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Offset < sorted[j].Offset })
-	phaseStart := e.now()
-	var wg sync.WaitGroup
-	for i, r := range sorted {
-		p := e.prepare(r, false)
-		deadline := phaseStart + r.Offset
-		if !e.waitUntil(ctx, deadline) {
-			e.mu.Lock()
-			e.sum.NotSent += len(sorted) - i
-			e.mu.Unlock()
-			p.cancel(errCancelled)
-			break
-		}
-		e.inflight.Add(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e.do(p, deadline)
-		}()
-		// Run the send on this P now, not after preparing the next request
-		// or once an idle P's thread has woken up to steal it.
-		runtime.Gosched()
-	}
-	wg.Wait()
-}
-
-// spinWindow is how long before a deadline the dispatcher stops sleeping on
-// a Go timer: those wake about 1 ms late on Linux. Where sleepThread is
-// precise, it sleeps most of the rest and spins only the last spinFine.
-// Spinning the whole window cost 75% of a core at 500 requests/s on a
-// 2-core machine that the server shares, and a spinning thread is the
-// first the kernel preempts when the machine is busy. llmreplay selftest
-// section 4, client CPU per request before → after: 839 → 300 µs at
-// 500/s, 415 → 185 µs at 2,000/s, p50 lateness unchanged (3 µs).
-const (
-	spinWindow = 1500 * time.Microsecond
-	spinFine   = 150 * time.Microsecond
-)
-
-// waitUntil blocks until the run clock reaches deadline. It returns false if
-// ctx ended first.
-func (e *engine) waitUntil(ctx context.Context, deadline int64) bool {
-	if d := time.Duration(deadline-e.now()) - spinWindow; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return false
-		case <-t.C:
-		}
-	}
-	if threadSleep {
-		if d := time.Duration(deadline-e.now()) - spinFine; d > 0 {
-			sleepThread(d)
-		}
-	}
-	for e.now() < deadline {
-		if ctx.Err() != nil {
-			return false
-		}
-		runtime.Gosched()
-	}
-	return ctx.Err() == nil
 }
 
 // prewarm opens n connections to the server and leaves them idle in the
@@ -705,31 +564,6 @@ func (e *engine) finish(rec *trace.Record) {
 // minRedactKey is the shortest key scrubbed from server text: a shorter
 // one would match ordinary words and corrupt the record, and is no secret.
 const minRedactKey = 8
-
-// redactKey removes the API key from everything the server sent back. Some
-// servers quote the key they were given ("Incorrect API key provided: sk-…")
-// and an echo server streams it back, but a trace is made to be shared.
-func redactKey(rec *trace.Record, key string) {
-	if len(key) < minRedactKey {
-		return
-	}
-	scrub := func(s *string) {
-		if strings.Contains(*s, key) {
-			*s = strings.ReplaceAll(*s, key, "REDACTED")
-		}
-	}
-	scrub(&rec.Usage)
-	scrub(&rec.Timings)
-	scrub(&rec.FinishReason)
-	if rec.Error != nil {
-		scrub(&rec.Error.Message)
-		scrub(&rec.Error.Body)
-	}
-	for i := range rec.Chunks {
-		scrub(&rec.Chunks[i].Text)
-		scrub(&rec.Chunks[i].Reasoning)
-	}
-}
 
 // idleReader re-arms the idle timer on every read that returns bytes.
 type idleReader struct {

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"bufio"
-	"net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -40,29 +39,4 @@ func cpuModel() string {
 		}
 	}
 	return ""
-}
-
-// RedactURL returns raw without user info and without query parameters that
-// look like credentials, for storing and printing. It never fails: an
-// unparseable URL is replaced by a placeholder rather than echoed back,
-// since it might hold a key.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			lk := strings.ToLower(k)
-			if strings.Contains(lk, "key") || strings.Contains(lk, "token") ||
-				strings.Contains(lk, "secret") || strings.Contains(lk, "auth") ||
-				strings.Contains(lk, "password") || strings.Contains(lk, "sig") {
-				q.Set(k, "REDACTED")
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
