@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -23,23 +24,11 @@ func intN(rng *rand.Rand, n int) int {
 	bound := uint64(n)
 	threshold := -bound % bound
 	for {
-		hi, lo := mul64(rng.Uint64(), bound)
+		hi, lo := bits.Mul64(rng.Uint64(), bound)
 		if lo >= threshold {
 			return int(hi)
 		}
 	}
-}
-
-func mul64(a, b uint64) (hi, lo uint64) {
-	const mask32 = 1<<32 - 1
-	a0, a1 := a&mask32, a>>32
-	b0, b1 := b&mask32, b>>32
-	w0 := a0 * b0
-	t := a1*b0 + w0>>32
-	w1 := t&mask32 + a0*b1
-	hi = a1*b1 + t>>32 + w1>>32
-	lo = a * b
-	return
 }
 
 // shuffle permutes s in place (Fisher–Yates with intN).

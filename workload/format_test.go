@@ -206,16 +206,39 @@ func TestDecodeRefusesZstdBomb(t *testing.T) {
 }
 
 func TestDecodeRefusesHugeWindow(t *testing.T) {
-	// A frame header asking for a 1 GiB window must not be honoured.
+	// A valid workload's first frame, its header patched to ask for a
+	// 1 GiB window: the decoder must refuse it for the window (a bomb
+	// guard), before decoding anything. Encoding with a real 1 GiB window
+	// would cost seconds and allocate it; patching costs nothing.
 	var buf bytes.Buffer
-	zw, _ := zstd.NewWriter(&buf, zstd.WithWindowSize(1<<29), zstd.WithEncoderConcurrency(1), zstd.WithSingleSegment(false))
-	io.WriteString(zw, "llmreplay-workload 1.0\n")
-	zw.Write(make([]byte, 1<<20))
-	zw.Close()
-	_, err := Decode(bytes.NewReader(buf.Bytes()))
-	if err == nil {
-		t.Fatal("a 512 MiB window was accepted")
+	zw, _ := zstd.NewWriter(&buf, zstd.WithWindowSize(1<<20), zstd.WithEncoderConcurrency(1), zstd.WithSingleSegment(false))
+	good, err := os.ReadFile(goldenV1)
+	if err != nil {
+		t.Fatal(err)
 	}
+	plain, err := zstd.NewReader(bytes.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(zw, plain)
+	plain.Close()
+	zw.Close()
+	b := buf.Bytes()
+	if _, err := Decode(bytes.NewReader(b)); err != nil {
+		t.Fatalf("the re-compressed golden workload does not decode: %v", err)
+	}
+	// Frame header: 4-byte magic, the descriptor byte, then (not single
+	// segment) the window descriptor: exponent<<3 | mantissa, window =
+	// 2^(10+exponent). Exponent 20 is 1 GiB.
+	if b[4]&0x20 != 0 {
+		t.Fatal("the encoder wrote a single-segment frame: no window descriptor to patch")
+	}
+	b[5] = 20 << 3
+	_, err = Decode(bytes.NewReader(b))
+	if err == nil || !strings.Contains(err.Error(), "window") {
+		t.Fatalf("a 1 GiB window: %v, want it refused for its window", err)
+	}
+	t.Log(err)
 }
 
 func FuzzDecode(f *testing.F) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -123,7 +122,7 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
 				fmt.Fprintln(cmd.ErrOrStderr(), w)
 			}
 			if cfg.Trace == "" {
-				cfg.Trace = strings.TrimSuffix(defaultTracePath(f.label, f.model), ".trace.zst") + shardSuffix(cfg.Shard) + ".trace.zst"
+				cfg.Trace = trace.DefaultPath(f.label, f.model, time.Now(), shardSuffix(cfg.Shard))
 				if err := os.MkdirAll(filepath.Dir(cfg.Trace), 0o755); err != nil {
 					return err
 				}
@@ -180,21 +179,6 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, failOnError bool) error {
 		return &exitError{code: 1, err: fmt.Errorf("%d requests failed (--fail-on-error)", sum.Failed)}
 	}
 	return nil
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// defaultTracePath names a trace by label and start time under results/.
-func defaultTracePath(label, model string) string {
-	name := label
-	if name == "" {
-		name = model
-	}
-	if name == "" {
-		name = "run"
-	}
-	name = strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-")
-	return filepath.Join("results", fmt.Sprintf("%s-%s.trace.zst", name, time.Now().UTC().Format("20060102T150405Z")))
 }
 
 // progress prints a status line about once a second while a run goes on.

@@ -98,62 +98,15 @@ func newTraceInfoCmd() *cobra.Command {
 	}
 }
 
-// traceCounts accumulates what info prints about the records.
-type traceCounts struct {
-	records, warmup, ok int
-	failed              map[trace.ErrorClass]int
-	perPhase            map[int]int
-	perShard            map[int]int
-	chunks, textChunks  int
-	reasoningChunks     int
-	textBytes           int64
-	reasoningBytes      int64
-	wireBytes           int64
-	first, last         int64
-}
-
-func (c *traceCounts) add(r *trace.Record) {
-	if c.records == 0 || r.Sent < c.first {
-		c.first = r.Sent
-	}
-	c.last = max(c.last, r.Done)
-	c.records++
-	c.perPhase[r.Phase]++
-	if r.Shard != nil {
-		c.perShard[*r.Shard]++
-	}
-	if r.Warmup {
-		c.warmup++
-	}
-	if r.OK() {
-		c.ok++
-	} else {
-		c.failed[r.Error.Class]++
-	}
-	c.chunks += len(r.Chunks)
-	for i := range r.Chunks {
-		ch := &r.Chunks[i]
-		if ch.Text != "" {
-			c.textChunks++
-			c.textBytes += int64(len(ch.Text))
-		}
-		if ch.Reasoning != "" {
-			c.reasoningChunks++
-			c.reasoningBytes += int64(len(ch.Reasoning))
-		}
-		c.wireBytes += int64(ch.Bytes)
-	}
-}
-
 func traceInfo(cmd *cobra.Command, path string) error {
 	r, err := openTrace(cmd, path)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	c := traceCounts{failed: map[trace.ErrorClass]int{}, perPhase: map[int]int{}, perShard: map[int]int{}}
+	c := trace.NewStats()
 	for r.Scan() {
-		c.add(r.Record())
+		c.Add(r.Record())
 	}
 
 	w := cmd.OutOrStdout()
@@ -166,8 +119,8 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	file := fmt.Sprintf("format %d.%d, written by llmreplay %s", major, minor, h.ToolVersion)
 	if st, err := os.Stat(path); err == nil && path != "-" {
 		file = fmt.Sprintf("%s, %s", formatBytes(st.Size()), file)
-		if c.textChunks > 0 {
-			file += fmt.Sprintf("; %.2f bytes per text chunk", float64(st.Size())/float64(c.textChunks))
+		if c.TextChunks > 0 {
+			file += fmt.Sprintf("; %.2f bytes per text chunk", float64(st.Size())/float64(c.TextChunks))
 		}
 	}
 	line("file", "%s", file)
@@ -204,7 +157,7 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		line("shards", "%s", desc)
 		for _, s := range h.Shards {
 			line(fmt.Sprintf("  shard %d", s.Index), "%d records, host %s, started %s (+%v on this trace's clock), clock %s, from %s",
-				c.perShard[s.Index], s.Host, s.StartWall, time.Duration(s.OffsetNs), clockDesc(s.Clock), s.File)
+				c.PerShard[s.Index], s.Host, s.StartWall, time.Duration(s.OffsetNs), clockDesc(s.Clock), s.File)
 		}
 	}
 	if len(h.Options) > 0 {
@@ -226,36 +179,36 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		} else {
 			desc += fmt.Sprintf(", concurrency %d", p.Concurrency)
 		}
-		desc += fmt.Sprintf(", %d input / %d max tokens, %d of %d requests in this trace", p.InputTokens, p.MaxTokens, c.perPhase[p.Index], p.Requests)
+		desc += fmt.Sprintf(", %d input / %d max tokens, %d of %d requests in this trace", p.InputTokens, p.MaxTokens, c.PerPhase[p.Index], p.Requests)
 		line("phase", "%s", desc)
 	}
 
-	failed := c.records - c.ok
-	rec := fmt.Sprintf("%d (%d ok, %d failed", c.records, c.ok, failed)
+	failed := c.Records - c.OK
+	rec := fmt.Sprintf("%d (%d ok, %d failed", c.Records, c.OK, failed)
 	if failed > 0 {
-		classes := make([]trace.ErrorClass, 0, len(c.failed))
-		for k := range c.failed {
+		classes := make([]trace.ErrorClass, 0, len(c.Failed))
+		for k := range c.Failed {
 			classes = append(classes, k)
 		}
 		slices.SortFunc(classes, func(a, b trace.ErrorClass) int {
-			return cmp.Or(c.failed[b]-c.failed[a], strings.Compare(string(a), string(b)))
+			return cmp.Or(c.Failed[b]-c.Failed[a], strings.Compare(string(a), string(b)))
 		})
 		parts := make([]string, len(classes))
 		for i, k := range classes {
-			parts[i] = fmt.Sprintf("%d %s", c.failed[k], k)
+			parts[i] = fmt.Sprintf("%d %s", c.Failed[k], k)
 		}
 		rec += ": " + strings.Join(parts, ", ")
 	}
 	rec += ")"
-	if c.warmup > 0 {
-		rec += fmt.Sprintf(", %d of them warm-up", c.warmup)
+	if c.Warmup > 0 {
+		rec += fmt.Sprintf(", %d of them warm-up", c.Warmup)
 	}
 	line("records", "%s", rec)
-	line("chunks", "%d (%d with text, %d with reasoning; %s on the wire)", c.chunks, c.textChunks, c.reasoningChunks, formatBytes(c.wireBytes))
-	line("text", "%s of output text, %s of reasoning", formatBytes(c.textBytes), formatBytes(c.reasoningBytes))
-	if c.records > 0 {
+	line("chunks", "%d (%d with text, %d with reasoning; %s on the wire)", c.Chunks, c.TextChunks, c.ReasoningChunks, formatBytes(c.WireBytes))
+	line("text", "%s of output text, %s of reasoning", formatBytes(c.TextBytes), formatBytes(c.ReasoningBytes))
+	if c.Records > 0 {
 		line("time span", "%v (first send at %v, last response done at %v after the start)",
-			time.Duration(c.last-c.first).Round(time.Microsecond), time.Duration(c.first).Round(time.Microsecond), time.Duration(c.last).Round(time.Microsecond))
+			time.Duration(c.Last-c.First).Round(time.Microsecond), time.Duration(c.First).Round(time.Microsecond), time.Duration(c.Last).Round(time.Microsecond))
 	}
 	if r.Truncated() {
 		line("note", "the trace ends in a cut-short tail (the run was killed, or is still running); the counts cover every record before it")

@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/bits"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -162,100 +159,6 @@ func openWorkload(cmd *cobra.Command, path string) (*workload.Workload, error) {
 	return wl, nil
 }
 
-// phaseSummary is inspect's view of one phase.
-type phaseSummary struct {
-	workload.Phase
-	InputMin       int      `json:"input_min"`
-	InputMax       int      `json:"input_max"`
-	InputHistogram []bucket `json:"input_histogram"`
-	OutputMax      int      `json:"output_max"`
-	LastOffsetNs   int64    `json:"last_offset_ns"`
-}
-
-// bucket counts requests with lo ≤ input tokens ≤ hi.
-type bucket struct {
-	Lo    int `json:"lo"`
-	Hi    int `json:"hi"`
-	Count int `json:"count"`
-}
-
-type inspectReport struct {
-	File            string          `json:"file"`
-	Format          string          `json:"format"`
-	Major           int             `json:"major"`
-	Minor           int             `json:"minor"`
-	ToolVersion     string          `json:"tool_version"`
-	Digest          string          `json:"digest"`
-	Tokenizer       string          `json:"tokenizer"`
-	TokenizerDigest string          `json:"tokenizer_digest"`
-	Shape           workload.Shape  `json:"shape"`
-	Seed            int64           `json:"seed"`
-	Params          workload.Params `json:"params"`
-	Schedule        string          `json:"schedule"`
-	Requests        int             `json:"requests"`
-	InputTokens     int             `json:"input_tokens"`
-	Phases          []phaseSummary  `json:"phases"`
-}
-
-func summarize(path string, wl *workload.Workload) inspectReport {
-	h := wl.Header
-	rep := inspectReport{
-		File: path, Format: h.Format, Major: h.Major, Minor: h.Minor, ToolVersion: h.ToolVersion,
-		Digest: workload.Digest(wl), Tokenizer: h.Tokenizer, TokenizerDigest: h.TokenizerDigest,
-		Shape: h.Shape, Seed: h.Seed, Params: h.Params, Schedule: h.Schedule.Spec, Requests: len(wl.Requests),
-	}
-	rep.Phases = make([]phaseSummary, len(h.Phases))
-	for i, p := range h.Phases {
-		rep.Phases[i] = phaseSummary{Phase: p, InputMin: -1}
-	}
-	for _, r := range wl.Requests {
-		s := &rep.Phases[r.Phase]
-		rep.InputTokens += r.InputTokens
-		if s.InputMin < 0 || r.InputTokens < s.InputMin {
-			s.InputMin = r.InputTokens
-		}
-		s.InputMax = max(s.InputMax, r.InputTokens)
-		s.OutputMax = max(s.OutputMax, r.MaxTokens)
-		s.LastOffsetNs = max(s.LastOffsetNs, r.Offset)
-	}
-	// Power-of-two buckets, or one exact bucket when every prompt of the
-	// phase has the same length (the usual case).
-	for i := range rep.Phases {
-		s := &rep.Phases[i]
-		if s.InputMin < 0 {
-			s.InputMin = 0
-		}
-		s.InputHistogram = []bucket{}
-	}
-	for _, r := range wl.Requests {
-		s := &rep.Phases[r.Phase]
-		lo, hi := r.InputTokens, r.InputTokens
-		if s.InputMin != s.InputMax && r.InputTokens > 0 {
-			k := bits.Len(uint(r.InputTokens)) - 1
-			lo, hi = 1<<k, 1<<(k+1)-1
-		}
-		found := false
-		for j := range s.InputHistogram {
-			if s.InputHistogram[j].Lo == lo {
-				s.InputHistogram[j].Count++
-				found = true
-			}
-		}
-		if !found {
-			s.InputHistogram = append(s.InputHistogram, bucket{Lo: lo, Hi: hi, Count: 1})
-		}
-	}
-	for i := range rep.Phases {
-		hist := rep.Phases[i].InputHistogram
-		for a := 1; a < len(hist); a++ {
-			for b := a; b > 0 && hist[b].Lo < hist[b-1].Lo; b-- {
-				hist[b], hist[b-1] = hist[b-1], hist[b]
-			}
-		}
-	}
-	return rep
-}
-
 func newWorkloadInspectCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -269,7 +172,7 @@ func newWorkloadInspectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep := summarize(args[0], wl)
+			rep := workload.Summarize(args[0], wl)
 			w := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(w)
@@ -285,7 +188,7 @@ func newWorkloadInspectCmd() *cobra.Command {
 	return cmd
 }
 
-func printInspect(w io.Writer, rep inspectReport) {
+func printInspect(w io.Writer, rep workload.Summary) {
 	p := rep.Params
 	fmt.Fprintf(w, "workload:   %s\n", rep.File)
 	fmt.Fprintf(w, "format:     %s %d.%d (written by llmreplay %s)\n", rep.Format, rep.Major, rep.Minor, rep.ToolVersion)
@@ -397,22 +300,16 @@ an o200k workload lands from N under a model's own tokenizer.json.`,
 			if tok.Digest() != wl.Header.TokenizerDigest {
 				fmt.Fprintf(w, "note: %s is not the tokenizer the workload was built with (%s); counts may differ by a token or two\n", tok.Name(), wl.Header.Tokenizer)
 			}
-			counts := countAll(tok, wl.Requests)
-			off, worst := 0, 0
-			for i, r := range wl.Requests {
-				if d := counts[i] - r.InputTokens; d != 0 {
-					off++
-					worst = max(worst, d, -d)
-					if off <= 20 {
-						fmt.Fprintf(w, "%s: %d tokens under %s, recorded %d (%+d)\n", r.ID, counts[i], tok.Name(), r.InputTokens, d)
-					}
+			v := workload.Verify(wl, tok)
+			for i, m := range v.Off {
+				if i == 20 {
+					fmt.Fprintf(w, "… and %d more\n", len(v.Off)-20)
+					break
 				}
+				fmt.Fprintf(w, "%s: %d tokens under %s, recorded %d (%+d)\n", m.ID, m.Counted, tok.Name(), m.Recorded, m.Counted-m.Recorded)
 			}
-			if off > 20 {
-				fmt.Fprintf(w, "… and %d more\n", off-20)
-			}
-			if off > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d of %d prompts are off under %s (by up to %d tokens)", off, len(wl.Requests), tok.Name(), worst)}
+			if len(v.Off) > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%d of %d prompts are off under %s (by up to %d tokens)", len(v.Off), len(wl.Requests), tok.Name(), v.Worst)}
 			}
 			fmt.Fprintf(w, "verified %d prompts under %s: every count exact\n", len(wl.Requests), tok.Name())
 			return nil
@@ -420,31 +317,4 @@ an o200k workload lands from N under a model's own tokenizer.json.`,
 	}
 	cmd.Flags().StringVar(&tokSpec, "tokenizer", "", "tokenizer to count with (default: the workload's own; a tokenizer.json needs its path)")
 	return cmd
-}
-
-// countAll counts every prompt's tokens, on every core.
-func countAll(tok tokenize.Tokenizer, reqs []workload.Request) []int {
-	counts := make([]int, len(reqs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				r := reqs[i]
-				text := r.Prompt
-				if len(r.Messages) > 0 {
-					text = r.Messages[len(r.Messages)-1].Content
-				}
-				counts[i] = tok.Count(text)
-			}
-		}()
-	}
-	for i := range reqs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return counts
 }

@@ -44,7 +44,7 @@ func TestWorkloadBuildInspectCatVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep inspectReport
+	var rep workload.Summary
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestWorkloadBuildInspectCatVerify(t *testing.T) {
 	if rep.Digest != workload.Digest(wl) || rep.Requests != 12 || len(rep.Phases) != 8 || rep.Tokenizer != "o200k_base" {
 		t.Fatalf("inspect --json: %+v", rep)
 	}
-	if h := rep.Phases[7].InputHistogram; len(h) != 1 || h[0] != (bucket{Lo: 300, Hi: 300, Count: 2}) {
+	if h := rep.Phases[7].InputHistogram; len(h) != 1 || h[0] != (workload.Bucket{Lo: 300, Hi: 300, Count: 2}) {
 		t.Fatalf("phase 7 histogram %+v", h)
 	}
 

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
@@ -150,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := os.MkdirAll(cfg.Results, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create the results folder %s: %w", cfg.Results, err)
 	}
-	name := fileName(rc.Label, rc.Model, cfg.Now)
+	name := trace.RunName(rc.Label, rc.Model, "bench", cfg.Now)
 	res.Workload = filepath.Join(cfg.Results, name+".workload.zst")
 	res.Trace = filepath.Join(cfg.Results, name+".trace.zst")
 	res.TableFile = filepath.Join(cfg.Results, name+".md")
@@ -206,19 +206,4 @@ func header(res *Result, sum *replay.Summary) []byte {
 	fmt.Fprintf(&b, "# llmreplay bench\n\n- server: %s\n- model: %s\n- trace: %s\n- workload: %s\n- %s\n\n",
 		server, sum.Model, filepath.Base(res.Trace), filepath.Base(res.Workload), sum)
 	return b.Bytes()
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// fileName is LABEL-TIME, safe on every file system.
-func fileName(label, model string, now time.Time) string {
-	name := label
-	if name == "" {
-		name = model
-	}
-	name = strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-")
-	if name == "" {
-		name = "bench"
-	}
-	return name + "-" + now.UTC().Format("20060102T150405Z")
 }

@@ -1,0 +1,57 @@
+package trace
+
+// Stats counts what a trace holds: records by outcome, phase and shard,
+// chunks and bytes, and the span from the first send to the last response.
+// `trace info` prints it; a Go program gets the same numbers here.
+type Stats struct {
+	Records, Warmup, OK int
+	Failed              map[ErrorClass]int
+	PerPhase            map[int]int
+	PerShard            map[int]int // merged traces only
+	Chunks, TextChunks  int
+	ReasoningChunks     int
+	TextBytes           int64
+	ReasoningBytes      int64
+	WireBytes           int64
+	// First is the earliest send, Last the latest end, on the run clock.
+	First, Last int64
+}
+
+// NewStats returns empty Stats ready for Add.
+func NewStats() *Stats {
+	return &Stats{Failed: map[ErrorClass]int{}, PerPhase: map[int]int{}, PerShard: map[int]int{}}
+}
+
+// Add counts one record.
+func (c *Stats) Add(r *Record) {
+	if c.Records == 0 || r.Sent < c.First {
+		c.First = r.Sent
+	}
+	c.Last = max(c.Last, r.Done)
+	c.Records++
+	c.PerPhase[r.Phase]++
+	if r.Shard != nil {
+		c.PerShard[*r.Shard]++
+	}
+	if r.Warmup {
+		c.Warmup++
+	}
+	if r.OK() {
+		c.OK++
+	} else {
+		c.Failed[r.Error.Class]++
+	}
+	c.Chunks += len(r.Chunks)
+	for i := range r.Chunks {
+		ch := &r.Chunks[i]
+		if ch.Text != "" {
+			c.TextChunks++
+			c.TextBytes += int64(len(ch.Text))
+		}
+		if ch.Reasoning != "" {
+			c.ReasoningChunks++
+			c.ReasoningBytes += int64(len(ch.Reasoning))
+		}
+		c.WireBytes += int64(ch.Bytes)
+	}
+}
