@@ -1,8 +1,11 @@
 package analyze
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -650,21 +653,53 @@ func (a *Analyzer) AddReader(label, path string, r *trace.Reader) error {
 // else the file name.
 type Input struct {
 	Label string
-	Path  string
+	Path  string // "-" with Stdin set reads Stdin
+	// Stdin is the reader of Path "-" (at most one Input may use it).
+	Stdin io.Reader
+}
+
+// ParseInput reads a command-line trace argument: "name=path" labels the
+// trace, a bare path (or one that exists as a file even though it contains
+// "=") has no label, "-" is standard input.
+func ParseInput(arg string) Input {
+	if _, err := os.Stat(arg); err == nil || arg == "-" {
+		return Input{Path: arg}
+	}
+	if l, p, ok := strings.Cut(arg, "="); ok && l != "" && p != "" {
+		return Input{Label: l, Path: p}
+	}
+	return Input{Path: arg}
 }
 
 // AnalyzeFiles reads every input in turn (one stream each, bounded memory)
-// and returns the analysis: the one call `llmreplay bench` needs to print
-// the table of the trace it just wrote.
+// and returns the analysis. It is what `llmreplay analyze`, `check` and
+// `bench` all call. A trace without a label of its own and none given is
+// labelled by its file name.
 func AnalyzeFiles(o Options, inputs ...Input) (*Result, error) {
+	if len(inputs) == 0 {
+		return nil, errors.New("no trace given: pass one or more TRACE files (name=path to label one)")
+	}
 	a, err := New(o)
 	if err != nil {
 		return nil, err
 	}
+	stdinUsed := false
 	for _, in := range inputs {
-		r, err := trace.Open(in.Path)
+		var r *trace.Reader
+		if in.Path == "-" {
+			if in.Stdin == nil {
+				return nil, errors.New("trace - (standard input) given without Input.Stdin")
+			}
+			if stdinUsed {
+				return nil, errors.New("standard input (-) given twice: it can be read only once")
+			}
+			stdinUsed = true
+			r, err = trace.NewReader(in.Stdin)
+		} else {
+			r, err = trace.Open(in.Path)
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%v (is %s a trace written by llmreplay replay?)", err, in.Path)
 		}
 		label := in.Label
 		if label == "" && r.Header().Label == "" {

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze"
-	"github.com/llmreplay/llmreplay/trace"
 )
 
 // Exit statuses of `check`: 0 when every claim holds, exitClaimFails when
@@ -36,68 +34,19 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 }
 
 // analyzeInputs reads every TRACE argument (name=path, path or - for
-// stdin) into one analysis.
+// stdin) into one analysis. Every failure here is about the input: exit 2.
 func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.Result, error) {
-	if len(args) == 0 {
-		return nil, usagef("no trace given: pass one or more TRACE files (name=path to label one)")
-	}
-	if _, err := analyze.LookupDefinitions(f.definitions); err != nil {
-		return nil, usageError(err)
-	}
 	slo, err := analyze.ParseSLO(f.slo)
 	if err != nil {
 		return nil, usageError(err)
 	}
-	a, err := analyze.New(analyze.Options{Definitions: f.definitions, SLO: slo, Tokenizer: f.tokenizer})
-	if err != nil {
-		return nil, usageError(err)
+	inputs := make([]analyze.Input, len(args))
+	for i, arg := range args {
+		inputs[i] = analyze.ParseInput(arg)
+		inputs[i].Stdin = cmd.InOrStdin()
 	}
-	stdinUsed := false
-	for _, arg := range args {
-		label, path := splitLabel(arg)
-		var r *trace.Reader
-		if path == "-" {
-			if stdinUsed {
-				return nil, usagef("stdin (-) given twice: it can be read only once")
-			}
-			stdinUsed = true
-			r, err = trace.NewReader(cmd.InOrStdin())
-		} else {
-			r, err = trace.Open(path)
-		}
-		if err != nil {
-			return nil, usageError(fmt.Errorf("%v (is %s a trace written by llmreplay replay?)", err, path))
-		}
-		if label == "" && r.Header().Label == "" {
-			label = traceBase(path)
-		}
-		err = a.AddReader(label, path, r)
-		r.Close()
-		if err != nil {
-			return nil, usageError(fmt.Errorf("%s: %v", path, err))
-		}
-	}
-	return a.Result(), nil
-}
-
-// splitLabel reads "name=path"; a bare path (or one that exists as a file
-// even though it contains "=") has no label.
-func splitLabel(arg string) (label, path string) {
-	if _, err := os.Stat(arg); err == nil || arg == "-" {
-		return "", arg
-	}
-	if l, p, ok := strings.Cut(arg, "="); ok && l != "" && p != "" {
-		return l, p
-	}
-	return "", arg
-}
-
-func traceBase(path string) string {
-	b := filepath.Base(path)
-	for _, ext := range []string{".zst", ".trace"} {
-		b = strings.TrimSuffix(b, ext)
-	}
-	return b
+	res, err := analyze.AnalyzeFiles(analyze.Options{Definitions: f.definitions, SLO: slo, Tokenizer: f.tokenizer}, inputs...)
+	return res, usageError(err)
 }
 
 func newAnalyzeCmd() *cobra.Command {
