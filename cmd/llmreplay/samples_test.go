@@ -1,14 +1,11 @@
 package main
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-var updateSamples = flag.Bool("update-samples", false, "rewrite traces/samples/*.golden from the current output")
 
 // The sample traces under traces/samples were recorded once with
 // `llmreplay bench` against the simulator's vllm-rtx5090-bf16 and
@@ -52,7 +49,7 @@ func runSample(t *testing.T, args ...string) string {
 
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *updateSamples {
+	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +57,7 @@ func golden(t *testing.T, path, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/llmreplay -run TestSeedsComparison -update-samples to create it)", err)
+		t.Fatalf("%v (run go test ./cmd/llmreplay -run TestSeedsComparison -update to create it)", err)
 	}
 	if got != string(want) {
 		t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)

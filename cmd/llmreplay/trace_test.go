@@ -16,7 +16,9 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
-var updateTrace = flag.Bool("update-trace", false, "rewrite testdata/trace-*.golden from the current output")
+// update rewrites every golden file of this package from the current output
+// (the same flag name as in every other package of the module).
+var update = flag.Bool("update", false, "rewrite the golden files (testdata/*.golden, traces/samples/*.golden) from the current output")
 
 const goldenTrace = "../../traces/v1/golden-1.0.trace.zst"
 
@@ -34,7 +36,7 @@ func runCLI(t *testing.T, stdin []byte, args ...string) (stdout, stderr string, 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *updateTrace {
+	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +46,7 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test -run TestTrace -update-trace to create it)", err)
+		t.Fatalf("%v (run go test -run TestTrace -update to create it)", err)
 	}
 	if d := cmp.Diff(string(want), got); d != "" {
 		t.Errorf("%s (-want +got):\n%s", name, d)

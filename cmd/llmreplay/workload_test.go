@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/llmreplay/llmreplay/workload"
 )
-
-var updateWorkload = flag.Bool("update-workload", false, "rewrite testdata/workload-*.golden from the current output")
 
 const goldenWorkload = "../../workload/testdata/golden-v1.workload.zst"
 
@@ -134,14 +131,14 @@ func TestWorkloadInspectGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join("testdata", "workload-inspect.golden")
-	if *updateWorkload {
+	if *update {
 		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test -run TestWorkloadInspectGolden -update-workload)", err)
+		t.Fatalf("%v (run go test -run TestWorkloadInspectGolden -update)", err)
 	}
 	if d := cmp.Diff(string(want), out); d != "" {
 		t.Errorf("inspect output (-want +got):\n%s", d)
