@@ -13,8 +13,8 @@ import (
 // a 10 M-token trace is analysed in bounded memory. benchmath.Sample wants
 // every value in a sorted slice, and its interval and U test read ranks
 // from that slice; here the same ranks are read from the histogram
-// (quantile at an order statistic's rank). The formulas are tested by hand
-// in stats_test.go against published tables.
+// (quantile at an order statistic's rank). The formulas are tested in
+// stats_test.go on cases whose binomial and rank arithmetic is written out.
 
 // Confidence is the level of every interval the analysis reports.
 const Confidence = 0.95
