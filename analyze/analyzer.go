@@ -348,6 +348,21 @@ type Result struct {
 	runs []*run
 }
 
+// Labels returns the distinct labels of the traces whose runs make up g,
+// sorted: a claim warns when one number pools several servers.
+func (g *Group) Labels() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range g.runs {
+		if l := r.trace.info.Label; !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Result finishes the analysis. The Analyzer may keep taking records; a
 // later Result includes them.
 func (a *Analyzer) Result() *Result {

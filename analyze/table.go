@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 )
@@ -161,8 +160,8 @@ func seedTable(res *Result, o TableOptions) *Table {
 				continue
 			}
 			ps, agg := g.Values["per_stream_tps"], g.Values["aggregate_tps"]
-			text := fmtTPS(ps, o.Raw) + " / " + fmtTPS(agg, o.Raw)
-			row = append(row, text+n.mark(g.Warnings), fmtMs(g.Values["ttft_p50"].Value, o.Raw))
+			text := FormatTPS(ps, o.Raw) + " / " + FormatTPS(agg, o.Raw)
+			row = append(row, text+n.mark(g.Warnings), FormatMs(g.Values["ttft_p50"].Value, o.Raw))
 		}
 		if compare {
 			a, b := cell[labels[0]][rk], cell[labels[1]][rk]
@@ -203,50 +202,6 @@ func delta(a, b *Group, metric string) string {
 	return fmt.Sprintf("%+.1f%% (%s n=%d+%d)", (vb.Value/va.Value-1)*100, ps, len(sa), len(sb))
 }
 
-// fmtTPS prints a median with its interval as ±% of the center, the way
-// benchstat does, when the interval is bounded.
-func fmtTPS(v Value, raw bool) string {
-	if !v.Valid() {
-		return "—"
-	}
-	s := fmtNum(v.Value, raw)
-	if !raw && v.N > 1 && v.HasInterval() && !math.IsInf(v.Lo, 0) && !math.IsInf(v.Hi, 0) && v.Value != 0 {
-		pct := math.Max(v.Value-v.Lo, v.Hi-v.Value) / math.Abs(v.Value) * 100
-		if pct >= 0.5 {
-			s += fmt.Sprintf(" ±%.0f%%", pct)
-		}
-	}
-	return s
-}
-
-func fmtMs(v float64, raw bool) string {
-	if math.IsNaN(v) {
-		return "—"
-	}
-	return fmtNum(v, raw)
-}
-
-func fmtNum(v float64, raw bool) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		if raw {
-			return "" // CSV: an empty cell, not a glyph scripts must know
-		}
-		return "—"
-	}
-	if raw {
-		return fmt.Sprintf("%.6g", v)
-	}
-	a := math.Abs(v)
-	switch {
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
-}
-
 // metricTable is one row per group and one column per metric.
 func metricTable(res *Result, o TableOptions, metrics []string) *Table {
 	by := o.By
@@ -277,12 +232,12 @@ func metricTable(res *Result, o TableOptions, metrics []string) *Table {
 			if o.Raw {
 				lo, hi := "", ""
 				if v.HasInterval() {
-					lo, hi = fmtNum(v.Lo, true), fmtNum(v.Hi, true)
+					lo, hi = FormatNum(v.Lo, true), FormatNum(v.Hi, true)
 				}
-				row = append(row, fmtNum(v.Value, true), lo, hi)
+				row = append(row, FormatNum(v.Value, true), lo, hi)
 				continue
 			}
-			row = append(row, fmtTPS(v, false))
+			row = append(row, FormatTPS(v, false))
 		}
 		if !o.Raw {
 			row = append(row, strings.TrimSpace(n.mark(g.Warnings)))

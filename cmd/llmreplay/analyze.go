@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/claim"
 )
 
 // Exit statuses of `check`: 0 when every claim holds, exitClaimFails when
@@ -200,9 +201,9 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
   # a published table written down as claims
   llmreplay check vllm.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var cs []analyze.Claim
+			var cs []claim.Claim
 			for _, s := range claims {
-				c, err := analyze.ParseClaim(s)
+				c, err := claim.ParseClaim(s)
 				if err != nil {
 					return usageError(err)
 				}
@@ -213,7 +214,7 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 				if err != nil {
 					return usagef("--claims: %v", err)
 				}
-				more, err := analyze.ParseClaims(f)
+				more, err := claim.ParseClaims(f)
 				f.Close()
 				if err != nil {
 					return usagef("%s: %v", claimsFile, err)
@@ -233,23 +234,23 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 			if err != nil {
 				return err
 			}
-			var vs []analyze.Verdict
+			var vs []claim.Verdict
 			fails, unsure := 0, 0
 			for _, c := range cs {
-				v := analyze.Check(res, c, analyze.CheckOptions{MinSamples: minSamples, AcceptPoint: acceptPoint})
+				v := claim.Check(res, c, claim.CheckOptions{MinSamples: minSamples, AcceptPoint: acceptPoint})
 				switch v.Verdict {
-				case analyze.DoesNotHold:
+				case claim.DoesNotHold:
 					fails++
-				case analyze.Inconclusive:
+				case claim.Inconclusive:
 					unsure++
 				}
 				vs = append(vs, v)
 			}
 			if format == "json" {
-				if err := analyze.WriteVerdictsJSON(cmd.OutOrStdout(), vs); err != nil {
+				if err := claim.WriteVerdictsJSON(cmd.OutOrStdout(), vs); err != nil {
 					return err
 				}
-			} else if err := analyze.RenderVerdicts(cmd.OutOrStdout(), vs); err != nil {
+			} else if err := claim.RenderVerdicts(cmd.OutOrStdout(), vs); err != nil {
 				return err
 			}
 			switch {
@@ -264,7 +265,7 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 	tf.register(cmd)
 	cmd.Flags().StringArrayVar(&claims, "claim", nil, "a claim, e.g. 'per_stream_tps{concurrency=1} >= 490' (repeatable)")
 	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, # comments")
-	cmd.Flags().IntVar(&minSamples, "min-samples", analyze.MinSamples, "fewest samples behind a value for a verdict other than inconclusive")
+	cmd.Flags().IntVar(&minSamples, "min-samples", claim.MinSamples, "fewest samples behind a value for a verdict other than inconclusive")
 	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "judge single values (one run, too few samples for an interval) on the value itself, as published figures are; the reason says so")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
 	return cmd

@@ -1,4 +1,4 @@
-package analyze
+package claim
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -83,7 +84,7 @@ func claimTrace() testTrace {
 }
 
 func TestCheckVerdicts(t *testing.T) {
-	res := analyzeTraces(t, Options{}, claimTrace())
+	res := analyzeTraces(t, analyze.Options{}, claimTrace())
 	cases := []struct {
 		claim   string
 		verdict string
@@ -161,7 +162,7 @@ func FuzzParseClaim(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, _, err := LookupMetric(c.Metric); err != nil {
+		if _, _, err := analyze.LookupMetric(c.Metric); err != nil {
 			t.Fatalf("%q parsed to unknown metric %q", s, c.Metric)
 		}
 		if math.IsNaN(c.Bound) || math.IsInf(c.Bound, 0) {
@@ -173,7 +174,7 @@ func FuzzParseClaim(f *testing.F) {
 			t.Fatalf("%q parsed to op %q", s, c.Op)
 		}
 		for k := range c.Selector {
-			if _, err := NormalizeKey(k); err != nil {
+			if _, err := analyze.NormalizeKey(k); err != nil {
 				t.Fatalf("%q parsed to key %q", s, k)
 			}
 		}
@@ -182,7 +183,7 @@ func FuzzParseClaim(f *testing.F) {
 
 // The claims shipped under traces/claims must always parse.
 func TestShippedClaimsParse(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "traces", "claims", "*.claims"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "traces", "claims", "*.claims"))
 	if err != nil || len(files) < 4 {
 		t.Fatalf("claims files: %v %v", files, err)
 	}
@@ -199,15 +200,17 @@ func TestShippedClaimsParse(t *testing.T) {
 }
 
 func TestCheckPoolsLabels(t *testing.T) {
-	// Two labels of three requests each: no label in the selector pools
-	// them (6 requests) and says so; label=A picks three.
-	res := analyzeTraces(t, Options{}, twoLabels()...)
-	all, _ := ParseClaim("requests_ok == 6")
+	// Two labels of ten requests each: no label in the selector pools
+	// them (20 requests) and says so; label=A picks ten.
+	a, b := claimTrace(), claimTrace()
+	a.label, b.label = "A", "B"
+	res := analyzeTraces(t, analyze.Options{}, a, b)
+	all, _ := ParseClaim("requests_ok == 20")
 	v := Check(res, all, CheckOptions{})
 	if v.Verdict != Holds || len(v.Warnings) == 0 || !strings.Contains(v.Warnings[len(v.Warnings)-1], "pools 2 labels") {
 		t.Errorf("pooled: %+v", v)
 	}
-	one, _ := ParseClaim("requests_ok{label=A} == 3")
+	one, _ := ParseClaim("requests_ok{label=A} == 10")
 	if v := Check(res, one, CheckOptions{}); v.Verdict != Holds {
 		t.Errorf("label A: %+v", v)
 	}

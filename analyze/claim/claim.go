@@ -1,4 +1,4 @@
-package analyze
+package claim
 
 import (
 	"bufio"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/llmreplay/llmreplay/analyze"
 )
 
 // Claim is one written statement about a metric:
@@ -49,7 +51,7 @@ func ParseClaim(s string) (Claim, error) {
 	if c.Metric == "" {
 		return c, fmt.Errorf("claim %q: start with a metric name such as per_stream_tps", s)
 	}
-	m, _, err := LookupMetric(c.Metric)
+	m, _, err := analyze.LookupMetric(c.Metric)
 	if err != nil {
 		return c, fmt.Errorf("claim %q: %v", s, err)
 	}
@@ -68,7 +70,7 @@ func ParseClaim(s string) (Claim, error) {
 			if !ok {
 				return c, fmt.Errorf("claim %q: selector part %q must be key=value", s, kv)
 			}
-			key, err := NormalizeKey(k)
+			key, err := analyze.NormalizeKey(k)
 			if err != nil {
 				return c, fmt.Errorf("claim %q: %v", s, err)
 			}
@@ -76,7 +78,7 @@ func ParseClaim(s string) (Claim, error) {
 			if v == "" {
 				return c, fmt.Errorf("claim %q: key %s has an empty value", s, key)
 			}
-			if key != KeyLabel && key != KeyPhase {
+			if key != analyze.KeyLabel && key != analyze.KeyPhase {
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 {
 					return c, fmt.Errorf("claim %q: %s=%s must be a whole number", s, key, v)
@@ -107,7 +109,7 @@ func ParseClaim(s string) (Claim, error) {
 	return c, nil
 }
 
-func parseBound(s string, m *Metric) (float64, error) {
+func parseBound(s string, m *analyze.Metric) (float64, error) {
 	j := 0
 	for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.' || s[j] == '-' || s[j] == '+' || s[j] == 'e' || s[j] == 'E' || s[j] == '_' || s[j] == ',') {
 		// 'e' only counts inside a number, not as a unit's start
@@ -211,12 +213,12 @@ type Verdict struct {
 // to the bound. The claim holds only when the whole interval satisfies it,
 // fails only when none of it does, and is inconclusive otherwise or with
 // fewer than minSamples samples.
-func Check(res *Result, c Claim, o CheckOptions) Verdict {
+func Check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 	minSamples := o.MinSamples
 	if minSamples < 1 {
 		minSamples = MinSamples
 	}
-	m, _, _ := LookupMetric(c.Metric)
+	m, _, _ := analyze.LookupMetric(c.Metric)
 	v := Verdict{Claim: c, Text: c.Text, Unit: m.Unit, Measured: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	g := res.Select(c.Selector)
 	if g == nil {
@@ -228,11 +230,7 @@ func Check(res *Result, c Claim, o CheckOptions) Verdict {
 	for _, w := range g.Warnings {
 		v.Warnings = append(v.Warnings, w.Code)
 	}
-	labels := map[string]bool{}
-	for _, r := range g.runs {
-		labels[r.trace.info.Label] = true
-	}
-	if len(labels) > 1 {
+	if labels := g.Labels(); len(labels) > 1 {
 		// Several servers pooled into one number is rarely what a claim
 		// means; say so next to the verdict.
 		v.Warnings = append(v.Warnings, fmt.Sprintf("pools %d labels; add label=… to the selector", len(labels)))
@@ -252,7 +250,7 @@ func Check(res *Result, c Claim, o CheckOptions) Verdict {
 		}
 	}
 	minN := int64(minSamples)
-	if m.Scope == Count || m.Scope == PerGroup {
+	if m.Scope == analyze.Count || m.Scope == analyze.PerGroup {
 		minN = 1 // counts are exact
 	}
 	if val.N < minN {
@@ -317,7 +315,7 @@ func bound(x float64) string {
 	case math.IsInf(x, 1):
 		return "+∞"
 	}
-	return fmtNum(x, false)
+	return analyze.FormatNum(x, false)
 }
 
 func sortedSel(sel map[string]string) string {
@@ -344,7 +342,7 @@ func RenderVerdicts(w io.Writer, vs []Verdict) error {
 		if len(v.Warnings) > 0 {
 			warn = "; warnings: " + strings.Join(v.Warnings, ", ")
 		}
-		measured := fmtNum(v.Measured, false)
+		measured := analyze.FormatNum(v.Measured, false)
 		if v.Unit == "requests" && !math.IsNaN(v.Measured) {
 			measured = fmt.Sprintf("%.0f", v.Measured)
 		}
