@@ -65,7 +65,7 @@ func NewDocument(res *Result, by []string) *Document {
 	groups := res.Groups(by)
 	doc := &Document{
 		Schema: SchemaName, Version: SchemaVersion, Definitions: res.Definitions.Name,
-		SLO: sloJSON(res.SLO), By: append([]string{KeyLabel}, withoutLabel(by)...),
+		SLO: sloJSON(res.SLO), By: append([]string{KeyLabel}, WithoutLabel(by)...),
 		Traces: res.Traces, Groups: groups, Units: map[string]string{},
 	}
 	doc.Warnings = append(doc.Warnings, res.Warnings...)
@@ -85,7 +85,9 @@ func NewDocument(res *Result, by []string) *Document {
 	return doc
 }
 
-func withoutLabel(by []string) []string {
+// WithoutLabel returns the grouping keys without the label, which every
+// table shows as its columns rather than as a key.
+func WithoutLabel(by []string) []string {
 	var out []string
 	for _, k := range by {
 		if k != KeyLabel {

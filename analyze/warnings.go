@@ -548,3 +548,9 @@ func slowingDown(t *TraceAcc, runs []*run, d *DefinitionSet) []Warning {
 	}
 	return out
 }
+
+// AllWarnings lists the trace-level warnings and those of the given
+// grouping, each once.
+func AllWarnings(res *Result, by []string) []Warning {
+	return NewDocument(res, by).Warnings
+}

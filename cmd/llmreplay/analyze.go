@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/analyze/claim"
+	"github.com/llmreplay/llmreplay/analyze/render"
 )
 
 // Exit statuses of `check`: 0 when every claim holds, exitClaimFails when
@@ -108,25 +109,25 @@ footnote gives the evidence. In csv and json modes the warnings go to stderr
 			}
 			if format == "json" {
 				doc := analyze.NewDocument(res, keys)
-				if err := analyze.RenderWarnings(cmd.ErrOrStderr(), doc.Warnings); err != nil {
+				if err := render.RenderWarnings(cmd.ErrOrStderr(), doc.Warnings); err != nil {
 					return err
 				}
 				return analyze.WriteJSON(out, doc)
 			}
-			t, err := analyze.BuildTable(res, analyze.TableOptions{By: keys, Metrics: metrics, Raw: format == "csv"})
+			t, err := render.BuildTable(res, render.TableOptions{By: keys, Metrics: metrics, Raw: format == "csv"})
 			if err != nil {
 				return usageError(err)
 			}
 			switch format {
 			case "csv":
-				if err := analyze.RenderWarnings(cmd.ErrOrStderr(), analyze.AllWarnings(res, keys)); err != nil {
+				if err := render.RenderWarnings(cmd.ErrOrStderr(), analyze.AllWarnings(res, keys)); err != nil {
 					return err
 				}
-				return analyze.RenderCSV(out, t)
+				return render.RenderCSV(out, t)
 			case "markdown":
-				return analyze.RenderMarkdown(out, t)
+				return render.RenderMarkdown(out, t)
 			}
-			return analyze.RenderText(out, t)
+			return render.RenderText(out, t)
 		},
 	}
 	tf.register(cmd)

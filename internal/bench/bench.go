@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/render"
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/sim"
@@ -172,16 +173,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Analysis = ar
 	res.Warnings = analyze.AllWarnings(ar, nil)
-	t, err := analyze.BuildTable(ar, analyze.TableOptions{})
+	t, err := render.BuildTable(ar, render.TableOptions{})
 	if err != nil {
 		return res, err
 	}
 	var text, md, js bytes.Buffer
-	if err := analyze.RenderText(&text, t); err != nil {
+	if err := render.RenderText(&text, t); err != nil {
 		return res, err
 	}
 	res.Table = text.String()
-	if err := analyze.RenderMarkdown(&md, t); err != nil {
+	if err := render.RenderMarkdown(&md, t); err != nil {
 		return res, err
 	}
 	if err := analyze.WriteJSON(&js, analyze.NewDocument(ar, nil)); err != nil {

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/render"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
@@ -742,7 +743,7 @@ func (h *harness) analysis(ctx context.Context) error {
 	t0 := time.Now()
 	ar, err := analyze.AnalyzeFiles(analyze.Options{}, analyze.Input{Path: path})
 	if err == nil {
-		_, err = analyze.BuildTable(ar, analyze.TableOptions{})
+		_, err = render.BuildTable(ar, render.TableOptions{})
 	}
 	row.Elapsed = time.Since(t0)
 	cpu1 := cputime.Process()

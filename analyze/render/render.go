@@ -1,4 +1,4 @@
-package analyze
+package render
 
 import (
 	"encoding/csv"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/llmreplay/llmreplay/analyze"
 )
 
 // Renderers print a Table; they know nothing of metrics.
@@ -110,17 +112,11 @@ func RenderCSV(w io.Writer, t *Table) error {
 
 // RenderWarnings prints one line per warning, for stderr in CSV and JSON
 // modes.
-func RenderWarnings(w io.Writer, ws []Warning) error {
+func RenderWarnings(w io.Writer, ws []analyze.Warning) error {
 	for _, x := range ws {
 		if _, err := fmt.Fprintf(w, "warning: %s %s: %s (%s)\n", x.Code, sortedKV(x.Keys), x.Message, evidenceText(x.Evidence)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// AllWarnings lists the trace-level warnings and those of the given
-// grouping, each once.
-func AllWarnings(res *Result, by []string) []Warning {
-	return NewDocument(res, by).Warnings
 }

@@ -1,9 +1,11 @@
-package analyze
+package render
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/llmreplay/llmreplay/analyze"
 )
 
 // Table is a rendered-independent table: the analysis fills it, a renderer
@@ -33,11 +35,11 @@ var DefaultMetrics = []string{"requests_ok", "requests_failed", "ttft_p50", "ttf
 
 // IsSeedView reports whether o asks for the seeds' comparison table.
 func (o TableOptions) IsSeedView() bool {
-	return len(o.Metrics) == 0 && (len(o.By) == 0 || len(o.By) == 1 && o.By[0] == KeyConcurrency)
+	return len(o.Metrics) == 0 && (len(o.By) == 0 || len(o.By) == 1 && o.By[0] == analyze.KeyConcurrency)
 }
 
 // BuildTable builds the table view o asks for.
-func BuildTable(res *Result, o TableOptions) (*Table, error) {
+func BuildTable(res *analyze.Result, o TableOptions) (*Table, error) {
 	if o.IsSeedView() {
 		return seedTable(res, o), nil
 	}
@@ -46,7 +48,7 @@ func BuildTable(res *Result, o TableOptions) (*Table, error) {
 		ms = DefaultMetrics
 	}
 	for _, m := range ms {
-		if _, _, err := LookupMetric(m); err != nil {
+		if _, _, err := analyze.LookupMetric(m); err != nil {
 			return nil, err
 		}
 	}
@@ -60,7 +62,7 @@ type notes struct {
 	lines []string
 }
 
-func (n *notes) mark(ws []Warning) string {
+func (n *notes) mark(ws []analyze.Warning) string {
 	if len(ws) == 0 {
 		return ""
 	}
@@ -80,7 +82,7 @@ func (n *notes) mark(ws []Warning) string {
 
 func sortedKV(m map[string]any) string {
 	var parts []string
-	for _, k := range Keys {
+	for _, k := range analyze.Keys {
 		if v, ok := m[k]; ok {
 			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
 		}
@@ -104,23 +106,23 @@ func evidenceText(ev map[string]any) string {
 // seedTable is the seeds' comparison: one row per concurrency (and input
 // length when there are several), one column per label holding
 // "per-stream / aggregate tok/s", and the label's TTFT p50.
-func seedTable(res *Result, o TableOptions) *Table {
-	groups := res.Groups([]string{KeyConcurrency, KeyInputTokens})
+func seedTable(res *analyze.Result, o TableOptions) *Table {
+	groups := res.Groups([]string{analyze.KeyConcurrency, analyze.KeyInputTokens})
 	var labels []string
 	seenL := map[string]bool{}
 	type rowKey struct{ c, in int }
 	var rows []rowKey
 	seenR := map[rowKey]bool{}
 	inputs := map[int]bool{}
-	cell := map[string]map[rowKey]*Group{}
+	cell := map[string]map[rowKey]*analyze.Group{}
 	for _, g := range groups {
-		l := g.Keys[KeyLabel].(string)
+		l := g.Keys[analyze.KeyLabel].(string)
 		if !seenL[l] {
 			seenL[l] = true
 			labels = append(labels, l)
-			cell[l] = map[rowKey]*Group{}
+			cell[l] = map[rowKey]*analyze.Group{}
 		}
-		rk := rowKey{g.Keys[KeyConcurrency].(int), g.Keys[KeyInputTokens].(int)}
+		rk := rowKey{g.Keys[analyze.KeyConcurrency].(int), g.Keys[analyze.KeyInputTokens].(int)}
 		inputs[rk.in] = true
 		if !seenR[rk] {
 			seenR[rk] = true
@@ -160,8 +162,8 @@ func seedTable(res *Result, o TableOptions) *Table {
 				continue
 			}
 			ps, agg := g.Values["per_stream_tps"], g.Values["aggregate_tps"]
-			text := FormatTPS(ps, o.Raw) + " / " + FormatTPS(agg, o.Raw)
-			row = append(row, text+n.mark(g.Warnings), FormatMs(g.Values["ttft_p50"].Value, o.Raw))
+			text := analyze.FormatTPS(ps, o.Raw) + " / " + analyze.FormatTPS(agg, o.Raw)
+			row = append(row, text+n.mark(g.Warnings), analyze.FormatMs(g.Values["ttft_p50"].Value, o.Raw))
 		}
 		if compare {
 			a, b := cell[labels[0]][rk], cell[labels[1]][rk]
@@ -170,19 +172,19 @@ func seedTable(res *Result, o TableOptions) *Table {
 		t.Rows = append(t.Rows, row)
 	}
 	for _, w := range res.Warnings {
-		n.mark([]Warning{w})
+		n.mark([]analyze.Warning{w})
 	}
 	t.Notes = n.lines
 	t.Notes = append(t.Notes, "per-stream: median over requests; aggregate: median over runs (formulas: docs/METRICS.md, definition set "+res.Definitions.Name+"); ±: half-width of the 95% interval of the median, shown from 6 samples on")
 	if compare {
-		t.Notes = append(t.Notes, fmt.Sprintf("Δ: %s relative to %s; ~ means no significant difference (Mann-Whitney U, p > %.2f)", labels[1], labels[0], Alpha))
+		t.Notes = append(t.Notes, fmt.Sprintf("Δ: %s relative to %s; ~ means no significant difference (Mann-Whitney U, p > %.2f)", labels[1], labels[0], analyze.Alpha))
 	}
 	return t
 }
 
 // delta is benchstat's comparison cell: the change of the median, or "~"
 // when the samples do not differ significantly.
-func delta(a, b *Group, metric string) string {
+func delta(a, b *analyze.Group, metric string) string {
 	if a == nil || b == nil {
 		return ""
 	}
@@ -191,8 +193,8 @@ func delta(a, b *Group, metric string) string {
 		return ""
 	}
 	sa, sb := a.Samples(metric), b.Samples(metric)
-	p := MannWhitneyP(sa, sb)
-	if sa == nil || sb == nil || p > Alpha {
+	p := analyze.MannWhitneyP(sa, sb)
+	if sa == nil || sb == nil || p > analyze.Alpha {
 		return fmt.Sprintf("~ (p=%.2f n=%d+%d)", p, len(sa), len(sb))
 	}
 	ps := fmt.Sprintf("p=%.3f", p)
@@ -203,13 +205,13 @@ func delta(a, b *Group, metric string) string {
 }
 
 // metricTable is one row per group and one column per metric.
-func metricTable(res *Result, o TableOptions, metrics []string) *Table {
+func metricTable(res *analyze.Result, o TableOptions, metrics []string) *Table {
 	by := o.By
 	if len(by) == 0 {
-		by = []string{KeyConcurrency}
+		by = []string{analyze.KeyConcurrency}
 	}
 	groups := res.Groups(by)
-	keys := append([]string{KeyLabel}, withoutLabel(by)...)
+	keys := append([]string{analyze.KeyLabel}, analyze.WithoutLabel(by)...)
 	t := &Table{Title: fmt.Sprintf("metrics by %s (definitions: %s; times in ms)", strings.Join(keys, ", "), res.Definitions.Name)}
 	t.Columns = append(t.Columns, keys...)
 	for _, m := range metrics {
@@ -232,12 +234,12 @@ func metricTable(res *Result, o TableOptions, metrics []string) *Table {
 			if o.Raw {
 				lo, hi := "", ""
 				if v.HasInterval() {
-					lo, hi = FormatNum(v.Lo, true), FormatNum(v.Hi, true)
+					lo, hi = analyze.FormatNum(v.Lo, true), analyze.FormatNum(v.Hi, true)
 				}
-				row = append(row, FormatNum(v.Value, true), lo, hi)
+				row = append(row, analyze.FormatNum(v.Value, true), lo, hi)
 				continue
 			}
-			row = append(row, FormatTPS(v, false))
+			row = append(row, analyze.FormatTPS(v, false))
 		}
 		if !o.Raw {
 			row = append(row, strings.TrimSpace(n.mark(g.Warnings)))
@@ -245,7 +247,7 @@ func metricTable(res *Result, o TableOptions, metrics []string) *Table {
 		t.Rows = append(t.Rows, row)
 	}
 	for _, w := range res.Warnings {
-		n.mark([]Warning{w})
+		n.mark([]analyze.Warning{w})
 	}
 	t.Notes = n.lines
 	return t

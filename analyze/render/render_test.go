@@ -1,0 +1,71 @@
+package render
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/analyze"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./analyze/render -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./analyze/render -update rewrites it after a deliberate change)\n--- got ---\n%s", name, got)
+	}
+}
+
+// TestGoldenTables renders the hand-made two-label traces (analyze's
+// twoLabels, written to testdata by analyze's TestRenderFixtures) in every
+// view and format.
+func TestGoldenTables(t *testing.T) {
+	res, err := analyze.AnalyzeFiles(analyze.Options{},
+		analyze.Input{Label: "A", Path: "testdata/two-labels-A.trace.zst"},
+		analyze.Input{Label: "B", Path: "testdata/two-labels-B.trace.zst"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		file   string
+		opts   TableOptions
+		render func(*bytes.Buffer, *Table) error
+	}{
+		{"seed_table.golden.txt", TableOptions{}, func(b *bytes.Buffer, t *Table) error { return RenderText(b, t) }},
+		{"seed_table.golden.md", TableOptions{}, func(b *bytes.Buffer, t *Table) error { return RenderMarkdown(b, t) }},
+		{"metrics_by_label.golden.txt", TableOptions{By: []string{analyze.KeyLabel}, Metrics: []string{"ttft_p50", "per_stream_tps_min", "itl_p99", "aggregate_tps"}},
+			func(b *bytes.Buffer, t *Table) error { return RenderText(b, t) }},
+		{"metrics.golden.csv", TableOptions{By: []string{analyze.KeyConcurrency}, Metrics: []string{"ttft_p50", "per_stream_tps", "aggregate_tps", "speedup"}, Raw: true},
+			func(b *bytes.Buffer, t *Table) error { return RenderCSV(b, t) }},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			tab, err := BuildTable(res, c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := c.render(&buf, tab); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.file, buf.Bytes())
+		})
+	}
+	if _, err := BuildTable(res, TableOptions{Metrics: []string{"nope"}}); err == nil {
+		t.Error("an unknown metric should be an error")
+	}
+}
