@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -31,23 +32,23 @@ var DefaultSLO = SLO{TTFT: 2 * time.Second, TPOT: 50 * time.Millisecond}
 func ParseSLO(s string) (SLO, error) {
 	var o SLO
 	if strings.TrimSpace(s) == "" {
-		return o, fmt.Errorf("empty --slo: give bounds like ttft=2s,tpot=50ms")
+		return o, fielderr.New("analyze: Options", "SLO", "is empty", "give bounds like ttft=2s,tpot=50ms")
 	}
 	for _, part := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
-			return o, fmt.Errorf("--slo %q: write each bound as name=duration, e.g. ttft=2s", part)
+			return o, fielderr.New("analyze: Options", "SLO", fmt.Sprintf("%q has no name=duration", part), "write each bound as name=duration, e.g. ttft=2s")
 		}
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			f, ferr := strconv.ParseFloat(v, 64)
 			if ferr != nil {
-				return o, fmt.Errorf("--slo %s=%s: not a duration; write e.g. 2s or 50ms", k, v)
+				return o, fielderr.New("analyze: Options", "SLO", fmt.Sprintf("%s=%s is not a duration", k, v), "write e.g. 2s or 50ms")
 			}
 			d = time.Duration(f * float64(time.Millisecond))
 		}
 		if d <= 0 {
-			return o, fmt.Errorf("--slo %s=%s: the bound must be positive", k, v)
+			return o, fielderr.New("analyze: Options", "SLO", fmt.Sprintf("%s=%s is not positive", k, v), "give a bound above 0")
 		}
 		switch strings.ToLower(k) {
 		case "ttft":
@@ -57,7 +58,7 @@ func ParseSLO(s string) (SLO, error) {
 		case "e2e":
 			o.E2E = d
 		default:
-			return o, fmt.Errorf("--slo: unknown bound %q: use ttft, tpot or e2e", k)
+			return o, fielderr.New("analyze: Options", "SLO", fmt.Sprintf("has an unknown bound %q", k), "use ttft, tpot or e2e")
 		}
 	}
 	return o, nil

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"strings"
+
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 )
 
 // Scope says what one sample of a metric is, and so which statistics a
@@ -212,7 +214,7 @@ var Metrics = []*Metric{
 	},
 	{
 		Name: "goodput", Unit: "req/s", Scope: PerRun, HigherIsBetter: true,
-		Doc: "successful requests meeting every --slo bound (default ttft ≤ 2 s and tpot ≤ 50 ms; a request with fewer than 2 tokens has tpot 0) / (last response end − first send)",
+		Doc: "successful requests meeting every SLO bound (default ttft ≤ 2 s and tpot ≤ 50 ms; a request with fewer than 2 tokens has tpot 0) / (last response end − first send)",
 		run: func(r *run, _ *DefinitionSet) (float64, bool) {
 			w := float64(r.lastDone-r.firstSend) / 1e9
 			if w <= 0 {
@@ -262,7 +264,7 @@ func LookupMetric(name string) (*Metric, string, error) {
 			return nil, "", fmt.Errorf("metric %s has no statistic %q: use one of %s", m.Name, stat, strings.Join(statNames(m), ", "))
 		}
 	}
-	return nil, "", fmt.Errorf("unknown metric %q: run 'llmreplay analyze --list-metrics' for the names", name)
+	return nil, "", fielderr.New("analyze", "Metric", fmt.Sprintf("%q is unknown", name), "see docs/METRICS.md (or analyze.Metrics) for the names")
 }
 
 func statNames(m *Metric) []string {

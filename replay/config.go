@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
@@ -106,16 +107,12 @@ type Resolved struct {
 	tok  tokenize.Tokenizer // for SendTokenIDs
 }
 
-// FieldError is a Config value that cannot be used. It names the Config
-// field, so that a caller names its own setting for it (the CLI its flag).
-type FieldError struct {
-	Field   string // e.g. "URL"
-	Problem string // what is wrong, e.g. `"127.0.0.1:8080" is not an http(s) address`
-	Fix     string // what to do, e.g. "give one like http://127.0.0.1:8080"
-}
+// FieldError is a Config value that cannot be used: a fielderr.Error
+// whose Scope is "replay: Config".
+type FieldError = fielderr.Error
 
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("replay: Config.%s %s: %s", e.Field, e.Problem, e.Fix)
+func fieldErr(field, problem, fix string) error {
+	return fielderr.New("replay: Config", field, problem, fix)
 }
 
 // apiRoutes are stripped from the end of a URL given with its route.
@@ -125,15 +122,15 @@ var apiRoutes = []string{"/v1/chat/completions", "/v1/completions", "/completion
 // happens.
 func (c Config) Resolve() (*Resolved, error) {
 	if c.Workload == nil || len(c.Workload.Requests) == 0 {
-		return nil, &FieldError{"Workload", "has no requests", "build one with 'llmreplay workload build'"}
+		return nil, fieldErr("Workload", "has no requests", "build one with 'llmreplay workload build'")
 	}
 	ep, err := endpoint.Lookup(c.API)
 	if err != nil {
-		return nil, &FieldError{"API", fmt.Sprintf("%q is not known", c.API), "use one of " + strings.Join(endpoint.Names, ", ")}
+		return nil, fieldErr("API", fmt.Sprintf("%q is not known", c.API), "use one of "+strings.Join(endpoint.Names, ", "))
 	}
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &FieldError{"URL", fmt.Sprintf("%q is not an http(s) address", RedactURL(c.URL)), "give one like http://127.0.0.1:8080"}
+		return nil, fieldErr("URL", fmt.Sprintf("%q is not an http(s) address", RedactURL(c.URL)), "give one like http://127.0.0.1:8080")
 	}
 	if u.User != nil {
 		// Credentials in the URL go out as a header, never into files.
@@ -153,7 +150,7 @@ func (c Config) Resolve() (*Resolved, error) {
 		neg  bool
 	}{{"Warmup", c.Warmup < 0}, {"Timeout", c.Timeout < 0}, {"IdleTimeout", c.IdleTimeout < 0}, {"Grace", c.Grace < 0}, {"FlushInterval", c.FlushInterval < 0}} {
 		if f.neg {
-			return nil, &FieldError{f.name, "is negative", "give 0 or more"}
+			return nil, fieldErr(f.name, "is negative", "give 0 or more")
 		}
 	}
 	if c.FlushInterval == 0 {
@@ -176,25 +173,25 @@ func (c Config) Resolve() (*Resolved, error) {
 		r.sink = append(r.sink, SinkFunc(c.OnRecord))
 	}
 	if len(r.sink) == 0 {
-		return nil, &FieldError{"Trace", "is empty and there are no Sinks", "say where the records go"}
+		return nil, fieldErr("Trace", "is empty and there are no Sinks", "say where the records go")
 	}
 	if c.SendTokenIDs {
 		if c.Workload.Header.Shape != workload.ShapeCompletion {
-			return nil, &FieldError{"SendTokenIDs", "needs a completion-shaped workload", "build it with --shape completion"}
+			return nil, fieldErr("SendTokenIDs", "needs a completion-shaped workload", "build the workload with the completion shape")
 		}
 		spec := c.Tokenizer
 		if spec == "" {
 			spec = c.Workload.Header.Tokenizer
 			if strings.HasPrefix(spec, "hf:") {
-				return nil, &FieldError{"Tokenizer", fmt.Sprintf("is needed: the workload was built with the tokenizer.json %q", spec), "give its path"}
+				return nil, fieldErr("Tokenizer", fmt.Sprintf("is needed: the workload was built with the tokenizer.json %q", spec), "give its path")
 			}
 		}
 		tok, err := tokenize.Load(spec)
 		if err != nil {
-			return nil, &FieldError{"Tokenizer", err.Error(), "give a tokenizer.json path or a tiktoken encoding name"}
+			return nil, fieldErr("Tokenizer", err.Error(), "give a tokenizer.json path or a tiktoken encoding name")
 		}
 		if want := c.Workload.Header.TokenizerDigest; want != "" && tok.Digest() != want {
-			return nil, &FieldError{"Tokenizer", fmt.Sprintf("%s (%s) is not the one the workload was built with (%s, %s)", tok.Name(), tok.Digest(), c.Workload.Header.Tokenizer, want), "give that one"}
+			return nil, fieldErr("Tokenizer", fmt.Sprintf("%s (%s) is not the one the workload was built with (%s, %s)", tok.Name(), tok.Digest(), c.Workload.Header.Tokenizer, want), "give that one")
 		}
 		r.tok = tok
 	}

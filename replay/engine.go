@@ -531,7 +531,7 @@ func statusError(resp *http.Response) *trace.Error {
 		msg += " (Retry-After: " + ra + ")"
 	}
 	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		msg += " redirect to " + RedactURL(loc) + ": point --url at the final address"
+		msg += " redirect to " + RedactURL(loc) + ": point the URL at the final address"
 	}
 	return &trace.Error{Class: trace.ErrHTTPStatus, Message: msg, Body: strings.ToValidUTF8(string(b), "\uFFFD")}
 }

@@ -31,12 +31,12 @@ func discoverModel(ctx context.Context, c *http.Client, base, api, key string) (
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("asking %s%s which model it serves: %s (start the server, or pass --model)", RedactURL(base), path, cleanMessage(err))
+		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves failed: %s", RedactURL(base), path, cleanMessage(err)), "start the server, or give the model name")
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("asking %s%s which model it serves: HTTP %s (pass --model)", RedactURL(base), path, resp.Status)
+		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves got HTTP %s", RedactURL(base), path, resp.Status), "give the model name")
 	}
 	var list struct {
 		Data []struct {
@@ -47,7 +47,7 @@ func discoverModel(ctx context.Context, c *http.Client, base, api, key string) (
 		} `json:"models"`
 	}
 	if err := json.Unmarshal(b, &list); err != nil {
-		return "", fmt.Errorf("the model list at %s%s is not JSON (pass --model)", RedactURL(base), path)
+		return "", fieldErr("Model", fmt.Sprintf("is empty and the model list at %s%s is not JSON", RedactURL(base), path), "give the model name")
 	}
 	switch {
 	case !isOllama && len(list.Data) > 0 && list.Data[0].ID != "":
@@ -55,5 +55,5 @@ func discoverModel(ctx context.Context, c *http.Client, base, api, key string) (
 	case isOllama && len(list.Models) > 0 && list.Models[0].Name != "":
 		return list.Models[0].Name, nil
 	}
-	return "", fmt.Errorf("the server at %s lists no model (pass --model)", RedactURL(base))
+	return "", fieldErr("Model", fmt.Sprintf("is empty and the server at %s lists no model", RedactURL(base)), "give the model name")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 )
 
 // MergeOptions say what a merge may do without.
@@ -84,7 +85,7 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 			if len(h.Shards) > 0 {
 				return nil, fmt.Errorf("%s is already a merged trace: merge the shard traces it came from", p)
 			}
-			return nil, fmt.Errorf("%s is not the trace of a shard (its header has no shard): merge only traces written by replay --shard I/N", p)
+			return nil, fmt.Errorf("%s is not the trace of a shard (its header has no shard): merge only traces of a sharded replay", p)
 		}
 		in.shard = *h.Shard
 		in.shard.StartWall = h.StartWall
@@ -118,8 +119,9 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 		}
 	}
 	if len(missing) > 0 && !opt.AllowMissing {
-		return nil, fmt.Errorf("shard%s %s of %d %s missing: give %s trace, or pass --allow-missing to merge the %d that are here",
-			plural(len(missing), "", "s"), joinInts(missing), first.shard.Count, plural(len(missing), "is", "are"), plural(len(missing), "its", "their"), len(ins))
+		return nil, fielderr.New("trace: MergeOptions", "AllowMissing",
+			fmt.Sprintf("is off and shard%s %s of %d %s missing", plural(len(missing), "", "s"), joinInts(missing), first.shard.Count, plural(len(missing), "is", "are")),
+			fmt.Sprintf("give %s trace, or allow merging the %d that are here", plural(len(missing), "its", "their"), len(ins)))
 	}
 	slices.SortFunc(ins, func(a, b *mergeInput) int { return a.shard.Index - b.shard.Index })
 
@@ -138,8 +140,9 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 		res.AlignErrorNs, res.AlignUnknown = AlignmentError(shards)
 		for _, in := range ins {
 			if !in.shard.Clock.Trusted() && !opt.AllowClock {
-				return nil, fmt.Errorf("%s: shard %d's clock %s, so its times cannot be put beside the other shards' to within %v: synchronise the clients' clocks (NTP), or pass --allow-clock to merge anyway",
-					in.name, in.shard.Index, clockProblem(in.shard.Clock), time.Duration(ClockErrorBound))
+				return nil, fielderr.New("trace: MergeOptions", "AllowClock",
+					fmt.Sprintf("is off and %s: shard %d's clock %s, so its times cannot be put beside the other shards' to within %v", in.name, in.shard.Index, clockProblem(in.shard.Clock), time.Duration(ClockErrorBound)),
+					"synchronise the clients' clocks (NTP), or allow merging anyway")
 			}
 		}
 	}

@@ -122,7 +122,7 @@ func TestMergeRefuses(t *testing.T) {
 		opt   MergeOptions
 		want  string
 	}{
-		{"missing", []string{s0, s1}, MergeOptions{}, "shard 2 of 3 is missing: give its trace, or pass --allow-missing"},
+		{"missing", []string{s0, s1}, MergeOptions{}, "MergeOptions.AllowMissing is off and shard 2 of 3 is missing: give its trace"},
 		{"workload", []string{s0, s1, wrongWL}, MergeOptions{}, "replayed workload sha256:bb but"},
 		{"count", []string{s0, s1, wrongN}, MergeOptions{}, "the shard counts differ"},
 		{"duplicate", []string{s0, s1, dup}, MergeOptions{}, "are both shard 1/3"},

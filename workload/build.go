@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/internal/version"
 	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
@@ -65,6 +66,12 @@ type BuildConfig struct {
 	SaltWords int // one-token words in each prompt's salt slot; default 4, NoSaltWords for none
 }
 
+// fieldErr is a BuildConfig value that cannot be used; the CLI names the
+// flag that set it.
+func fieldErr(field, problem, fix string) error {
+	return fielderr.New("workload: BuildConfig", field, problem, fix)
+}
+
 // plannedRequest is a request before its prompt is made.
 type plannedRequest struct {
 	phase     int
@@ -86,24 +93,24 @@ func Build(cfg BuildConfig) (*Workload, error) {
 		cfg.Shape = ShapeChat
 	}
 	if cfg.Shape != ShapeChat && cfg.Shape != ShapeCompletion {
-		return nil, fmt.Errorf("bad shape %q: use chat or completion", cfg.Shape)
+		return nil, fieldErr("Shape", fmt.Sprintf("%q is not a shape", cfg.Shape), "use chat or completion")
 	}
 	if len(cfg.InputTokens) == 0 {
 		cfg.InputTokens = []int{DefaultInputTokens}
 	}
 	if len(cfg.InputTokens) > maxLengths {
-		return nil, fmt.Errorf("%d input lengths is too many: use at most %d", len(cfg.InputTokens), maxLengths)
+		return nil, fieldErr("InputTokens", fmt.Sprintf("has %d lengths", len(cfg.InputTokens)), fmt.Sprintf("use at most %d", maxLengths))
 	}
 	for _, n := range cfg.InputTokens {
 		if n < 1 || n > MaxInputTokens {
-			return nil, fmt.Errorf("bad input length %d: use 1 to %d tokens", n, MaxInputTokens)
+			return nil, fieldErr("InputTokens", fmt.Sprintf("%d is not an input length", n), fmt.Sprintf("use 1 to %d tokens", MaxInputTokens))
 		}
 	}
 	if cfg.MaxTokens == 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
 	if cfg.MaxTokens < 1 || cfg.MaxTokens > MaxOutputTokens {
-		return nil, fmt.Errorf("bad max tokens %d: use 1 to %d", cfg.MaxTokens, MaxOutputTokens)
+		return nil, fieldErr("MaxTokens", fmt.Sprintf("%d is out of range", cfg.MaxTokens), fmt.Sprintf("use 1 to %d", MaxOutputTokens))
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = "unique"
@@ -117,19 +124,19 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	case cfg.SaltWords == NoSaltWords:
 		cfg.SaltWords = 0
 	case cfg.SaltWords < 0 || cfg.SaltWords > maxSaltWords:
-		return nil, fmt.Errorf("bad salt word count %d: use 0 to %d", cfg.SaltWords, maxSaltWords)
+		return nil, fieldErr("SaltWords", fmt.Sprintf("%d is out of range", cfg.SaltWords), fmt.Sprintf("use 0 to %d", maxSaltWords))
 	}
 	if cfg.Repeats < 0 || cfg.Repeats > maxRepeats {
-		return nil, fmt.Errorf("bad repeats %d: use 1 to %d", cfg.Repeats, maxRepeats)
+		return nil, fieldErr("Repeats", fmt.Sprintf("%d is out of range", cfg.Repeats), fmt.Sprintf("use 1 to %d", maxRepeats))
 	}
 	if cfg.Requests < 0 || cfg.Requests > MaxRequests {
-		return nil, fmt.Errorf("bad request count %d: use 1 to %d", cfg.Requests, MaxRequests)
+		return nil, fieldErr("Requests", fmt.Sprintf("%d is out of range", cfg.Requests), fmt.Sprintf("use 1 to %d", MaxRequests))
 	}
 	if cfg.TimeScale == 0 {
 		cfg.TimeScale = 1
 	}
 	if !(cfg.TimeScale > 0 && cfg.TimeScale <= 1000) {
-		return nil, fmt.Errorf("bad time scale %g: use a factor above 0 and at most 1000 (0.5 replays a log twice as fast)", cfg.TimeScale)
+		return nil, fieldErr("TimeScale", fmt.Sprintf("%g is out of range", cfg.TimeScale), "use a factor above 0 and at most 1000 (0.5 replays a log twice as fast)")
 	}
 	prefix, err := parsePrefix(cfg.Prefix)
 	if err != nil {
@@ -149,13 +156,13 @@ func Build(cfg BuildConfig) (*Workload, error) {
 			cfg.Arrival = fmt.Sprintf("gamma:%g", arr.shape)
 		}
 	} else if cfg.Arrival != "" {
-		return nil, fmt.Errorf("--arrival applies to rate:R schedules only, not %s", sp.kind)
+		return nil, fieldErr("Arrival", "applies to rate:R schedules only", fmt.Sprintf("drop it for a %s schedule", sp.kind))
 	}
 	if cfg.Window != "" && sp.kind != KindTrace {
-		return nil, fmt.Errorf("--window applies to trace:FILE schedules only, not %s", sp.kind)
+		return nil, fieldErr("Window", "applies to trace:FILE schedules only", fmt.Sprintf("drop it for a %s schedule", sp.kind))
 	}
 	if cfg.Requests != 0 && (sp.kind == KindBurst || sp.kind == KindTrace) {
-		return nil, fmt.Errorf("--requests applies to closed and rate schedules; a %s schedule sets its own count", sp.kind)
+		return nil, fieldErr("Requests", "applies to closed and rate schedules", fmt.Sprintf("drop it: a %s schedule sets its own count", sp.kind))
 	}
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1
@@ -175,7 +182,7 @@ func Build(cfg BuildConfig) (*Workload, error) {
 		return nil, err
 	}
 	if lead := kit.fixedTokens() - kit.tailTokens; prefix.kind == "sharedK" && prefix.k < lead {
-		return nil, fmt.Errorf("--prefix shared:%d is shorter than the %d tokens every prompt starts with (\"Topic:\" and the salt words): use K ≥ %d, or --salt-words 0", prefix.k, lead, lead)
+		return nil, fieldErr("Prefix", fmt.Sprintf("shared:%d is shorter than the %d tokens every prompt starts with (\"Topic:\" and the salt words)", prefix.k, lead), fmt.Sprintf("use K ≥ %d, or no salt words", lead))
 	}
 
 	h := Header{
@@ -327,7 +334,7 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("--window %s holds no requests of the %s log (it spans %.3f s)", cfg.Window, log.format, float64(log.rows[len(log.rows)-1].t-t0)/1e9)
+		return nil, fieldErr("Window", fmt.Sprintf("%s holds no requests of the %s log", cfg.Window, log.format), fmt.Sprintf("the log spans %.3f s", float64(log.rows[len(log.rows)-1].t-t0)/1e9))
 	}
 	var notes []string
 	notes = append(notes, fmt.Sprintf("%s log, timestamps read as %s", log.format, log.unit))

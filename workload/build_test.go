@@ -176,22 +176,22 @@ func TestBadConfig(t *testing.T) {
 		want string
 	}{
 		{"unknown tokenizer", BuildConfig{Tokenizer: "gpt9_base"}, "unknown tokenizer"},
-		{"negative length", BuildConfig{InputTokens: []int{-5}}, "bad input length"},
-		{"absurd length", BuildConfig{InputTokens: []int{1 << 30}}, "bad input length"},
-		{"zero output", BuildConfig{MaxTokens: -1}, "bad max tokens"},
-		{"bad prefix", BuildConfig{Prefix: "shared:x"}, "bad --prefix"},
+		{"negative length", BuildConfig{InputTokens: []int{-5}}, "BuildConfig.InputTokens -5 is not an input length"},
+		{"absurd length", BuildConfig{InputTokens: []int{1 << 30}}, "is not an input length"},
+		{"zero output", BuildConfig{MaxTokens: -1}, "BuildConfig.MaxTokens -1 is out of range"},
+		{"bad prefix", BuildConfig{Prefix: "shared:x"}, "BuildConfig.Prefix \"shared:x\" is not a prefix mode"},
 		{"bad schedule", BuildConfig{Schedule: "storm:3"}, "unknown kind"},
 		{"bad level", BuildConfig{Schedule: "burst:0"}, "concurrency level"},
-		{"bad rate", BuildConfig{Schedule: "rate:-1"}, "positive number"},
+		{"bad rate", BuildConfig{Schedule: "rate:-1"}, "has no positive rate"},
 		{"bad arrival", BuildConfig{Schedule: "rate:2", Arrival: "gamma:-1"}, "gamma:SHAPE"},
 		{"arrival without rate", BuildConfig{Schedule: "burst:1", Arrival: "poisson"}, "rate:R schedules only"},
-		{"salt", BuildConfig{SaltWords: 1000}, "salt word count"},
-		{"repeats", BuildConfig{Repeats: -2}, "bad repeats"},
-		{"time scale", BuildConfig{Schedule: "burst:1", TimeScale: -1}, "time scale"},
+		{"salt", BuildConfig{SaltWords: 1000}, "BuildConfig.SaltWords 1000 is out of range"},
+		{"repeats", BuildConfig{Repeats: -2}, "BuildConfig.Repeats -2"},
+		{"time scale", BuildConfig{Schedule: "burst:1", TimeScale: -1}, "BuildConfig.TimeScale"},
 		{"missing log", BuildConfig{Schedule: "trace:testdata/nope.jsonl"}, "cannot read the request log"},
 		{"shared too long", BuildConfig{Prefix: "shared:900"}, "cannot hold"},
 		{"shared too short", BuildConfig{Prefix: "shared:2"}, "shorter than the"},
-		{"requests for burst", BuildConfig{Schedule: "burst:4", Requests: 9}, "--requests applies to"},
+		{"requests for burst", BuildConfig{Schedule: "burst:4", Requests: 9}, "BuildConfig.Requests applies to"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Build(tc.cfg)

@@ -129,7 +129,7 @@ func parseMooncake(br *bufio.Reader) (*traceLog, error) {
 				return nil, fmt.Errorf("Mooncake log line %d: negative length", lr.lines)
 			}
 			if len(log.rows) >= maxTraceRows {
-				return nil, fmt.Errorf("the request log has more than %d requests: take a slice with --window", maxTraceRows)
+				return nil, fieldErr("Window", fmt.Sprintf("is needed: the request log has more than %d requests", maxTraceRows), "take a slice of it")
 			}
 			stamps = append(stamps, string(r.Timestamp))
 			log.rows = append(log.rows, traceRow{in: *r.InputLength, out: *r.OutputLength, hash: r.HashIDs})
@@ -288,7 +288,7 @@ func parseCSVTrace(br *bufio.Reader) (*traceLog, error) {
 			continue
 		}
 		if len(log.rows) >= maxTraceRows {
-			return nil, fmt.Errorf("the request log has more than %d requests: take a slice with --window", maxTraceRows)
+			return nil, fieldErr("Window", fmt.Sprintf("is needed: the request log has more than %d requests", maxTraceRows), "take a slice of it")
 		}
 		log.rows = append(log.rows, traceRow{t: t, in: in, out: out})
 	}
@@ -342,7 +342,7 @@ func parseWindow(s string) (window, error) {
 		return w, nil
 	}
 	a, b, ok := strings.Cut(s, ":")
-	bad := fmt.Errorf("bad --window %q: use START:END in seconds of the log, e.g. 60:120 (either may be empty)", s)
+	bad := fieldErr("Window", fmt.Sprintf("%q is not a window", s), "use START:END in seconds of the log, e.g. 60:120 (either may be empty)")
 	if !ok {
 		return w, bad
 	}
@@ -357,7 +357,7 @@ func parseWindow(s string) (window, error) {
 			return w, bad
 		}
 		if w.end <= w.start {
-			return w, fmt.Errorf("bad --window %q: END must be after START", s)
+			return w, fieldErr("Window", fmt.Sprintf("%q ends before it starts", s), "END must be after START")
 		}
 	}
 	return w, nil

@@ -113,7 +113,7 @@ func TestTraceWindowAndScale(t *testing.T) {
 		t.Fatalf("an empty window should be refused, got %v", err)
 	}
 	for _, w := range []string{"abc", "5:2", "1"} {
-		if _, err := Build(BuildConfig{Tok: tok, Schedule: "trace:testdata/traces/burstgpt.csv", Window: w}); err == nil || !strings.Contains(err.Error(), "--window") {
+		if _, err := Build(BuildConfig{Tok: tok, Schedule: "trace:testdata/traces/burstgpt.csv", Window: w}); err == nil || !strings.Contains(err.Error(), "BuildConfig.Window") {
 			t.Errorf("--window %s: want an error, got %v", w, err)
 		}
 	}

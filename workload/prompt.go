@@ -52,11 +52,11 @@ func parsePrefix(s string) (prefixMode, error) {
 	case strings.HasPrefix(s, "shared:"):
 		k, err := strconv.Atoi(s[len("shared:"):])
 		if err != nil || k < 1 {
-			return prefixMode{}, fmt.Errorf("bad --prefix %q: use unique, shared or shared:K with K a positive token count", s)
+			return prefixMode{}, fieldErr("Prefix", fmt.Sprintf("%q is not a prefix mode", s), "use unique, shared or shared:K with K a positive token count")
 		}
 		return prefixMode{kind: "sharedK", k: k}, nil
 	}
-	return prefixMode{}, fmt.Errorf("bad --prefix %q: use unique, shared or shared:K with K a positive token count", s)
+	return prefixMode{}, fieldErr("Prefix", fmt.Sprintf("%q is not a prefix mode", s), "use unique, shared or shared:K with K a positive token count")
 }
 
 // promptKit holds everything that is the same for every prompt of one
@@ -85,7 +85,7 @@ func newPromptKit(tok tokenize.Tokenizer, seed int64, saltN int, prefix prefixMo
 		}
 	}
 	if len(split) > 0 && saltN > 0 {
-		return nil, fmt.Errorf("tokenizer %s splits %d of the salt words (e.g. %q), so salting at replay would change token counts: build with --salt-words 0", tok.Name(), len(split), split[0])
+		return nil, fieldErr("SaltWords", fmt.Sprintf("cannot be used with tokenizer %s, which splits %d of the salt words (e.g. %q), so salting at replay would change token counts", tok.Name(), len(split), split[0]), "build with 0 salt words")
 	}
 	if len(k.words) < 64 {
 		return nil, fmt.Errorf("tokenizer %s keeps only %d of llmreplay's %d filler words as one token: it is not a byte-level BPE vocabulary for English text", tok.Name(), len(k.words), len(fillerWords))

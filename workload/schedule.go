@@ -28,7 +28,7 @@ type schedSpec struct {
 func parseSchedule(s string) (schedSpec, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if !ok || arg == "" {
-		return schedSpec{}, fmt.Errorf("bad --schedule %q: use burst:1,4,8, closed:4,8, rate:R or trace:FILE", s)
+		return schedSpec{}, fieldErr("Schedule", fmt.Sprintf("%q is not a schedule", s), "use burst:1,4,8, closed:4,8, rate:R or trace:FILE")
 	}
 	sp := schedSpec{kind: kind}
 	switch kind {
@@ -36,24 +36,24 @@ func parseSchedule(s string) (schedSpec, error) {
 		for _, f := range strings.Split(arg, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || n < 1 || n > maxLevel {
-				return schedSpec{}, fmt.Errorf("bad --schedule %q: %q is not a concurrency level from 1 to %d", s, f, maxLevel)
+				return schedSpec{}, fieldErr("Schedule", fmt.Sprintf("%q: %q is not a concurrency level", s, f), fmt.Sprintf("use whole numbers from 1 to %d", maxLevel))
 			}
 			sp.levels = append(sp.levels, n)
 		}
 	case KindRate:
 		r, ok := new(big.Rat).SetString(arg)
 		if !ok || r.Sign() <= 0 {
-			return schedSpec{}, fmt.Errorf("bad --schedule %q: the rate must be a positive number of requests per second, e.g. rate:2.5", s)
+			return schedSpec{}, fieldErr("Schedule", fmt.Sprintf("%q has no positive rate", s), "give requests per second, e.g. rate:2.5")
 		}
 		sp.rate = r
 		sp.rateF, _ = r.Float64()
 		if sp.rateF > maxRate || sp.rateF < 1e-6 {
-			return schedSpec{}, fmt.Errorf("bad --schedule %q: the rate must be between 0.000001 and %g requests per second", s, maxRate)
+			return schedSpec{}, fieldErr("Schedule", fmt.Sprintf("%q: the rate is out of range", s), fmt.Sprintf("use 0.000001 to %g requests per second", maxRate))
 		}
 	case KindTrace:
 		sp.file = arg
 	default:
-		return schedSpec{}, fmt.Errorf("bad --schedule %q: unknown kind %q (use burst, closed, rate or trace)", s, kind)
+		return schedSpec{}, fieldErr("Schedule", fmt.Sprintf("%q has an unknown kind %q", s, kind), "use burst, closed, rate or trace")
 	}
 	return sp, nil
 }
@@ -73,11 +73,11 @@ func parseArrival(s string) (arrival, error) {
 	case strings.HasPrefix(s, "gamma:"):
 		k, err := strconv.ParseFloat(s[len("gamma:"):], 64)
 		if err != nil || !(k >= 0.01 && k <= 1e6) {
-			return arrival{}, fmt.Errorf("bad --arrival %q: gamma:SHAPE needs a shape from 0.01 to 1000000 (1 is Poisson, below 1 is burstier)", s)
+			return arrival{}, fieldErr("Arrival", fmt.Sprintf("%q has no usable shape", s), "gamma:SHAPE takes 0.01 to 1000000 (1 is Poisson, below 1 is burstier)")
 		}
 		return arrival{kind: "gamma", shape: k}, nil
 	}
-	return arrival{}, fmt.Errorf("bad --arrival %q: use poisson, constant or gamma:SHAPE", s)
+	return arrival{}, fieldErr("Arrival", fmt.Sprintf("%q is not an arrival process", s), "use poisson, constant or gamma:SHAPE")
 }
 
 // offsets returns n arrival offsets in nanoseconds from the phase start,

@@ -298,7 +298,7 @@ func Check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 	}
 	if v.Reason == "" {
 		if pointOnly {
-			v.Reason = "the measured value itself (--accept-point): too few samples for a 95% interval"
+			v.Reason = "the measured value itself (point estimates accepted): too few samples for a 95% interval"
 		} else if val.HasInterval() {
 			v.Reason = "the whole 95% interval is on one side of the bound"
 		} else {

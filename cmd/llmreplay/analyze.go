@@ -40,7 +40,7 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.Result, error) {
 	slo, err := analyze.ParseSLO(f.slo)
 	if err != nil {
-		return nil, usageError(err)
+		return nil, flagError(err)
 	}
 	inputs := make([]analyze.Input, len(args))
 	for i, arg := range args {
@@ -48,7 +48,7 @@ func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.
 		inputs[i].Stdin = cmd.InOrStdin()
 	}
 	res, err := analyze.AnalyzeFiles(analyze.Options{Definitions: f.definitions, SLO: slo, Tokenizer: f.tokenizer}, inputs...)
-	return res, usageError(err)
+	return res, usageError(flagError(err))
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -95,7 +95,7 @@ footnote gives the evidence. In csv and json modes the warnings go to stderr
 			}
 			for _, m := range metrics {
 				if _, _, err := analyze.LookupMetric(m); err != nil {
-					return usageError(err)
+					return flagError(usageError(err))
 				}
 			}
 			switch format {
@@ -116,7 +116,7 @@ footnote gives the evidence. In csv and json modes the warnings go to stderr
 			}
 			t, err := render.BuildTable(res, render.TableOptions{By: keys, Metrics: metrics, Raw: format == "csv"})
 			if err != nil {
-				return usageError(err)
+				return flagError(usageError(err))
 			}
 			switch format {
 			case "csv":
@@ -143,7 +143,7 @@ func normalizeKeys(by []string) ([]string, error) {
 	for _, k := range by {
 		n, err := analyze.NormalizeKey(k)
 		if err != nil {
-			return nil, usageError(err)
+			return nil, flagError(usageError(err))
 		}
 		keys = append(keys, n)
 	}
@@ -206,7 +206,7 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 			for _, s := range claims {
 				c, err := claim.ParseClaim(s)
 				if err != nil {
-					return usageError(err)
+					return flagError(usageError(err))
 				}
 				cs = append(cs, c)
 			}

@@ -46,7 +46,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			}
 			if f.url == "" {
 				if _, err := sim.LookupProfile(profile); err != nil {
-					return usageError(err)
+					return flagError(usageError(err))
 				}
 				cfg.Profile = profile
 			} else if cmd.Flags().Changed("profile") {
@@ -119,7 +119,7 @@ func usageErrorIfInput(err error) error {
 	msg := err.Error()
 	for _, s := range []string{"tokenizer", "input-tokens", "max-tokens", "too small", "out of range", "unknown"} {
 		if strings.Contains(msg, s) {
-			return usageError(err)
+			return flagError(usageError(err))
 		}
 	}
 	return err

@@ -58,7 +58,7 @@ does not vouch for to 5 ms (--allow-clock to merge anyway).`,
 			defer f.Abort()
 			res, err := trace.Merge(f, args, opt)
 			if err != nil {
-				return usageError(err)
+				return usageError(flagError(err))
 			}
 			if err := f.Commit(); err != nil {
 				return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/trace"
@@ -138,24 +138,38 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
 	return cmd
 }
 
-// replayFlagOf names the flag that sets each replay.Config field.
-var replayFlagOf = map[string]string{
+// flagOf names the flag that sets each field of the libraries' configs
+// that replay, bench and workload build fill (replay.Config,
+// workload.BuildConfig, bench.Config): their errors name the field, the
+// command line names the flag. No field name means two things.
+var flagOf = map[string]string{
+	// replay.Config
 	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
 	"IdleTimeout": "--idle-timeout", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
+	"Model": "--model",
+	// workload.BuildConfig
+	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
+	"Repeats": "--repeats", "Requests": "--requests", "TimeScale": "--time-scale", "Arrival": "--arrival",
+	"Window": "--window", "Prefix": "--prefix", "Schedule": "--schedule",
+	// bench.Config, sim, selftest
+	"Concurrency": "--concurrency", "Profile": "--profile", "Dir": "--dir",
+	// analyze.Options, trace.MergeOptions
+	"SLO": "--slo", "Definitions": "--definitions", "AllowMissing": "--allow-missing", "AllowClock": "--allow-clock",
 }
 
-// flagError turns a replay.FieldError into the command line's words (exit
-// status 2): the field becomes the flag that set it.
+// flagError turns a library's field error into the command line's words
+// (exit status 2): the field becomes the flag that set it.
 func flagError(err error) error {
-	var fe *replay.FieldError
-	if !errors.As(err, &fe) {
-		return err
+	if fe := fielderr.As(err); fe != nil && fe.Field == "Metric" {
+		return usagef("metric %s: run 'llmreplay analyze --list-metrics' for the names", fe.Problem)
 	}
-	name := replayFlagOf[fe.Field]
-	if name == "" {
-		name = fe.Field
+	if out, ok := fielderr.Rename(err, flagOf); ok {
+		return usageError(out)
 	}
-	return usagef("%s %s: %s", name, fe.Problem, fe.Fix)
+	if fe := fielderr.As(err); fe != nil {
+		return usageError(err) // a field without a flag: still bad input
+	}
+	return err
 }
 
 // runReplay runs one replay and prints its summary line.

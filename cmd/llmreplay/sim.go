@@ -52,7 +52,7 @@ Routes: POST /v1/chat/completions, /v1/completions, /completion (llama.cpp),
 			}
 			p, err := sim.LookupProfile(profile)
 			if err != nil {
-				return usageError(err)
+				return flagError(usageError(err))
 			}
 			host, _, err := net.SplitHostPort(addr)
 			if err != nil {
@@ -65,7 +65,7 @@ Routes: POST /v1/chat/completions, /v1/completions, /completion (llama.cpp),
 			cfg.DisablePrefixCache = noCache
 			s, err := sim.New(cfg)
 			if err != nil {
-				return usageError(err)
+				return flagError(usageError(err))
 			}
 			if err := s.Start(addr); err != nil {
 				s.Close()

@@ -110,7 +110,7 @@ Schedules:
 			}
 			wl, err := workload.Build(cfg)
 			if err != nil {
-				return usageError(err)
+				return usageError(flagError(err))
 			}
 			if err := workload.Create(out, wl); err != nil {
 				return err

@@ -18,6 +18,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/analyze/render"
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/sim"
 	"github.com/llmreplay/llmreplay/trace"
@@ -95,7 +96,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	for _, c := range cfg.Concurrency {
 		if c < 1 || c > 100000 {
-			return nil, fmt.Errorf("--concurrency %d is out of range: use whole numbers from 1 to 100000", c)
+			return nil, fielderr.New("bench: Config", "Concurrency", fmt.Sprintf("%d is out of range", c), "use whole numbers from 1 to 100000")
 		}
 	}
 	levels := make([]string, len(cfg.Concurrency))

@@ -59,7 +59,7 @@ func TestFastProfileAt256Streams(t *testing.T) {
 
 func TestBadConcurrencyIsRefused(t *testing.T) {
 	_, err := Run(context.Background(), Config{Concurrency: []int{0}, Results: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "--concurrency") {
-		t.Fatalf("want a --concurrency error, got %v", err)
+	if err == nil || !strings.Contains(err.Error(), "Config.Concurrency 0 is out of range") {
+		t.Fatalf("want a Config.Concurrency error, got %v", err)
 	}
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/llmreplay/llmreplay/workload"
 
 	"github.com/llmreplay/llmreplay/internal/cputime"
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 )
 
 // Config is one harness run.
@@ -246,7 +247,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "llmreplay-selftest-")
 		if err != nil {
-			return nil, fmt.Errorf("selftest: cannot make a scratch folder: %w (set --dir)", err)
+			return nil, fielderr.New("selftest: Config", "Dir", fmt.Sprintf("is needed: no scratch folder could be made (%v)", err), "name a writable folder")
 		}
 		defer os.RemoveAll(d)
 		dir = d

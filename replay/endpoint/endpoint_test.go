@@ -547,17 +547,17 @@ func TestNewRequestErrors(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{OpenAIChat{}, chatReq, Options{}, "pass --model"},
+		{OpenAIChat{}, chatReq, Options{}, "Config.Model is needed"},
 		{OpenAICompletions{}, chatReq, Options{Model: "m"}, "is a chat"},
 		{LlamaCpp{}, chatReq, Options{}, "is a chat"},
 		{OllamaGenerate{}, chatReq, Options{Model: "m"}, "is a chat"},
 		{OllamaGenerate{}, workload.Request{ID: "x"}, Options{Model: "m"}, "has none"},
-		{OllamaChat{}, chatReq, Options{}, "pass --model"},
-		{OpenAIChat{}, chatReq, Options{Model: "m", APIKey: "sk-secret"}, "check --url"},
+		{OllamaChat{}, chatReq, Options{}, "Config.Model is needed"},
+		{OpenAIChat{}, chatReq, Options{Model: "m", APIKey: "sk-secret"}, "Config.URL makes no request"},
 	}
 	for _, tt := range tests {
 		base := "http://127.0.0.1:1"
-		if tt.want == "check --url" {
+		if tt.want == "Config.URL makes no request" {
 			base = "http://[::1"
 		}
 		_, err := tt.ep.NewRequest(context.Background(), base, &tt.r, tt.o)

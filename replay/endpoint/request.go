@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/internal/version"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -40,7 +41,7 @@ func newJSONRequest(ctx context.Context, url string, b any, o Options, accept st
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		// The URL carries no key, so the error can be shown as it is.
-		return nil, fmt.Errorf("building the request: %v: check --url", err)
+		return nil, fielderr.New("replay: Config", "URL", fmt.Sprintf("makes no request (%v)", err), "check the address")
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
@@ -52,7 +53,7 @@ func newJSONRequest(ctx context.Context, url string, b any, o Options, accept st
 }
 
 func errNoModel(api string) error {
-	return fmt.Errorf("%s needs a model name: pass --model", api)
+	return fielderr.New("replay: Config", "Model", fmt.Sprintf("is needed by %s", api), "give the model name")
 }
 
 // rawPrompt is what a raw-prompt API (completions, llama.cpp) sends as its

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 )
 
 // Profile is one engine-and-hardware combination the simulator mimics.
@@ -150,7 +152,7 @@ func LookupProfile(name string) (Profile, error) {
 		}
 		names = append(names, p.Name)
 	}
-	return Profile{}, fmt.Errorf("unknown simulator profile %q: use one of %s (llmreplay sim --list)", name, strings.Join(names, ", "))
+	return Profile{}, fielderr.New("sim", "Profile", fmt.Sprintf("%q is not a simulator profile", name), "use one of "+strings.Join(names, ", "))
 }
 
 // stepTime is the duration of one forward pass over b decoding streams and
