@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
 // SLO is the service-level objective goodput counts against; a zero bound
@@ -96,23 +97,33 @@ func New(o Options) (*Analyzer, error) {
 	if slo == (SLO{}) {
 		slo = DefaultSLO
 	}
+	if o.Tokenizer != "" {
+		// A tokenizer asked for by name must load: falling back to chunk
+		// counts would answer a different question than the one asked.
+		if _, err := tokenize.Load(o.Tokenizer); err != nil {
+			return nil, fielderr.New("analyze: Options", "Tokenizer", fmt.Sprintf("%q cannot be loaded (%v)", o.Tokenizer, err), "give a tokenizer.json path or o200k_base / cl100k_base")
+		}
+	}
 	return &Analyzer{defs: d, slo: slo, tokOver: o.Tokenizer, counters: map[string]*counter{}}, nil
 }
 
 // TraceInfo describes one analysed trace.
 type TraceInfo struct {
-	Label          string         `json:"label"`
-	Path           string         `json:"path,omitempty"`
-	Model          string         `json:"model"`
-	API            string         `json:"api"`
-	WorkloadDigest string         `json:"workload_digest"`
-	Tokenizer      string         `json:"tokenizer"`
-	Simulated      bool           `json:"simulated,omitempty"`
-	SimProfile     string         `json:"sim_profile,omitempty"`
-	Records        int            `json:"records"`
-	Warmup         int            `json:"warmup_skipped"`
-	Truncated      bool           `json:"truncated,omitempty"`
-	TokenSources   map[string]int `json:"output_token_sources"`
+	Label          string `json:"label"`
+	Path           string `json:"path,omitempty"`
+	Model          string `json:"model"`
+	API            string `json:"api"`
+	WorkloadDigest string `json:"workload_digest"`
+	Tokenizer      string `json:"tokenizer"`
+	// TokenizerFile is the tokenizer.json that counted the text: the one
+	// the trace recorded, or --tokenizer's; "" for a built-in encoding.
+	TokenizerFile string         `json:"tokenizer_file,omitempty"`
+	Simulated     bool           `json:"simulated,omitempty"`
+	SimProfile    string         `json:"sim_profile,omitempty"`
+	Records       int            `json:"records"`
+	Warmup        int            `json:"warmup_skipped"`
+	Truncated     bool           `json:"truncated,omitempty"`
+	TokenSources  map[string]int `json:"output_token_sources"`
 
 	// For a trace merged from shards (trace merge): how many shards, which
 	// are missing, on how many hosts, and the worst-case error of their
@@ -143,23 +154,25 @@ func (a *Analyzer) Trace(label, path string, h trace.Header) *TraceAcc {
 	if label == "" {
 		label = fmt.Sprintf("trace%d", len(a.traces)+1)
 	}
-	spec := h.Tokenizer
+	name := h.Tokenizer
+	if name == "" && a.tokOver == "" {
+		name = DefaultTokenizer
+	}
+	spec := name
 	if a.tokOver != "" {
 		spec = a.tokOver
 	}
-	if spec == "" {
-		spec = DefaultTokenizer
-	}
-	c, ok := a.counters[spec]
+	key := spec + "\x00" + h.TokenizerPath + "\x00" + h.TokenizerDigest
+	c, ok := a.counters[key]
 	if !ok {
-		c = newCounter(spec)
-		a.counters[spec] = c
+		c = newCounter(name, h.TokenizerPath, h.TokenizerDigest, a.tokOver)
+		a.counters[key] = c
 	}
 	t := &TraceAcc{
 		a: a, idx: len(a.traces), header: h, counter: c, phases: map[int]*run{},
 		info: TraceInfo{
 			Label: label, Path: path, Model: h.Model, API: h.API, WorkloadDigest: h.WorkloadDigest,
-			Tokenizer: spec, Simulated: h.Simulated, SimProfile: h.SimProfile,
+			Tokenizer: spec, TokenizerFile: c.source, Simulated: h.Simulated, SimProfile: h.SimProfile,
 			TokenSources: map[string]int{},
 		},
 	}

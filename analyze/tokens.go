@@ -24,21 +24,25 @@ const maxCacheEntries = 1 << 16
 type counter struct {
 	tok      tokenize.Tokenizer
 	spec     string
+	source   string // the tokenizer.json used, "" for a built-in encoding
 	fallback string // why the tokenizer could not be loaded; counts are chunk counts
 	cache    map[string]int
 }
 
-func newCounter(spec string) *counter {
-	if spec == "" {
-		spec = DefaultTokenizer
+// newCounter recalls the trace's tokenizer (name, and for a tokenizer.json
+// the path and digest the workload recorded), or loads override instead.
+func newCounter(name, path, digest, override string) *counter {
+	spec := name
+	if override != "" {
+		spec = override
 	}
 	c := &counter{spec: spec, cache: make(map[string]int)}
-	t, err := tokenize.Load(spec)
+	t, source, err := tokenize.Recall(name, path, digest, override)
 	if err != nil {
 		c.fallback = err.Error()
 		return c
 	}
-	c.tok = t
+	c.tok, c.source = t, source
 	return c
 }
 

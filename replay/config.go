@@ -101,10 +101,13 @@ type Config struct {
 // engine reads only this.
 type Resolved struct {
 	Config
-	sink sinks // the trace file, Sinks, OnRecord: in that order
-	ep   endpoint.Endpoint
-	base string             // the server's base URL, credentials and API routes stripped
-	tok  tokenize.Tokenizer // for SendTokenIDs
+	// TokenizerSource is the tokenizer.json used for token ids ("" for a
+	// built-in encoding), for the caller to say which file it was.
+	TokenizerSource string
+	sink            sinks // the trace file, Sinks, OnRecord: in that order
+	ep              endpoint.Endpoint
+	base            string             // the server's base URL, credentials and API routes stripped
+	tok             tokenize.Tokenizer // for SendTokenIDs
 }
 
 // FieldError is a Config value that cannot be used: a fielderr.Error
@@ -179,17 +182,11 @@ func (c Config) Resolve() (*Resolved, error) {
 		if c.Workload.Header.Shape != workload.ShapeCompletion {
 			return nil, fieldErr("SendTokenIDs", "needs a completion-shaped workload", "build the workload with the completion shape")
 		}
-		spec := c.Tokenizer
-		if spec == "" {
-			spec = c.Workload.Header.Tokenizer
-			if strings.HasPrefix(spec, "hf:") {
-				return nil, fieldErr("Tokenizer", fmt.Sprintf("is needed: the workload was built with the tokenizer.json %q", spec), "give its path")
-			}
-		}
-		tok, err := tokenize.Load(spec)
+		tok, source, err := workload.Tokenizer(c.Workload.Header, c.Tokenizer)
 		if err != nil {
-			return nil, fieldErr("Tokenizer", err.Error(), "give a tokenizer.json path or a tiktoken encoding name")
+			return nil, fieldErr("Tokenizer", "cannot be recalled ("+err.Error()+")", "give the tokenizer.json path")
 		}
+		r.TokenizerSource = source
 		if want := c.Workload.Header.TokenizerDigest; want != "" && tok.Digest() != want {
 			return nil, fieldErr("Tokenizer", fmt.Sprintf("%s (%s) is not the one the workload was built with (%s, %s)", tok.Name(), tok.Digest(), c.Workload.Header.Tokenizer, want), "give that one")
 		}

@@ -474,7 +474,7 @@ func TestSendTokenIDsNeedsTheWorkloadsTokenizer(t *testing.T) {
 	cfg.SendTokenIDs = true
 	// The library names its field; the CLI turns it into --tokenizer
 	// (cmd/llmreplay's flagError).
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "Config.Tokenizer is needed") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "Config.Tokenizer cannot be recalled (made with the tokenizer.json hf:qwen3, whose path was not recorded") {
 		t.Fatalf("hf tokenizer without a tokenizer: %v, want an error naming Config.Tokenizer", err)
 	}
 	wl.Header.Tokenizer = "o200k_base"

@@ -29,10 +29,14 @@ type Header struct {
 	Minor       int    `json:"minor"`
 	ToolVersion string `json:"tool_version"`
 
-	WorkloadDigest string  `json:"workload_digest"`
-	Tokenizer      string  `json:"tokenizer"`
-	Shape          string  `json:"shape"` // "chat" or "completion"
-	Phases         []Phase `json:"phases"`
+	WorkloadDigest string `json:"workload_digest"`
+	Tokenizer      string `json:"tokenizer"`
+	// TokenizerPath and TokenizerDigest (1.1) are the workload's: where its
+	// tokenizer.json was and its digest, so the analysis finds it again.
+	TokenizerPath   string  `json:"tokenizer_path,omitempty"`
+	TokenizerDigest string  `json:"tokenizer_digest,omitempty"`
+	Shape           string  `json:"shape"` // "chat" or "completion"
+	Phases          []Phase `json:"phases"`
 	// Reference is the start of the correct answer (the count-up), copied
 	// from the workload so the analysis needs nothing but the trace.
 	Reference string `json:"reference,omitempty"`

@@ -66,6 +66,15 @@ type BuildConfig struct {
 	SaltWords int // one-token words in each prompt's salt slot; default 4, NoSaltWords for none
 }
 
+// tokenPath is the tokenizer.json path a workload records: the one it was
+// loaded from, when it was (cfg.Tok given directly has none).
+func tokenPath(cfg BuildConfig) string {
+	if cfg.Tok != nil {
+		return ""
+	}
+	return tokenize.RecordedPath(cfg.Tokenizer)
+}
+
 // fieldErr is a BuildConfig value that cannot be used; the CLI names the
 // flag that set it.
 func fieldErr(field, problem, fix string) error {
@@ -200,10 +209,12 @@ func Build(cfg BuildConfig) (*Workload, error) {
 		},
 		Tokenizer:       tok.Name(),
 		TokenizerDigest: tok.Digest(),
+		TokenizerPath:   tokenPath(cfg),
 		Seed:            cfg.Seed,
 		Shape:           cfg.Shape,
 		Schedule:        Schedule{Kind: sp.kind, Spec: cfg.Schedule, Levels: sp.levels, Rate: sp.rateF, Arrival: cfg.Arrival, Repeats: cfg.Repeats},
 	}
+	h.Minor = minorFor(h)
 
 	var plan []plannedRequest
 	switch sp.kind {

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
 // The file is zstd-compressed text:
@@ -51,6 +52,22 @@ func encoderOptions() []zstd.EOption {
 	}
 }
 
+// minorFor is the oldest minor version that can carry h: 1.1 only when it
+// records a tokenizer path.
+func minorFor(h Header) int {
+	if h.TokenizerPath != "" {
+		return 1
+	}
+	return 0
+}
+
+// Tokenizer recalls the tokenizer wl was built with (tokenize.Recall), or
+// loads override instead when it is set. source is the file used, "" for a
+// built-in encoding.
+func Tokenizer(h Header, override string) (tok tokenize.Tokenizer, source string, err error) {
+	return tokenize.Recall(h.Tokenizer, h.TokenizerPath, h.TokenizerDigest, override)
+}
+
 // magicLine is the first line of the decompressed content.
 func magicLine(major, minor int) string {
 	return fmt.Sprintf("%s %d.%d\n", FormatName, major, minor)
@@ -59,10 +76,10 @@ func magicLine(major, minor int) string {
 // writeContent writes the canonical uncompressed content.
 func writeContent(w io.Writer, wl *Workload) error {
 	h := wl.Header
-	h.Format, h.Major, h.Minor = FormatName, FormatMajor, FormatMinor
+	h.Format, h.Major, h.Minor = FormatName, FormatMajor, minorFor(h)
 	h.Requests = len(wl.Requests)
 	bw := bufio.NewWriterSize(w, 1<<16)
-	if _, err := io.WriteString(bw, magicLine(FormatMajor, FormatMinor)); err != nil {
+	if _, err := io.WriteString(bw, magicLine(h.Major, h.Minor)); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(bw)

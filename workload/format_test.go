@@ -270,3 +270,29 @@ func FuzzDecode(f *testing.F) {
 		Digest(wl)
 	})
 }
+
+// TestGoldenV1_1 reads the committed 1.1 workload: built with a
+// tokenizer.json, it records the tokenizer's path (tokenizer_path), which a
+// 1.0 file never carries. -update rewrites it from the repo's Qwen3 copy
+// (the path recorded is the machine's that wrote it: the test checks the
+// field, not the path).
+func TestGoldenV1_1(t *testing.T) {
+	const name = "testdata/golden-v1.1.workload.zst"
+	if *update {
+		wl, err := Build(BuildConfig{Tokenizer: "tokenize/testdata/qwen3/tokenizer.json.zst", Shape: ShapeCompletion, InputTokens: []int{100}, MaxTokens: 8, Schedule: "burst:2", Repeats: 1, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Create(name, wl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wl, err := Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := wl.Header
+	if h.Major != 1 || h.Minor != 1 || h.Tokenizer != "hf:qwen3" || !strings.HasSuffix(h.TokenizerPath, "qwen3/tokenizer.json.zst") || len(wl.Requests) != 2 {
+		t.Fatalf("golden 1.1: %d.%d tokenizer %s at %q, %d requests", h.Major, h.Minor, h.Tokenizer, h.TokenizerPath, len(wl.Requests))
+	}
+}

@@ -14,7 +14,11 @@ const FormatName = "llmreplay-workload"
 // listed in ReadVersions.
 const (
 	FormatMajor = 1
-	FormatMinor = 0
+	// FormatMinor is the newest minor version this package writes: 1.1
+	// added tokenizer_path. A file is marked 1.1 only when it carries
+	// that field, so workloads built from a built-in encoding stay
+	// byte-identical to 1.0 (their digests do not change).
+	FormatMinor = 1
 )
 
 // Shape is how a request is put to the server.
@@ -66,8 +70,13 @@ type Header struct {
 
 	Tokenizer       string `json:"tokenizer"`
 	TokenizerDigest string `json:"tokenizer_digest"`
-	Seed            int64  `json:"seed"`
-	Shape           Shape  `json:"shape"`
+	// TokenizerPath (1.1) is the absolute path of the tokenizer.json the
+	// workload was built with, so verify, replay --send-token-ids and the
+	// analysis of its traces find it again (see tokenize.Recall); empty for
+	// built-in encodings.
+	TokenizerPath string `json:"tokenizer_path,omitempty"`
+	Seed          int64  `json:"seed"`
+	Shape         Shape  `json:"shape"`
 
 	Task     Task     `json:"task"`
 	Schedule Schedule `json:"schedule"`

@@ -48,7 +48,19 @@ func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.
 		inputs[i].Stdin = cmd.InOrStdin()
 	}
 	res, err := analyze.AnalyzeFiles(analyze.Options{Definitions: f.definitions, SLO: slo, Tokenizer: f.tokenizer}, inputs...)
-	return res, usageError(flagError(err))
+	if err != nil {
+		return nil, usageError(flagError(err))
+	}
+	if f.tokenizer == "" {
+		// Say which tokenizer.json counted the text, when a trace's
+		// recorded one was found: the count-based checks depend on it.
+		for _, t := range res.Traces {
+			if t.TokenizerFile != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in %s)\n", t.TokenizerFile, t.Path)
+			}
+		}
+	}
+	return res, nil
 }
 
 func newAnalyzeCmd() *cobra.Command {

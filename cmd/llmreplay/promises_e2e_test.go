@@ -4,16 +4,12 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -27,66 +23,6 @@ import (
 // user meets them: the built binary, its default flags (except where the
 // promise is about a flag), a server it talks to over loopback. Each test
 // quotes the sentence it proves.
-
-// pacedServer streams `tokens` one-token chunks `gap` apart per request and
-// remembers when each response ended, on the server's side.
-type pacedServer struct {
-	tokens int
-	gap    time.Duration
-	key    string // when set, every request must carry "Bearer key"
-
-	mu      sync.Mutex
-	done    []time.Time
-	auth    []string // Authorization of every request but pre-warming
-	started atomic.Int64
-}
-
-func (s *pacedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, r.Body)
-	if r.Method == http.MethodGet && r.URL.Path != "/v1/models" {
-		return // connection pre-warming
-	}
-	s.mu.Lock()
-	s.auth = append(s.auth, r.URL.Path+" "+r.Header.Get("Authorization"))
-	s.mu.Unlock()
-	if s.key != "" && r.Header.Get("Authorization") != "Bearer "+s.key {
-		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, `{"error":{"message":"missing or wrong key"}}`)
-		return
-	}
-	if r.URL.Path == "/v1/models" {
-		io.WriteString(w, `{"object":"list","data":[{"id":"paced","object":"model"}]}`)
-		return
-	}
-	s.started.Add(1)
-	w.Header().Set("Content-Type", "text/event-stream")
-	for i := 1; i <= s.tokens; i++ {
-		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d, \"},\"finish_reason\":null}]}\n\n", i)
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done():
-			return
-		case <-time.After(s.gap):
-		}
-	}
-	io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
-	w.(http.Flusher).Flush()
-	s.mu.Lock()
-	s.done = append(s.done, time.Now())
-	s.mu.Unlock()
-}
-
-func (s *pacedServer) doneBefore(t time.Time) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, d := range s.done {
-		if d.Before(t) {
-			n++
-		}
-	}
-	return n
-}
 
 func buildWorkload(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()

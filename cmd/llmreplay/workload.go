@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/workload"
-	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
 func newWorkloadCmd() *cobra.Command {
@@ -285,16 +284,12 @@ an o200k workload lands from N under a model's own tokenizer.json.`,
 			if err != nil {
 				return err
 			}
-			spec := tokSpec
-			if spec == "" {
-				spec = wl.Header.Tokenizer
-				if strings.HasPrefix(spec, "hf:") {
-					return usagef("%s was built with the tokenizer.json %s: pass its path with --tokenizer", args[0], spec)
-				}
-			}
-			tok, err := tokenize.Load(spec)
+			tok, source, err := workload.Tokenizer(wl.Header, tokSpec)
 			if err != nil {
-				return usageError(err)
+				return usagef("%s: %v (--tokenizer PATH)", args[0], err)
+			}
+			if source != "" && tokSpec == "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in the workload)\n", source)
 			}
 			w := cmd.OutOrStdout()
 			if tok.Digest() != wl.Header.TokenizerDigest {

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -197,17 +199,47 @@ func TestWorkloadBadInput(t *testing.T) {
 	}
 }
 
-func TestWorkloadVerifyNeedsTokenizerPath(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "q.workload.zst")
-	qwen := "../../workload/tokenize/testdata/qwen3/tokenizer.json.zst"
+// TestRememberedTokenizer: a workload built with a tokenizer.json records
+// its path and digest; verify finds it again without --tokenizer and says
+// which file it used; when the file is gone it says so (exit 2) and
+// --tokenizer still works.
+func TestRememberedTokenizer(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "q.workload.zst")
+	src, err := os.ReadFile("../../workload/tokenize/testdata/qwen3/tokenizer.json.zst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "qwen3"), 0o755) // the tokenizer is named after its folder
+	qwen := filepath.Join(dir, "qwen3", "tokenizer.json.zst")
+	os.WriteFile(qwen, src, 0o644)
 	if _, _, err := runWL(t, "workload", "build", "--tokenizer", qwen, "--schedule", "burst:2", "--repeats", "1", "-o", file); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := runWL(t, "workload", "verify", file)
-	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "pass its path with --tokenizer") {
-		t.Fatalf("want exit 2 asking for the tokenizer path, got %v", err)
+	out, errOut, err := runWL(t, "workload", "verify", file)
+	if err != nil || !strings.Contains(out, "verified 2 prompts under hf:qwen3: every count exact") || !strings.Contains(errOut, "tokenizer: "+qwen+" (recorded in the workload)") {
+		t.Fatalf("verify with the recorded tokenizer: %v %q %q", err, out, errOut)
 	}
-	out, _, err := runWL(t, "workload", "verify", "--tokenizer", qwen, file)
+	// A trace replayed from it records the same, and analyze counts the
+	// received text with that tokenizer, saying so.
+	srv := httptest.NewServer(&pacedServer{tokens: 3, gap: time.Millisecond})
+	defer srv.Close()
+	tr := filepath.Join(dir, "q.trace.zst")
+	if _, e, err := runWL(t, "replay", file, "--url", srv.URL, "--model", "m", "-o", tr); err != nil {
+		t.Fatalf("replay: %v %s", err, e)
+	}
+	out, errOut, err = runWL(t, "analyze", "--format", "json", tr)
+	if err != nil || !strings.Contains(errOut, "tokenizer: "+qwen+" (recorded in "+tr+")") || strings.Contains(out, "tokenizer_unavailable") || !strings.Contains(out, `"tokenizer_file": "`+qwen+`"`) {
+		t.Fatalf("analyze with the recorded tokenizer: %v\n%s\n%s", err, errOut, out)
+	}
+	moved := filepath.Join(dir, "moved", "qwen3", "tokenizer.json.zst")
+	os.MkdirAll(filepath.Dir(moved), 0o755)
+	os.Rename(qwen, moved)
+	_, _, err = runWL(t, "workload", "verify", file)
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "which is gone: give it (--tokenizer PATH)") {
+		t.Fatalf("want exit 2 saying the recorded tokenizer is gone, got %v", err)
+	}
+	out, _, err = runWL(t, "workload", "verify", "--tokenizer", moved, file)
 	if err != nil || !strings.Contains(out, "verified 2 prompts under hf:qwen3: every count exact") || strings.Contains(out, "note:") {
 		t.Fatalf("verify: %v %q", err, out)
 	}
