@@ -38,22 +38,20 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
   llmreplay bench --url http://127.0.0.1:8000 --label "vLLM bf16" --concurrency 1,4,8,16,32`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch shape {
-			case "chat", "completion":
-				cfg.Shape = workload.Shape(shape)
-			default:
-				return usagef("--shape %q: use chat or completion", shape)
-			}
+			cfg.Shape = workload.Shape(shape)
 			if f.url == "" {
-				if _, err := sim.LookupProfile(profile); err != nil {
-					return flagError(usageError(err))
-				}
 				cfg.Profile = profile
 			} else if cmd.Flags().Changed("profile") {
 				return usagef("--profile applies to the built-in simulator only: drop it, or drop --url")
 			}
-			if cfg.MaxTokens < 1 || cfg.Repeats < 1 {
-				return usagef("--max-tokens and --repeats must be at least 1")
+			// 0 is bench.Config's "default", not a value a user means.
+			for _, n := range []struct {
+				flag string
+				v    int
+			}{{"max-tokens", cfg.MaxTokens}, {"repeats", cfg.Repeats}} {
+				if n.v < 1 {
+					return usagef("--%s %d: give at least 1", n.flag, n.v)
+				}
 			}
 			rc, err := f.config(nil, "")
 			if err != nil {
@@ -61,6 +59,10 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			}
 			rc.Tokenizer = cfg.Tokenizer // the same tokenizer builds the prompts and, with --send-token-ids, their ids
 			cfg.Replay = rc
+			// Every setting is checked before anything starts or prints.
+			if err := cfg.Check(); err != nil {
+				return flagError(usageError(err))
+			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if f.url == "" {
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", profile)
@@ -94,13 +96,13 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.url, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(profileNames(), ", ")+")")
-	fs.IntSliceVar(&cfg.Concurrency, "concurrency", []int{1, 4, 8, 16}, "concurrency levels: streams released together")
-	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", []int{800}, "exact prompt length(s) in tokens")
-	fs.IntVar(&cfg.MaxTokens, "max-tokens", 256, "output tokens per request")
-	fs.IntVar(&cfg.Repeats, "repeats", 3, "runs of each level (the table shows medians)")
+	fs.IntSliceVar(&cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "concurrency levels: streams released together")
+	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", bench.DefaultInputTokens, "exact prompt length(s) in tokens")
+	fs.IntVar(&cfg.MaxTokens, "max-tokens", bench.DefaultMaxTokens, "output tokens per request")
+	fs.IntVar(&cfg.Repeats, "repeats", bench.DefaultRepeats, "runs of each level (the table shows medians)")
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", "o200k_base", "tokenizer for exact prompts: o200k_base, cl100k_base or a tokenizer.json path")
 	fs.StringVar(&shape, "shape", "chat", "chat or completion")
-	fs.StringVar(&cfg.Results, "results", "results", "folder for the workload, trace and tables")
+	fs.StringVar(&cfg.Results, "results", bench.DefaultResults, "folder for the workload, trace and tables")
 	fs.StringVar(&cfg.Definitions, "definitions", "llmreplay", "metric definition set for the table")
 	return cmd
 }

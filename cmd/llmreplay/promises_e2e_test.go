@@ -214,3 +214,79 @@ func TestPromiseCtrlC(t *testing.T) {
 		t.Errorf("err %v, truncated %v, %d cancelled records (want the 3 in flight)", r.Err(), r.Truncated(), cancelled)
 	}
 }
+
+// README: "go run ./cmd/llmreplay bench" is the main job on a fresh
+// machine: with no flags it runs the concurrency sweep on the built-in
+// simulator, says so, prints the per-stream / aggregate table for 1, 4, 8
+// and 16 streams and the summary, and leaves the workload, trace, table and
+// JSON under results/. The shape is checked, not the numbers.
+func TestPromiseREADMEBench(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "bench")
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	out, errOut := stdout.String(), stderr.String()
+	if !strings.Contains(errOut, "no --url: using llmreplay's SIMULATED server, profile vllm-rtx5090-bf16") {
+		t.Errorf("stderr does not say the server is simulated:\n%s", errOut)
+	}
+	lines := strings.Split(out, "\n")
+	want := []string{"server: SIMULATED (profile vllm-rtx5090-bf16)", "per-stream / aggregate output tok/s", "concurrency"}
+	for i, w := range want {
+		if i >= len(lines) || !strings.HasPrefix(lines[i], w) {
+			t.Fatalf("line %d: want %q, output:\n%s", i+1, w, out)
+		}
+	}
+	for i, c := range []string{"1 ", "4 ", "8 ", "16 "} {
+		if !strings.HasPrefix(lines[3+i], c) || !strings.Contains(lines[3+i], " / ") {
+			t.Errorf("row %d is not the concurrency-%s row with a per-stream / aggregate cell: %q", i+1, c, lines[3+i])
+		}
+	}
+	for _, w := range []string{"87 requests sent, 87 ok, 0 failed", "trace: results/", "table: results/", "json:  results/"} {
+		if !strings.Contains(out+errOut, w) {
+			t.Errorf("output lacks %q:\n%s\n%s", w, out, errOut)
+		}
+	}
+	for _, ext := range []string{".workload.zst", ".trace.zst", ".md", ".json"} {
+		m, _ := filepath.Glob(filepath.Join(dir, "results", "*"+ext))
+		if len(m) != 1 {
+			t.Errorf("results/ has %d *%s files, want 1", len(m), ext)
+		}
+	}
+}
+
+// TestBenchBadInputBeforeStart: every bench setting is checked before the
+// simulator starts or anything prints that a run began; each bad flag is
+// named alone, exit 2, and no results folder appears.
+func TestBenchBadInputBeforeStart(t *testing.T) {
+	bin := builtBinary(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--input-tokens", "-5"}, "--input-tokens -5 is not an input length"},
+		{[]string{"--max-tokens", "0"}, "--max-tokens 0: give at least 1"},
+		{[]string{"--profile", "nope"}, "--profile \"nope\" is not a simulator profile"},
+		{[]string{"--concurrency", "0"}, "--concurrency 0 is out of range"},
+		{[]string{"--api", "grpc"}, "--api \"grpc\" is not known"},
+	} {
+		dir := t.TempDir()
+		cmd := exec.Command(bin, append([]string{"bench"}, c.args...)...)
+		cmd.Dir = dir
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		ee, ok := err.(*exec.ExitError)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if !ok || ee.ExitCode() != 2 || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("bench %v: %v, stderr %q; want exit 2 and one line with %q", c.args, err, stderr.String(), c.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "results")); err == nil {
+			t.Errorf("bench %v left a results folder", c.args)
+		}
+	}
+}

@@ -72,60 +72,110 @@ type Result struct {
 	Warnings  []analyze.Warning
 }
 
-// Run builds the workload, starts the simulator if needed, replays, and
-// analyzes. The returned error means the run could not happen; failed
-// requests are in the trace and the table's warnings.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if len(cfg.Concurrency) == 0 {
-		cfg.Concurrency = []int{1, 4, 8, 16}
+// Defaults of the concurrency sweep bench runs when a Config leaves them
+// zero: the sweep of the source benchmark (see docs/SIMULATOR.md).
+var (
+	DefaultConcurrency = []int{1, 4, 8, 16}
+	DefaultInputTokens = []int{800}
+)
+
+const (
+	DefaultMaxTokens = 256
+	DefaultRepeats   = 3
+	DefaultResults   = trace.ResultsDir
+)
+
+// resolved is a Config after its one resolve step: defaults applied, every
+// setting checked, the workload built and the simulator profile found, all
+// before anything starts or is written.
+type resolved struct {
+	Config
+	wl      *workload.Workload
+	profile sim.Profile // when Replay.URL is empty
+}
+
+// resolve checks c and applies its defaults; it is the only place either
+// happens. Replay's own settings are checked here too (against a
+// placeholder address when the simulator's is not known yet), so a bad
+// flag is reported before the simulator starts.
+func (c Config) resolve() (*resolved, error) {
+	if len(c.Concurrency) == 0 {
+		c.Concurrency = DefaultConcurrency
 	}
-	if len(cfg.InputTokens) == 0 {
-		cfg.InputTokens = []int{800}
+	if len(c.InputTokens) == 0 {
+		c.InputTokens = DefaultInputTokens
 	}
-	if cfg.MaxTokens == 0 {
-		cfg.MaxTokens = 256
+	if c.MaxTokens == 0 {
+		c.MaxTokens = DefaultMaxTokens
 	}
-	if cfg.Repeats == 0 {
-		cfg.Repeats = 3
+	if c.Repeats == 0 {
+		c.Repeats = DefaultRepeats
 	}
-	if cfg.Results == "" {
-		cfg.Results = "results"
+	if c.Results == "" {
+		c.Results = DefaultResults
 	}
-	if cfg.Now.IsZero() {
-		cfg.Now = time.Now()
+	if c.Now.IsZero() {
+		c.Now = time.Now()
 	}
-	for _, c := range cfg.Concurrency {
-		if c < 1 || c > 100000 {
-			return nil, fielderr.New("bench: Config", "Concurrency", fmt.Sprintf("%d is out of range", c), "use whole numbers from 1 to 100000")
+	for _, n := range c.Concurrency {
+		if n < 1 || n > 100000 {
+			return nil, fielderr.New("bench: Config", "Concurrency", fmt.Sprintf("%d is out of range", n), "use whole numbers from 1 to 100000")
 		}
 	}
-	levels := make([]string, len(cfg.Concurrency))
-	for i, c := range cfg.Concurrency {
-		levels[i] = strconv.Itoa(c)
+	levels := make([]string, len(c.Concurrency))
+	for i, n := range c.Concurrency {
+		levels[i] = strconv.Itoa(n)
 	}
 	wl, err := workload.Build(workload.BuildConfig{
-		Tokenizer:   cfg.Tokenizer,
-		Shape:       cfg.Shape,
-		InputTokens: cfg.InputTokens,
-		MaxTokens:   cfg.MaxTokens,
+		Tokenizer:   c.Tokenizer,
+		Shape:       c.Shape,
+		InputTokens: c.InputTokens,
+		MaxTokens:   c.MaxTokens,
 		Schedule:    "burst:" + strings.Join(levels, ","),
-		Repeats:     cfg.Repeats,
+		Repeats:     c.Repeats,
 		Seed:        1,
 	})
 	if err != nil {
 		return nil, err
 	}
+	r := &resolved{Config: c, wl: wl}
+	check := c.Replay
+	check.Workload, check.Trace = wl, "unused"
+	if c.Replay.URL == "" {
+		if r.Profile == "" {
+			r.Profile = DefaultProfile
+		}
+		if r.profile, err = sim.LookupProfile(r.Profile); err != nil {
+			return nil, err
+		}
+		check.URL = "http://127.0.0.1:1"
+	}
+	if _, err := check.Resolve(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
+// Check reports whether Run would accept c, without starting or writing
+// anything (the CLI calls it before it prints that a run begins).
+func (c Config) Check() error {
+	_, err := c.resolve()
+	return err
+}
+
+// Run builds the workload, starts the simulator if needed, replays, and
+// analyzes. The returned error means the run could not happen; failed
+// requests are in the trace and the table's warnings.
+func Run(ctx context.Context, c Config) (*Result, error) {
+	r, err := c.resolve()
+	if err != nil {
+		return nil, err
+	}
+	cfg, wl := r.Config, r.wl
 	res := &Result{}
 	rc := cfg.Replay
 	if rc.URL == "" {
-		if cfg.Profile == "" {
-			cfg.Profile = DefaultProfile
-		}
-		p, err := sim.LookupProfile(cfg.Profile)
-		if err != nil {
-			return nil, err
-		}
+		p := r.profile
 		sc := cfg.Sim
 		sc.Profile = p
 		if sc.Tokenizer == "" {
