@@ -131,6 +131,9 @@ func (c Config) Resolve() (*Resolved, error) {
 	if err != nil {
 		return nil, fieldErr("API", fmt.Sprintf("%q is not known", c.API), "use one of "+strings.Join(endpoint.Names, ", "))
 	}
+	if strings.TrimSpace(c.URL) == "" {
+		return nil, fieldErr("URL", "is empty", "give the server's base address, e.g. http://127.0.0.1:8080 (llmreplay bench runs the built-in simulator without one)")
+	}
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fieldErr("URL", fmt.Sprintf("%q is not an http(s) address", RedactURL(c.URL)), "give one like http://127.0.0.1:8080")

@@ -104,9 +104,6 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
   llmreplay replay sweep.workload.zst --url http://127.0.0.1:8080 --label "llama.cpp Q4_K_M" -o q4.trace.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.url == "" {
-				return usagef("--url is required: the server's base address, e.g. http://127.0.0.1:8080 (or run 'llmreplay bench' for the built-in simulator)")
-			}
 			wl, err := workload.Open(args[0])
 			if err != nil {
 				return usageError(err)
@@ -121,8 +118,15 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
 			if w := clockWarning(&cfg); w != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), w)
 			}
-			if cfg.Trace == "" {
+			defaultOut := cfg.Trace == ""
+			if defaultOut {
 				cfg.Trace = trace.DefaultPath(f.label, f.model, time.Now(), shardSuffix(cfg.Shard))
+			}
+			// Bad settings are reported before anything is created.
+			if _, err := cfg.Resolve(); err != nil {
+				return flagError(err)
+			}
+			if defaultOut {
 				if err := os.MkdirAll(filepath.Dir(cfg.Trace), 0o755); err != nil {
 					return err
 				}
