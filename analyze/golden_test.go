@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	goldenfile "github.com/llmreplay/llmreplay/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/llmreplay/llmreplay/trace"
@@ -17,20 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./analyze -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./analyze -update rewrites it after a deliberate change)\n--- got ---\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update, "go test ./analyze -update")
 }
 
 // twoLabels is handTrace as label A, and a faster B (every time after the

@@ -3,31 +3,18 @@ package render
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func golden(t *testing.T, name string, got []byte) {
+func check(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./analyze/render -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./analyze/render -update rewrites it after a deliberate change)\n--- got ---\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update, "go test ./analyze/render -update")
 }
 
 // TestGoldenTables renders the hand-made two-label traces (analyze's
@@ -62,7 +49,7 @@ func TestGoldenTables(t *testing.T) {
 			if err := c.render(&buf, tab); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, c.file, buf.Bytes())
+			check(t, c.file, buf.Bytes())
 		})
 	}
 	if _, err := BuildTable(res, TableOptions{Metrics: []string{"nope"}}); err == nil {

@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/internal/kube"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -112,18 +112,10 @@ shard-I.trace.zst to the --results-claim volume. Flags after -- go to replay
 				_, err := cmd.OutOrStdout().Write(y)
 				return err
 			}
-			if _, err := os.Stat(out); err == nil && !force {
-				return usagef("%s exists: pass --force to replace it, or write elsewhere", out)
-			}
-			f, err := atomicfile.Create(out)
-			if err != nil {
-				return usageError(err)
-			}
-			defer f.Abort()
-			if _, err := f.Write(y); err != nil {
+			if err := writeOutput(out, force, []string{wlPath}, func(w io.Writer) error {
+				_, err := w.Write(y)
 				return err
-			}
-			if err := f.Commit(); err != nil {
+			}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d shards start together at %s (apply it before then; a shard that starts late says so in its trace)\n",

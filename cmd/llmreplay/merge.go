@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -42,25 +40,13 @@ does not vouch for to 5 ms (--allow-clock to merge anyway).`,
 			if out == "" {
 				return usagef("-o is required: the merged trace to write, e.g. -o merged.trace.zst")
 			}
-			outAbs, _ := filepath.Abs(out)
-			for _, a := range args {
-				if abs, _ := filepath.Abs(a); abs == outAbs {
-					return usagef("-o %s is one of the shard traces: write the merged trace elsewhere", out)
-				}
-			}
-			if _, err := os.Stat(out); err == nil && !over {
-				return usagef("%s exists: pass --force to replace it, or write elsewhere", out)
-			}
-			f, err := atomicfile.Create(out)
-			if err != nil {
-				return usageError(err)
-			}
-			defer f.Abort()
-			res, err := trace.Merge(f, args, opt)
-			if err != nil {
+			var res *trace.MergeResult
+			err := writeOutput(out, over, args, func(w io.Writer) error {
+				var err error
+				res, err = trace.Merge(w, args, opt)
 				return usageError(flagError(err))
-			}
-			if err := f.Commit(); err != nil {
+			})
+			if err != nil {
 				return err
 			}
 			w := cmd.ErrOrStderr()
