@@ -39,6 +39,25 @@ type facts struct {
 	text      []byte // received text (not reasoning), for the count-up check
 }
 
+// arrivalRate is how fast the tokens after the first content chunk arrived:
+// (tokens − first chunk's tokens) / (last − first chunk arrival), in tok/s.
+// bunched says they came faster than any engine decodes one stream
+// (maxPlausibleTPS), or all at one instant: chunks flushed together, not
+// streamed. One content chunk has no pattern (rate 0, not bunched; the
+// last-chunk share judges it).
+func (f *facts) arrivalRate() (rate float64, bunched bool) {
+	if f.content < 2 || f.tokens <= 0 {
+		return 0, false
+	}
+	after := 0
+	for _, k := range f.k[1:] {
+		after += k
+	}
+	span := max(float64(f.last-f.first)/1e9, 1e-6)
+	rate = float64(after) / span
+	return rate, rate > maxPlausibleTPS
+}
+
 func (f *facts) reset(r *trace.Record) {
 	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], text: f.text[:0]}
 }

@@ -31,10 +31,12 @@ const (
 // Thresholds of the trust warnings.
 const (
 	// A response is not streamed when its last chunk carries more than
-	// this share of its tokens, or its TTFT is at least notStreamedTTFT of
-	// its E2E (a server that sends everything at the end).
+	// this share of its tokens, or when its content chunks arrived bunched
+	// together: the tokens after the first chunk came faster than
+	// maxPlausibleTPS (a server that buffers and flushes everything at the
+	// end). It is judged on the arrival pattern, not on TTFT's share of
+	// E2E: a long prompt's prefill makes TTFT most of a streamed response.
 	notStreamedLastShare = 0.5
-	notStreamedTTFT      = 0.9
 	notStreamedMinTokens = 4
 	// Server and tokenizer counts may differ by this share before we say so.
 	usageTolerance = 0.02
@@ -72,7 +74,7 @@ type Warning struct {
 type runWarn struct {
 	notStreamed                    int
 	notStreamedEx                  string
-	notStreamedShare, notStreamedR float64
+	notStreamedShare, notStreamedR float64 // max last-chunk share, max arrival tok/s
 
 	mismatch                    int
 	mismatchEx                  string
@@ -137,17 +139,14 @@ func (w *runWarn) trend() (first, last float64, p float64, ok bool) {
 
 func (w *runWarn) observe(f *facts, rec *trace.Record, t *TraceAcc) {
 	if f.tokens >= notStreamedMinTokens {
-		ratio := 0.0
-		if f.e2e > 0 && f.content > 0 {
-			ratio = float64(f.ttft) / float64(f.e2e)
-		}
-		if f.lastShare > notStreamedLastShare || ratio >= notStreamedTTFT {
+		rate, bunched := f.arrivalRate()
+		if f.lastShare > notStreamedLastShare || bunched {
 			if w.notStreamed == 0 {
 				w.notStreamedEx = rec.ID
 			}
 			w.notStreamed++
 			w.notStreamedShare = math.Max(w.notStreamedShare, f.lastShare)
-			w.notStreamedR = math.Max(w.notStreamedR, ratio)
+			w.notStreamedR = math.Max(w.notStreamedR, rate)
 		}
 	}
 	if f.serverTokens >= 0 && t.counter.tok != nil && f.content > 0 {
@@ -217,7 +216,7 @@ func runWarnings(r *run) []Warning {
 	if w.notStreamed > 0 {
 		add(WarnNotStreamed, "responses arrived in one piece, not as a stream: TTFT and per-stream speed mean nothing here",
 			map[string]any{"n_requests": w.notStreamed, "of_requests": r.ok, "example": w.notStreamedEx,
-				"max_last_chunk_share": round3(w.notStreamedShare), "max_ttft_over_e2e": round3(w.notStreamedR)})
+				"max_last_chunk_share": round3(w.notStreamedShare), "max_arrival_tps": math.Round(w.notStreamedR)})
 	}
 	if w.mismatch > 0 {
 		add(WarnUsageMismatch, fmt.Sprintf("the server's token count and the tokens counted in the received text differ by more than %.0f%%", usageTolerance*100),

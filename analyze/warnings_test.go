@@ -35,12 +35,28 @@ func TestRequestWarnings(t *testing.T) {
 	}{
 		{
 			// Everything in one chunk at the end: the last chunk carries
-			// 7/7 = 100% of the tokens (> 50%), and TTFT 140 of E2E 150 ms
-			// = 0.93 (≥ 0.9).
+			// 7/7 = 100% of the tokens (> 50%); one chunk has no arrival
+			// rate (0).
 			name: "not streamed", code: WarnNotStreamed,
 			modify: func(r *trace.Record) { r.Chunks = []trace.Chunk{chunk(140, "1, 2, 3", 0)} },
 			check: func(t *testing.T, w *Warning) {
-				if w.Evidence["max_last_chunk_share"] != 1.0 || w.Evidence["max_ttft_over_e2e"] != 0.933 {
+				if w.Evidence["max_last_chunk_share"] != 1.0 || w.Evidence["max_arrival_tps"] != 0.0 {
+					t.Errorf("evidence %v", w.Evidence)
+				}
+			},
+		},
+		{
+			// Five chunks flushed together at 140 ms: the last carries 2 of 7
+			// tokens (29% ≤ 50%), but the 6 tokens after the first chunk
+			// arrived within 0.1 ms: 6 / 0.0001 s = 60,000 tok/s > 20,000.
+			name: "flushed at the end", code: WarnNotStreamed,
+			modify: func(r *trace.Record) {
+				for i := range r.Chunks {
+					r.Chunks[i].T = int64((140 + 0.025*float64(i)) * float64(msNs))
+				}
+			},
+			check: func(t *testing.T, w *Warning) {
+				if w.Evidence["max_last_chunk_share"] != 0.286 || w.Evidence["max_arrival_tps"] != 60000.0 {
 					t.Errorf("evidence %v", w.Evidence)
 				}
 			},
@@ -124,11 +140,30 @@ func TestRequestWarnings(t *testing.T) {
 			}
 			c.check(t, w)
 			for _, other := range g.Warnings {
-				if other.Code != c.code && !(c.code == WarnImplausible && other.Code == WarnNotStreamed) {
+				if other.Code != c.code && !(c.code == WarnImplausible && other.Code == WarnNotStreamed) && !(c.name == "flushed at the end" && other.Code == WarnImplausible) {
 					t.Errorf("unexpected extra warning %s: %s", other.Code, other.Message)
 				}
 			}
 		})
+	}
+}
+
+// TestLongPrefillStillStreams: a 32k-token prompt's prefill makes TTFT most
+// of E2E, but the tokens arrive spread out, so the response streamed.
+// TTFT 9,000 ms of E2E 9,050 ms = 0.994 (the old TTFT-share rule flagged
+// ≥ 0.9); the 6 tokens after the first chunk took 40 ms: 150 tok/s, far
+// below 20,000, and the last chunk carries 2/7 = 29% ≤ 50%.
+func TestLongPrefillStillStreams(t *testing.T) {
+	h := header("long", phase(0, 1, 32000, 7, 0))
+	r := okRecord("long", 0, 0)
+	r.InputTokens = 32000
+	for i := range r.Chunks {
+		r.Chunks[i].T = int64((9000 + 10*float64(i)) * float64(msNs))
+	}
+	r.Done = 9050 * msNs
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: []trace.Record{r}})
+	if w := hasWarning(res.Groups([]string{KeyConcurrency})[0].Warnings, WarnNotStreamed); w != nil {
+		t.Fatalf("a streamed response after a long prefill was flagged: %+v", w)
 	}
 }
 
