@@ -407,7 +407,7 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 		}
 		if t.counter.fallback != "" {
 			out = append(out, Warning{Code: WarnNoTokenizer, Keys: lk,
-				Message:  "the trace's tokenizer could not be loaded: requests without server usage are counted one token per chunk, and usage is not checked; give the tokenizer (analyze --tokenizer) to fix",
+				Message:  "the trace's tokenizer could not be loaded: requests without server usage are counted one token per chunk, and usage is not checked; give its tokenizer.json (Options.Tokenizer; the --tokenizer flag of analyze and check) to fix",
 				Evidence: map[string]any{"tokenizer": t.info.Tokenizer, "error": t.counter.fallback}})
 		}
 		var runs []*run

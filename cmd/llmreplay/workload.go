@@ -77,17 +77,20 @@ Schedules:
 				}
 			}
 			cfg.Shape = workload.Shape(shape)
+			// 0 in BuildConfig means "the default"; on the command line a
+			// given 0 is a mistake only the CLI can see. Every other range
+			// check is BuildConfig's (flagError names the flag).
 			for _, c := range []struct {
 				name string
-				bad  bool
+				zero bool
 			}{
-				{"max-tokens", cfg.MaxTokens < 1},
-				{"repeats", cfg.Repeats < 1},
-				{"requests", cfg.Requests < 1},
-				{"time-scale", !(cfg.TimeScale > 0)},
+				{"max-tokens", cfg.MaxTokens == 0},
+				{"repeats", cfg.Repeats == 0},
+				{"requests", cfg.Requests == 0},
+				{"time-scale", cfg.TimeScale == 0},
 			} {
-				if f.Changed(c.name) && c.bad {
-					return usagef("bad --%s: it must be positive", c.name)
+				if f.Changed(c.name) && c.zero {
+					return usagef("bad --%s 0: it must be positive (leave it out for the default)", c.name)
 				}
 			}
 			isTrace := strings.HasPrefix(cfg.Schedule, workload.KindTrace+":")
