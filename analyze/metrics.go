@@ -62,8 +62,10 @@ func (m *Metric) Stats() []string {
 
 func okOnly(f *facts) bool { return f.ok }
 
-// Metrics is the registry, in display order.
-var Metrics = []*Metric{
+// Metrics is the registry, in display order. The server-timer metrics live
+// in server.go beside their parsing and come after the client metrics they
+// are set beside.
+var Metrics = append([]*Metric{
 	{
 		Name: "ttft", Unit: "ms", Scope: PerRequest,
 		Doc: "time to first token: arrival of the first chunk carrying text or reasoning − the actual send (successful requests)",
@@ -237,7 +239,7 @@ var Metrics = []*Metric{
 			return a.Value / b.Value, true
 		},
 	},
-}
+}, serverMetrics...)
 
 var metricIndex = func() map[string]int {
 	m := make(map[string]int, len(Metrics))

@@ -34,6 +34,9 @@ type facts struct {
 	t []int64 // content chunk arrival times
 	k []int   // tokens per content chunk (server count, else tokenizer count)
 
+	srv        serverTimers // the server's own figures (timers())
+	timersRead bool
+
 	bytes     int // wire bytes of all chunks
 	lastShare float64
 	text      []byte // received text (not reasoning), for the count-up check

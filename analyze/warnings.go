@@ -309,6 +309,7 @@ func groupWarnings(res *Result, g *Group) []Warning {
 			Message:  "this cell mixes traces with different workloads or models; label them apart (name=path) to compare them",
 			Evidence: map[string]any{"workload_digests": sortedKeys(digests), "models": sortedKeys(models)}})
 	}
+	out = append(out, serverWarnings(g)...)
 	for _, w := range res.Warnings {
 		if w.Code == WarnSlowingDown && keysWithin(w.Keys, g.Keys) {
 			out = append(out, w)

@@ -1,0 +1,179 @@
+package analyze
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// Server timers: what a server says about its own work on one request,
+// read from what every trace already holds (no re-recording): llama.cpp's
+// `timings` (predicted_n/predicted_ms, prompt_n/prompt_ms, cache_n),
+// Ollama's eval_count/eval_duration and prompt_eval_count/
+// prompt_eval_duration (ns), OpenAI-style usage.prompt_tokens_details.
+// cached_tokens. Set beside what the stream delivered they show what the
+// serving layer costs, and catch a server whose self-reported speed is not
+// what its clients get.
+
+// serverTimers are one request's server-reported figures; a zero rate or a
+// negative cached count means "not reported".
+type serverTimers struct {
+	decodeTPS, prefillTPS float64
+	cached                int
+}
+
+// maxServerRate bounds a server-reported rate that is used at all: no
+// engine decodes or prefills a single request at 10 M tok/s, so a larger
+// figure is a broken or hostile timer, recorded in the trace and ignored
+// here.
+const maxServerRate = 1e7
+
+// rate is n tokens over d seconds when both are plausible.
+func rate(n, seconds float64) float64 {
+	if n <= 0 || seconds <= 0 || math.IsInf(n, 0) || math.IsNaN(n) || math.IsInf(seconds, 0) {
+		return 0
+	}
+	r := n / seconds
+	if r > maxServerRate {
+		return 0
+	}
+	return r
+}
+
+// timerFields are the keys of the servers' usage and timings objects that
+// carry their own timers.
+type timerFields struct {
+	PredictedN   float64        `json:"predicted_n"`
+	PredictedMs  float64        `json:"predicted_ms"`
+	PromptN      float64        `json:"prompt_n"`
+	PromptMs     float64        `json:"prompt_ms"`
+	CacheN       *int64         `json:"cache_n"`
+	TokensCached *int64         `json:"tokens_cached"`
+	EvalCount    float64        `json:"eval_count"`
+	EvalDur      float64        `json:"eval_duration"`
+	PromptEval   float64        `json:"prompt_eval_count"`
+	PromptDur    float64        `json:"prompt_eval_duration"`
+	Details      *cachedDetails `json:"prompt_tokens_details"`
+}
+
+type cachedDetails struct {
+	Cached *int64 `json:"cached_tokens"`
+}
+
+// readServerTimers parses the usage and timings objects a record holds.
+func readServerTimers(usage, timings string) serverTimers {
+	t := serverTimers{cached: -1}
+	for _, s := range []string{timings, usage} {
+		if s == "" || s == "null" {
+			continue
+		}
+		var v timerFields
+		if json.Unmarshal([]byte(s), &v) != nil {
+			continue
+		}
+		if t.decodeTPS == 0 {
+			t.decodeTPS = max(rate(v.PredictedN, v.PredictedMs/1e3), rate(v.EvalCount, v.EvalDur/1e9))
+		}
+		if t.prefillTPS == 0 {
+			t.prefillTPS = max(rate(v.PromptN, v.PromptMs/1e3), rate(v.PromptEval, v.PromptDur/1e9))
+		}
+		for _, c := range []*int64{v.CacheN, v.TokensCached, detailsCached(v.Details)} {
+			if t.cached < 0 && c != nil && *c >= 0 && *c < 1<<31 {
+				t.cached = int(*c)
+			}
+		}
+	}
+	return t
+}
+
+func detailsCached(d *cachedDetails) *int64 {
+	if d == nil {
+		return nil
+	}
+	return d.Cached
+}
+
+// timers parses the record's server figures once per record.
+func (f *facts) timers() serverTimers {
+	if !f.timersRead {
+		f.srv = readServerTimers(f.rec.Usage, f.rec.Timings)
+		f.timersRead = true
+	}
+	return f.srv
+}
+
+// serverMetrics are the metrics from servers' own timers (docs/METRICS.md).
+var serverMetrics = []*Metric{
+	{
+		Name: "server_decode_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
+		Doc: "the server's own decode speed for one request: its generated-token count / its decode time (llama.cpp timings predicted_n / predicted_ms; Ollama eval_count / eval_duration), successful requests whose server reports them",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) {
+				if r := f.timers().decodeTPS; r > 0 {
+					out.AddN(r, 1)
+				}
+			}
+		},
+	},
+	{
+		Name: "server_prefill_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
+		Doc: "the server's own prompt-processing speed: its prompt-token count / its prompt time (llama.cpp prompt_n / prompt_ms; Ollama prompt_eval_count / prompt_eval_duration); tokens served from its cache are not counted by the server",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) {
+				if r := f.timers().prefillTPS; r > 0 {
+					out.AddN(r, 1)
+				}
+			}
+		},
+	},
+	{
+		Name: "server_cached_tokens", Unit: "tokens", Scope: PerRequest,
+		Doc: "prompt tokens the server says it served from its cache (llama.cpp cache_n or tokens_cached; OpenAI-style usage.prompt_tokens_details.cached_tokens)",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) {
+				if c := f.timers().cached; c >= 0 {
+					out.AddN(float64(c), 1)
+				}
+			}
+		},
+	},
+	{
+		Name: "serving_overhead", Unit: "x", Scope: PerRequest,
+		Doc: "what the serving layer takes from the engine's speed, per request: 1 − per_stream_tps / server_decode_tps (0: the stream delivers what the engine decodes; 0.3: the client sees 30% less); median over requests with its interval",
+		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if !okOnly(f) {
+				return
+			}
+			sd := f.timers().decodeTPS
+			ps, ok := f.perStream(d)
+			if sd > 0 && ok {
+				out.AddN(1-ps/sd, 1)
+			}
+		},
+	},
+}
+
+// WarnServerClaimsFaster: the server's own decode timer claims a speed its
+// clients did not receive.
+const WarnServerClaimsFaster = "server_claims_faster"
+
+// overheadWarn is the serving_overhead above which a group warns. The
+// client's per-stream speed spans first to last content chunk, the same
+// tokens a server's decode timer counts, so on a healthy server they agree
+// to within the framing and scheduling of a local HTTP stream (the
+// simulator: under 1%; a real llama.cpp measured here: a few %). 20% is
+// far above that and below the 30% gap the source document reports for a
+// serving layer that "eats speed".
+const overheadWarn = 0.20
+
+// serverWarnings checks a group's serving overhead.
+func serverWarnings(g *Group) []Warning {
+	v, ok := g.Values["serving_overhead"]
+	if !ok || !v.Valid() || v.Value <= overheadWarn {
+		return nil
+	}
+	return []Warning{{Code: WarnServerClaimsFaster, Keys: g.Keys,
+		Message: fmt.Sprintf("the server's own decode timer says %s tok/s, but streams received %.0f%% less (serving overhead %.2f over %d requests): the serving layer, not the engine, sets the speed users get",
+			FormatNum(g.Values["server_decode_tps"].Value, false), v.Value*100, v.Value, v.N),
+		Evidence: map[string]any{"serving_overhead": v.Value, "lo": v.Lo, "hi": v.Hi, "server_decode_tps": g.Values["server_decode_tps"].Value, "per_stream_tps": g.Values["per_stream_tps"].Value, "requests": v.N}}}
+}
