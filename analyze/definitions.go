@@ -121,10 +121,13 @@ func DefinitionNames() []string {
 	return out
 }
 
-// LookupDefinitions returns the named definition set.
+// DefaultDefinitions is the definition set used when none is named.
+const DefaultDefinitions = "llmreplay"
+
+// LookupDefinitions returns the named definition set ("": DefaultDefinitions).
 func LookupDefinitions(name string) (DefinitionSet, error) {
 	if name == "" {
-		name = "llmreplay"
+		name = DefaultDefinitions
 	}
 	d, ok := definitionSets[name]
 	if !ok {

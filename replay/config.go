@@ -19,6 +19,7 @@ import (
 const (
 	DefaultFlushInterval = trace.DefaultFlushInterval
 	DefaultGrace         = 5 * time.Second
+	DefaultAPI           = "openai-chat"
 )
 
 // Config is one replay run.
@@ -26,7 +27,7 @@ type Config struct {
 	Workload *workload.Workload
 	// URL is the server's base address, e.g. http://127.0.0.1:8080.
 	URL   string
-	API   string // an endpoint name, see endpoint.Names
+	API   string // an endpoint name, see endpoint.Names ("": DefaultAPI)
 	Model string // empty: ask the server (/v1/models) for its first model
 	Label string
 	// APIKey is sent as a bearer token and written nowhere else.
@@ -126,6 +127,9 @@ var apiRoutes = []string{"/v1/chat/completions", "/v1/completions", "/completion
 func (c Config) Resolve() (*Resolved, error) {
 	if c.Workload == nil || len(c.Workload.Requests) == 0 {
 		return nil, fieldErr("Workload", "has no requests", "build one with 'llmreplay workload build'")
+	}
+	if c.API == "" {
+		c.API = DefaultAPI
 	}
 	ep, err := endpoint.Lookup(c.API)
 	if err != nil {

@@ -25,7 +25,8 @@ type Sink interface {
 }
 
 // TraceFile is the sink that writes the trace file at Path, flushed every
-// FlushInterval (0: DefaultFlushInterval) so a crash loses at most that.
+// FlushInterval (0: the trace writer's default, DefaultFlushInterval) so a
+// crash loses at most that.
 type TraceFile struct {
 	Path          string
 	FlushInterval time.Duration
@@ -34,11 +35,11 @@ type TraceFile struct {
 
 // Start creates the file and writes the header.
 func (t *TraceFile) Start(h trace.Header) error {
-	d := t.FlushInterval
-	if d <= 0 {
-		d = DefaultFlushInterval
+	var opts []trace.Option
+	if t.FlushInterval > 0 { // else the writer applies its own default, the one owner
+		opts = append(opts, trace.WithFlushInterval(t.FlushInterval))
 	}
-	w, err := trace.Create(t.Path, h, trace.WithFlushInterval(d))
+	w, err := trace.Create(t.Path, h, opts...)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ type traceFlags struct {
 }
 
 func (f *traceFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.definitions, "definitions", "llmreplay",
+	cmd.Flags().StringVar(&f.definitions, "definitions", analyze.DefaultDefinitions,
 		"compute metrics the way a tool does: "+strings.Join(analyze.DefinitionNames(), "|"))
 	cmd.Flags().StringVar(&f.slo, "slo", "ttft=2s,tpot=50ms", "goodput bounds: ttft=, tpot=, e2e= durations")
 	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "count received text with this tokenizer instead of the trace's (o200k_base, cl100k_base or a tokenizer.json path)")

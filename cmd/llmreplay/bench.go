@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/internal/bench"
+	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/sim"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -92,7 +94,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			return nil
 		},
 	}
-	f.register(cmd, "openai-chat")
+	f.register(cmd, replay.DefaultAPI)
 	fs := cmd.Flags()
 	fs.StringVar(&f.url, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(profileNames(), ", ")+")")
@@ -100,10 +102,10 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", bench.DefaultInputTokens, "exact prompt length(s) in tokens")
 	fs.IntVar(&cfg.MaxTokens, "max-tokens", bench.DefaultMaxTokens, "output tokens per request")
 	fs.IntVar(&cfg.Repeats, "repeats", bench.DefaultRepeats, "runs of each level (the table shows medians)")
-	fs.StringVar(&cfg.Tokenizer, "tokenizer", "o200k_base", "tokenizer for exact prompts: o200k_base, cl100k_base or a tokenizer.json path")
-	fs.StringVar(&shape, "shape", "chat", "chat or completion")
+	fs.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base or a tokenizer.json path")
+	fs.StringVar(&shape, "shape", string(workload.ShapeChat), "chat or completion")
 	fs.StringVar(&cfg.Results, "results", bench.DefaultResults, "folder for the workload, trace and tables")
-	fs.StringVar(&cfg.Definitions, "definitions", "llmreplay", "metric definition set for the table")
+	fs.StringVar(&cfg.Definitions, "definitions", analyze.DefaultDefinitions, "metric definition set for the table")
 	return cmd
 }
 

@@ -134,7 +134,7 @@ requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
 			return runReplay(cmd, cfg, f.failOnError)
 		},
 	}
-	f.register(cmd, "openai-chat")
+	f.register(cmd, replay.DefaultAPI)
 	sf.register(cmd)
 	cmd.Flags().StringVar(&f.url, "url", "", "server base address, e.g. http://127.0.0.1:8080 (required)")
 	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "with --send-token-ids: the path of the workload's tokenizer.json (not needed for o200k_base/cl100k_base)")
