@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/internal/version"
 )
 
 // exitError carries an exit status with an error. Only package main decides
@@ -53,7 +56,10 @@ traces into tables offline.`,
   llmreplay bench --url http://127.0.0.1:8080 --label "llama.cpp Q4_K_M"`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints the same first line as the version command.
+		Version: version.Tool,
 	}
+	root.SetVersionTemplate("llmreplay {{.Version}} (" + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Flag errors are bad input: exit 2 with the flag's own message.
