@@ -88,6 +88,9 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			if res.Summary.Stopped {
 				return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every request that finished", res.Trace)}
 			}
+			if err := noneSucceeded(res.Summary); err != nil {
+				return err
+			}
 			if f.failOnError && res.Summary.Failed > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("%d requests failed (--fail-on-error)", res.Summary.Failed)}
 			}

@@ -97,9 +97,10 @@ workload's schedule says, and writes a trace with each streamed chunk's
 arrival time, the text, the server's usage and every error.
 
 Failed requests are data: they are recorded with an error class and the run
-goes on. The exit status is 0 when the run completed (even with failed
-requests; see --fail-on-error), 2 for bad input, 1 when it could not run,
-130 when stopped with Ctrl-C (the trace is closed cleanly).`,
+goes on. The exit status is 0 when the run completed and at least one
+request succeeded (see --fail-on-error to fail on any failed request), 1 when
+no request succeeded or it could not run, 2 for bad input, 130 when stopped
+with Ctrl-C (the trace is closed cleanly).`,
 		Example: `  llmreplay workload build -o sweep.workload.zst
   llmreplay replay sweep.workload.zst --url http://127.0.0.1:8080 --label "llama.cpp Q4_K_M" -o q4.trace.zst`,
 		Args: cobra.ExactArgs(1),
@@ -193,10 +194,28 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, failOnError bool) error {
 	if sum.Stopped {
 		return &exitError{code: 130, err: fmt.Errorf("stopped: the trace %s holds every request that finished", sum.Trace)}
 	}
+	if err := noneSucceeded(sum); err != nil {
+		return err
+	}
 	if failOnError && sum.Failed > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d requests failed (--fail-on-error)", sum.Failed)}
 	}
 	return nil
+}
+
+// noneSucceeded is exit status 1 when requests were sent and not one
+// succeeded: such a run measured nothing, whatever --fail-on-error says.
+func noneSucceeded(sum *replay.Summary) error {
+	if sum.Sent == 0 || sum.OK > 0 {
+		return nil
+	}
+	main, n := "", 0
+	for c, k := range sum.ByClass {
+		if k > n || (k == n && string(c) < main) {
+			main, n = string(c), k
+		}
+	}
+	return &exitError{code: 1, err: fmt.Errorf("none of the %d requests succeeded (%d failed with %s): the trace %s holds their errors; `llmreplay trace cat` shows them", sum.Sent, n, main, sum.Trace)}
 }
 
 // progress prints a status line about once a second while a run goes on.
