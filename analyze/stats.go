@@ -179,3 +179,7 @@ func exactUP(u float64, n1, n2 int) float64 {
 	}
 	return math.Min(1, p/total)
 }
+
+// OrderCI is orderCI for clients of the core (the capacity search decides
+// each probe with the same distribution-free interval the tables show).
+func OrderCI(n int64, q, conf float64) (l, h int64) { return orderCI(n, q, conf) }

@@ -1,0 +1,219 @@
+package capacity
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// model is a server whose latency at level x is base(x)·exp(σ·Z), Z
+// standard normal, so its true q-quantile is base(x)·exp(σ·z_q) in closed
+// form and the true capacity is known without running anything.
+type model struct {
+	rng    *rand.Rand
+	base   func(x float64) float64
+	sigma  float64
+	failAt float64 // levels ≥ failAt fail every request (0: never)
+	calls  int
+}
+
+func (m *model) Probe(_ context.Context, x float64, n int) ([]Sample, time.Duration, error) {
+	m.calls++
+	out := make([]Sample, n)
+	for i := range out {
+		if m.failAt > 0 && x >= m.failAt {
+			continue
+		}
+		v := m.base(x) * math.Exp(m.sigma*m.rng.NormFloat64())
+		out[i] = Sample{OK: true, Values: map[string]float64{"ttft": v}}
+	}
+	return out, time.Duration(n) * time.Second, nil
+}
+
+const z90 = 1.2815515655446004 // standard normal 0.9 quantile
+
+func mustSLO(t *testing.T, s string) SLO {
+	t.Helper()
+	slo, err := ParseSLO(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slo
+}
+
+// TestConcurrencyCoverage: base(x) = 100·x ms, σ = 0.3, SLO ttft_p90 ≤ 1 s.
+// True p90(x) = 100·x·e^(0.3·1.28155) = 146.93·x ms, so x ≤ 1000/146.93 =
+// 6.806: the true capacity is 6 users (p90 881.6 ms at 6, 1028.5 ms at 7).
+// Over 200 seeded searches the reported interval must hold 6 at least 95%
+// of the time, and the search must use at most half the requests of a
+// 1..64 sweep at the same per-point confidence (64 points × one batch).
+func TestConcurrencyCoverage(t *testing.T) {
+	const truth, runs = 6, 200
+	slo := mustSLO(t, "ttft_p90<=1s")
+	if got := 1000 / (100 * math.Exp(0.3*z90)); math.Floor(got) != truth {
+		t.Fatalf("closed form gives %g", got)
+	}
+	covered, exact := 0, 0
+	var reqs []int
+	for seed := range runs {
+		m := &model{rng: rand.New(rand.NewPCG(uint64(seed), 1)), base: func(x float64) float64 { return 100 * x }, sigma: 0.3}
+		cfg := Config{SLO: slo, Lo: 1, Hi: 64, Integer: true}
+		r, err := Search(context.Background(), cfg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Outcome != Found {
+			t.Fatalf("seed %d: outcome %s (%s)", seed, r.Outcome, r.Reason)
+		}
+		if r.Lo <= truth && truth <= r.Hi {
+			covered++
+		}
+		if r.Answer == truth {
+			exact++
+		}
+		if r.Answer < r.Lo || r.Answer > r.Hi {
+			t.Errorf("seed %d: answer %g outside its interval [%g, %g]", seed, r.Answer, r.Lo, r.Hi)
+		}
+		reqs = append(reqs, r.Requests)
+	}
+	rc, _ := cfg0(slo).Resolve()
+	sweep := 64 * rc.Batch
+	maxReq := 0
+	for _, n := range reqs {
+		maxReq = max(maxReq, n)
+	}
+	t.Logf("interval held the truth in %d/%d runs, point answer exact in %d; requests per search max %d vs %d for a 1..64 sweep (batch %d)", covered, runs, exact, maxReq, sweep, rc.Batch)
+	if covered < runs*95/100 {
+		t.Errorf("coverage %d/%d below 95%%", covered, runs)
+	}
+	if maxReq > sweep/2 {
+		t.Errorf("a search used %d requests, more than half a 1..64 sweep (%d)", maxReq, sweep)
+	}
+}
+
+func cfg0(slo SLO) Config { return Config{SLO: slo, Lo: 1, Hi: 64, Integer: true} }
+
+// TestRateCoverage: an M/M/1-like latency base(x) = 50/(1 − x/10) ms with
+// σ = 0.3 and ttft_p90 ≤ 500 ms: 50·1.46930/(1 − x/10) ≤ 500 gives
+// x ≤ 10·(1 − 0.146930) = 8.5307 req/s.
+func TestRateCoverage(t *testing.T) {
+	const truth, runs = 8.5307, 200
+	slo := mustSLO(t, "ttft_p90<=500ms")
+	covered := 0
+	for seed := range runs {
+		m := &model{rng: rand.New(rand.NewPCG(uint64(seed), 2)), base: func(x float64) float64 { return 50 / (1 - x/10) }, sigma: 0.3}
+		r, err := Search(context.Background(), Config{SLO: slo, Lo: 0.5, Hi: 9.9, Resolution: 0.1}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Outcome != Found {
+			t.Fatalf("seed %d: outcome %s (%s)", seed, r.Outcome, r.Reason)
+		}
+		if r.Hi-r.Lo > 1 {
+			t.Errorf("seed %d: interval [%g, %g] wider than 1 req/s", seed, r.Lo, r.Hi)
+		}
+		if r.Lo <= truth && truth <= r.Hi {
+			covered++
+		}
+	}
+	t.Logf("rate interval held %g req/s in %d/%d runs", truth, covered, runs)
+	if covered < runs*95/100 {
+		t.Errorf("coverage %d/%d below 95%%", covered, runs)
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	lin := func(x float64) float64 { return 100 * x }
+	cases := []struct {
+		name     string
+		slo      string
+		cfg      Config
+		failAt   float64
+		want     Outcome
+		lo, hi   float64
+		inReason string
+	}{
+		// p90 at 1 user is 146.9 ms: nothing meets 10 ms.
+		{"no load meets", "ttft_p90<=10ms", Config{Lo: 1, Hi: 64, Integer: true}, 0, NoneMeets, 0, 0, "already fails"},
+		// p90 at 64 users is 9.4 s: everything meets 100 s.
+		{"every load meets", "ttft_p90<=100s", Config{Lo: 1, Hi: 64, Integer: true}, 0, AllMeet, 64, 64, "every level"},
+		// levels from 4 fail every request: errors come before the SLO (capacity 6).
+		{"errors first", "ttft_p90<=1s", Config{Lo: 1, Hi: 64, Integer: true}, 4, ErrorsHit, 2, 64, "requests failed at 4"},
+		// two probes' worth of requests: 1 and 2 pass, then the budget ends.
+		{"budget", "ttft_p90<=1s", Config{Lo: 1, Hi: 64, Integer: true, MaxRequests: 2 * 51}, 0, Budget, 2, 64, "budget ran out"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &model{rng: rand.New(rand.NewPCG(7, 7)), base: lin, sigma: 0.3, failAt: tc.failAt}
+			cfg := tc.cfg
+			cfg.SLO = mustSLO(t, tc.slo)
+			r, err := Search(context.Background(), cfg, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Outcome != tc.want || r.Lo != tc.lo || r.Hi != tc.hi || !strings.Contains(r.Reason, tc.inReason) {
+				t.Errorf("got %s [%g, %g] %q; want %s [%g, %g] containing %q", r.Outcome, r.Lo, r.Hi, r.Reason, tc.want, tc.lo, tc.hi, tc.inReason)
+			}
+			if cfg.MaxRequests > 0 && r.Requests > cfg.MaxRequests {
+				t.Errorf("used %d requests over the budget %d", r.Requests, cfg.MaxRequests)
+			}
+		})
+	}
+}
+
+// TestMinSamples: the 99% interval of a p90 needs n with 0.9ⁿ ≤ 0.005
+// (the top order statistic must be a valid upper end): n ≥ ln 0.005 /
+// ln 0.9 = 50.3, so 51.
+func TestMinSamples(t *testing.T) {
+	if got := MinSamples(0.9, 0.99); got != 51 {
+		t.Errorf("MinSamples(0.9, 0.99) = %d, want 51", got)
+	}
+}
+
+func TestParseSLO(t *testing.T) {
+	slo, err := ParseSLO("ttft_p90<=2s, tpot_p90<50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(slo) != 2 || slo[0].Metric != "ttft" || slo[0].Q != 0.9 || slo[0].Bound != 2000 || slo[1].Metric != "tpot" || slo[1].Bound != 50 {
+		t.Errorf("parsed %+v", slo)
+	}
+	if s := slo.Scaled(0.1); s[0].Bound != 200 || slo[0].Bound != 2000 {
+		t.Errorf("Scaled: %+v, original %+v", s, slo)
+	}
+	bad := []struct{ in, want string }{
+		{"", "empty SLO"},
+		{"ttfx_p90<=1s", "unknown"},
+		{"ttft_p90<=5tok/s", "unit"},
+		{"ttft_p90>=1s", "upper limit"},
+		{"ttft<=1s", "percentile"},
+		{"ttft_mean<=1s", "percentile"},
+		{"per_stream_tps_p90<=10", "not a per-request latency"},
+		{"ttft_p90{concurrency=4}<=1s", "selector"},
+		{"ttft_p90<=0s", "positive"},
+	}
+	for _, b := range bad {
+		_, err := ParseSLO(b.in)
+		if err == nil || !strings.Contains(err.Error(), b.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseSLO(%q) = %v, want one line containing %q", b.in, err, b.want)
+		}
+	}
+}
+
+func TestResolveRejects(t *testing.T) {
+	slo := SLO{{Metric: "ttft", Q: 0.9, Bound: 1000}}
+	for _, c := range []Config{
+		{SLO: slo, Lo: 5, Hi: 4},
+		{SLO: slo, Lo: 0, Hi: 4},
+		{SLO: slo, Lo: 1.2, Hi: 1.8, Integer: true},
+		{SLO: slo, Lo: 1, Hi: 4, Batch: 10},
+		{Lo: 1, Hi: 4},
+	} {
+		if _, err := c.Resolve(); err == nil {
+			t.Errorf("Resolve(%+v) accepted", c)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+// Package capacity finds the largest load (closed-loop users or open-loop
+// request rate) a server sustains while a latency SLO holds, with an
+// interval for that answer. It owns only the search: what a probe is (a
+// phase of one replay) is the caller's, handed in as a Prober, so the
+// search is tested against a model whose true answer is known in closed
+// form, and data still flows one way (workload → replay → trace → here).
+package capacity
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/claim"
+)
+
+// Term is one bound of an SLO: the q-quantile of a per-request time metric
+// must stay at or below Bound milliseconds.
+type Term struct {
+	Text   string  // as written
+	Metric string  // base metric name, e.g. "ttft"
+	Q      float64 // quantile, e.g. 0.9 for _p90
+	Bound  float64 // milliseconds
+}
+
+// SLO is a conjunction of terms: a load meets it when every term holds.
+type SLO []Term
+
+// ParseSLO reads "ttft_p90<=2s,tpot_p90<=50ms" with the claim language's
+// metric names and units (a bare number is milliseconds).
+func ParseSLO(s string) (SLO, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("empty SLO: give bounds like 'ttft_p90<=2s,tpot_p90<=50ms'")
+	}
+	var out SLO
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		c, err := claim.ParseClaim(part)
+		if err != nil {
+			return nil, fmt.Errorf("SLO term %v", strings.TrimPrefix(err.Error(), "claim "))
+		}
+		if len(c.Selector) > 0 {
+			return nil, fmt.Errorf("SLO term %q: drop the {…} selector, the search chooses the load itself", part)
+		}
+		m, stat, _ := analyze.LookupMetric(c.Metric)
+		if !m.IsTimeUnit() || m.Scope == analyze.PerRun || m.Scope == analyze.Count {
+			return nil, fmt.Errorf("SLO term %q: %s is not a per-request latency; use ttft, tpot, e2e or itl with a percentile, e.g. ttft_p90<=1s", part, m.Name)
+		}
+		q, ok := percentile(stat)
+		if !ok {
+			return nil, fmt.Errorf("SLO term %q: give a percentile such as %s_p90 (a tail the interval can bound), not %q", part, m.Name, c.Metric)
+		}
+		if c.Op != "<=" && c.Op != "<" {
+			return nil, fmt.Errorf("SLO term %q: a latency bound is an upper limit: write %s<=%s", part, c.Metric, strings.TrimSpace(part[strings.IndexAny(part, "<>=")+len(c.Op):]))
+		}
+		if c.Bound <= 0 {
+			return nil, fmt.Errorf("SLO term %q: the bound must be positive", part)
+		}
+		out = append(out, Term{Text: part, Metric: m.Name, Q: q, Bound: c.Bound})
+	}
+	return out, nil
+}
+
+func percentile(stat string) (float64, bool) {
+	if !strings.HasPrefix(stat, "p") {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(stat[1:], 64)
+	if err != nil || v <= 0 || v >= 100 {
+		return 0, false
+	}
+	return v / 100, true
+}
+
+// Scaled returns the SLO with every bound multiplied by f: a simulator run
+// at time scale f is judged against bounds scaled alike.
+func (s SLO) Scaled(f float64) SLO {
+	out := make(SLO, len(s))
+	for i, t := range s {
+		t.Bound *= f
+		out[i] = t
+	}
+	return out
+}
