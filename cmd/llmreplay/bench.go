@@ -46,12 +46,14 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			} else if cmd.Flags().Changed("profile") {
 				return usagef("--profile applies to the built-in simulator only: drop it, or drop --url")
 			}
-			// 0 is bench.Config's "default", not a value a user means.
+			// A given 0 is the command line's own case: bench.Config reads
+			// 0 as its default, which is not what a user typing 0 means.
+			// Negative values are the library's to refuse (one validator).
 			for _, n := range []struct {
 				flag string
 				v    int
 			}{{"max-tokens", cfg.MaxTokens}, {"repeats", cfg.Repeats}} {
-				if n.v < 1 {
+				if n.v == 0 {
 					return usagef("--%s %d: give at least 1", n.flag, n.v)
 				}
 			}

@@ -300,6 +300,9 @@ func TestBenchBadInputBeforeStart(t *testing.T) {
 	}{
 		{[]string{"--input-tokens", "-5"}, "--input-tokens -5 is not an input length"},
 		{[]string{"--max-tokens", "0"}, "--max-tokens 0: give at least 1"},
+		// Negative values are refused by the workload build, named by flag.
+		{[]string{"--max-tokens", "-3"}, "--max-tokens -3 is out of range"},
+		{[]string{"--repeats", "-2"}, "--repeats -2 is out of range"},
 		{[]string{"--profile", "nope"}, "--profile \"nope\" is not a simulator profile"},
 		{[]string{"--concurrency", "0"}, "--concurrency 0 is out of range"},
 		{[]string{"--api", "grpc"}, "--api \"grpc\" is not known"},
