@@ -167,4 +167,3 @@ func TestSIGKILLReplay(t *testing.T) {
 	t.Logf("killed %v into the run: %d records reported, %d in the trace (truncated tail: %v), last kept record written %v before the kill; server received %d",
 		killedAt.Sub(first).Round(time.Millisecond), len(reports), len(got), r.Truncated(), lostWindow.Round(time.Millisecond), served.Load())
 }
-
