@@ -63,6 +63,13 @@ type Config struct {
 	Tokenizer string
 	// ContinuousUsage asks for per-chunk token counts where offered.
 	ContinuousUsage bool
+	// ServerCache is what replay asks of the server's prompt cache where
+	// the API has a per-request switch (llama.cpp cache_prompt): "on",
+	// "off", "default" (send nothing), or "" (auto: off when Salt is on,
+	// since a salted run measures uncached prefill, else the server's
+	// default, so cache studies reach the cache). The trace header records
+	// what was sent.
+	ServerCache string
 
 	// Grace is how long in-flight requests may finish after ctx is
 	// cancelled (SIGINT) before they are cut off and marked cancelled;
@@ -165,6 +172,16 @@ func (c Config) Resolve() (*Resolved, error) {
 	}
 	if c.FlushInterval == 0 {
 		c.FlushInterval = DefaultFlushInterval
+	}
+	switch c.ServerCache {
+	case "":
+		c.ServerCache = "default"
+		if c.Salt {
+			c.ServerCache = "off"
+		}
+	case "on", "off", "default":
+	default:
+		return nil, fieldErr("ServerCache", fmt.Sprintf("%q is not a cache setting", c.ServerCache), "use on, off or default")
 	}
 	if c.Salt && c.SaltSeed == 0 {
 		var b [8]byte

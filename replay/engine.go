@@ -201,7 +201,7 @@ func newEngine(r *Resolved) *engine {
 		ep:      r.ep,
 		base:    r.base,
 		tok:     r.tok,
-		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage},
+		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage, PromptCache: promptCache(cfg.ServerCache)},
 		records: make(chan *trace.Record, 4096),
 	}
 	if cfg.Salt {
@@ -215,6 +215,15 @@ func newEngine(r *Resolved) *engine {
 	e.startUnix = e.start.UnixNano()
 	e.sum.ByClass = map[trace.ErrorClass]int{}
 	return e
+}
+
+// promptCache is what the endpoint sends for a resolved ServerCache:
+// nothing for "default".
+func promptCache(setting string) string {
+	if setting == "default" {
+		return ""
+	}
+	return setting
 }
 
 func maxSaltWords(wl *workload.Workload) int {
@@ -291,6 +300,7 @@ func (e *engine) header() trace.Header {
 			"prewarm":          strconv.FormatBool(e.cfg.Prewarm),
 			"send_token_ids":   strconv.FormatBool(e.cfg.SendTokenIDs),
 			"continuous_usage": strconv.FormatBool(e.cfg.ContinuousUsage),
+			"server_cache":     e.cfg.ServerCache,
 		},
 	}
 	if h.Label == "" {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -321,5 +322,45 @@ func TestBenchBadInputBeforeStart(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "results")); err == nil {
 			t.Errorf("bench %v left a results folder", c.args)
 		}
+	}
+}
+
+// Cache studies must reach the cache: replaying identical raw prompts twice
+// to llama.cpp's API with --salt off leaves cache_prompt to the server (on),
+// so the second run's prompts are served from its cache (cache_n > 0); a
+// salted run sends cache_prompt: false and every prompt is computed. The
+// trace header records what was sent. The simulator honours cache_prompt
+// as llama-server does.
+func TestPromiseCacheStudiesReachTheCache(t *testing.T) {
+	bin := builtBinary(t)
+	url := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km")
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--shape", "completion", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
+	cached := func(name string, args ...string) (float64, string) {
+		tr := filepath.Join(dir, name)
+		a := append([]string{"replay", wl, "--url", url, "--api", "llamacpp", "--model", "m", "-o", tr}, args...)
+		if _, e, code := run(t, nil, bin, a...); code != 0 {
+			t.Fatalf("replay %v: %d %s", args, code, e)
+		}
+		out, e, code := run(t, nil, bin, "analyze", "--format", "csv", "--by", "label", "--metrics", "server_cached_tokens", tr)
+		if code != 0 {
+			t.Fatalf("analyze: %s", e)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		cells := strings.Split(lines[len(lines)-1], ",")
+		v := 0.0
+		fmt.Sscan(cells[1], &v)
+		info, _, _ := run(t, nil, bin, "trace", "info", tr)
+		return v, info
+	}
+	if v, info := cached("salted.trace.zst"); v != 0 || !strings.Contains(info, "server_cache=off") {
+		t.Errorf("salted run: %v cached tokens (want 0), header:\n%s", v, info)
+	}
+	cached("first.trace.zst", "--salt", "off")
+	if v, info := cached("again.trace.zst", "--salt", "off"); v <= 0 || !strings.Contains(info, "server_cache=default") {
+		t.Errorf("repeated unsalted run: %v cached tokens (want > 0), header:\n%s", v, info)
+	}
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--server-cache", "maybe"); code != 2 || !strings.Contains(e, `--server-cache "maybe" is not a cache setting`) {
+		t.Errorf("--server-cache maybe: %d %s", code, e)
 	}
 }

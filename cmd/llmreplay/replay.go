@@ -30,6 +30,7 @@ type replayFlags struct {
 	sendTokenIDs           bool
 	tokenizer              string
 	continuousUsage        bool
+	serverCache            string
 	failOnError            bool
 }
 
@@ -50,6 +51,7 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.BoolVar(&f.sendTokenIDs, "send-token-ids", false, "send prompts as token ids (openai-completions, llamacpp; the workload's tokenizer must be the model's)")
 	fs.BoolVar(&f.continuousUsage, "continuous-usage", false, "ask for per-chunk token counts (vLLM's continuous_usage_stats)")
 	fs.BoolVar(&f.failOnError, "fail-on-error", false, "exit with status 1 when any request failed")
+	fs.StringVar(&f.serverCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
 }
 
 // config turns the flags into a replay.Config. It checks only what is the
@@ -81,6 +83,7 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 		SendTokenIDs:    f.sendTokenIDs,
 		Tokenizer:       f.tokenizer,
 		ContinuousUsage: f.continuousUsage,
+		ServerCache:     f.serverCache,
 	}
 	return cfg, nil
 }
@@ -151,7 +154,7 @@ var flagOf = map[string]string{
 	// replay.Config
 	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
 	"IdleTimeout": "--idle-timeout", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
-	"Model": "--model",
+	"Model": "--model", "ServerCache": "--server-cache",
 	// workload.BuildConfig
 	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
 	"Repeats": "--repeats", "Requests": "--requests", "TimeScale": "--time-scale", "Arrival": "--arrival",

@@ -24,6 +24,10 @@ type Options struct {
 	// ContinuousUsage asks for per-chunk token counts where the server
 	// offers them (vLLM's stream_options.continuous_usage_stats).
 	ContinuousUsage bool
+	// PromptCache, where the API has a per-request switch for reusing the
+	// server's cached prompt (llama.cpp cache_prompt), sends it: "on" or
+	// "off"; "" sends nothing, leaving the server's default.
+	PromptCache string
 }
 
 // Endpoint is one API shape.

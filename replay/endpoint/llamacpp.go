@@ -26,9 +26,12 @@ type llamaCppBody struct {
 	NPredict    int     `json:"n_predict,omitempty"`
 	Temperature float64 `json:"temperature"`
 	IgnoreEOS   bool    `json:"ignore_eos,omitempty"`
-	// CachePrompt false keeps one request's KV cache from serving the next:
-	// the salt already makes prompts differ, this makes sure.
-	CachePrompt bool `json:"cache_prompt"`
+	// CachePrompt is sent only when Options.PromptCache says so: replay
+	// turns it off when prompts are salted (belt and braces: the salt
+	// already makes them differ) and leaves the server's default (on)
+	// otherwise, so cache studies (--salt off, --prefix shared) reach
+	// llama.cpp's prompt cache.
+	CachePrompt *bool `json:"cache_prompt,omitempty"`
 	Stream      bool `json:"stream"`
 	// ReturnTokens makes each event list its token ids, which gives a true
 	// per-chunk token count when an event carries several tokens (or none,
@@ -46,6 +49,11 @@ func (e LlamaCpp) NewRequest(ctx context.Context, base string, r *workload.Reque
 		IgnoreEOS:    r.IgnoreEOS,
 		Stream:       true,
 		ReturnTokens: o.ContinuousUsage,
+	}
+	switch o.PromptCache {
+	case "on", "off":
+		v := o.PromptCache == "on"
+		b.CachePrompt = &v
 	}
 	prompt, err := rawPrompt(e.Name(), r, o)
 	if err != nil {

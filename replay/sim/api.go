@@ -34,6 +34,7 @@ type job struct {
 	continuousUsage bool
 	promptIDs       []int
 	maxTokens       int
+	noReuse         bool // cache_prompt: false
 }
 
 func (s *Server) routes() {
@@ -113,6 +114,9 @@ type wire struct {
 	Options *struct {
 		NumPredict *int `json:"num_predict"`
 	} `json:"options"`
+	// CachePrompt is llama.cpp's switch for reusing the cached prompt
+	// (llama-server's default: true).
+	CachePrompt *bool `json:"cache_prompt"`
 }
 
 type wireMessage struct {
@@ -133,7 +137,7 @@ func (s *Server) parse(r *http.Request, a api) (*job, error) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("the request body is not valid JSON: %v", err)
 	}
-	j := &job{api: a, model: in.Model}
+	j := &job{api: a, model: in.Model, noReuse: in.CachePrompt != nil && !*in.CachePrompt}
 	if j.model == "" {
 		j.model = s.model
 	}

@@ -7,6 +7,9 @@ type seq struct {
 	promptTokens int
 	hashes       []uint64 // chained block hashes of the prompt
 	maxTokens    int
+	// noReuse is llama.cpp's cache_prompt: false: the prompt is computed
+	// in full (no lookup) and still leaves its blocks in the cache.
+	noReuse bool
 
 	// Set by the core at admission.
 	cachedTokens int
@@ -95,7 +98,7 @@ func (c *core) admit() {
 		c.waiting[0] = nil
 		c.waiting = c.waiting[1:]
 		hit := 0
-		if c.cache != nil {
+		if c.cache != nil && !s.noReuse {
 			hit = c.cache.lookup(s.hashes) * c.p.BlockSize
 		}
 		// At least one prompt token is always computed: the first output

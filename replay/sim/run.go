@@ -34,7 +34,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 		}
 		st = newStream()
 		defer st.gone.Store(true) // an unfinished stream leaves the engine
-		sq := &seq{promptTokens: prompt, maxTokens: n, out: st}
+		sq := &seq{promptTokens: prompt, maxTokens: n, out: st, noReuse: j.noReuse}
 		if !s.cfg.DisablePrefixCache && s.prof.BlockSize > 0 && s.prof.CacheBlocks > 0 {
 			sq.hashes = blockHashes(j.promptIDs, s.prof.BlockSize)
 		}
