@@ -32,7 +32,7 @@ type llamaCppBody struct {
 	// otherwise, so cache studies (--salt off, --prefix shared) reach
 	// llama.cpp's prompt cache.
 	CachePrompt *bool `json:"cache_prompt,omitempty"`
-	Stream      bool `json:"stream"`
+	Stream      bool  `json:"stream"`
 	// ReturnTokens makes each event list its token ids, which gives a true
 	// per-chunk token count when an event carries several tokens (or none,
 	// while a multi-byte character is incomplete).
