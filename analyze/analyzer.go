@@ -25,8 +25,24 @@ type SLO struct {
 	E2E  time.Duration `json:"e2e_ms"`
 }
 
-// DefaultSLO is --slo ttft=2s,tpot=50ms.
+// DefaultSLO is the goodput bound when Options.SLO is zero; the CLI's
+// --slo default is its String.
 var DefaultSLO = SLO{TTFT: 2 * time.Second, TPOT: 50 * time.Millisecond}
+
+// String writes the SLO the way ParseSLO reads it ("ttft=2s,tpot=50ms"),
+// leaving out bounds that are not checked.
+func (s SLO) String() string {
+	var parts []string
+	for _, b := range []struct {
+		name string
+		d    time.Duration
+	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"e2e", s.E2E}} {
+		if b.d > 0 {
+			parts = append(parts, b.name+"="+b.d.String())
+		}
+	}
+	return strings.Join(parts, ",")
+}
 
 // ParseSLO reads "ttft=2s,tpot=50ms[,e2e=10s]"; a bare number is
 // milliseconds.

@@ -3,6 +3,7 @@ package analyze
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmreplay/llmreplay/trace"
 )
@@ -215,5 +216,26 @@ func TestClientBehindOpenLoop(t *testing.T) {
 	c2 = findGroup(t, res.Groups([]string{KeyConcurrency}), map[string]any{KeyConcurrency: 2})
 	if hasWarning(c2.Warnings, WarnClientBehind) == nil {
 		t.Errorf("burst: a 9.9 ms spread against a 7.5 ms limit should warn, got %v", c2.WarningCodes)
+	}
+}
+
+// TestSLOString: String writes what ParseSLO reads, so the CLI's --slo
+// default (DefaultSLO.String()) is DefaultSLO itself, not a second copy.
+func TestSLOString(t *testing.T) {
+	for _, tc := range []struct {
+		slo  SLO
+		want string
+	}{
+		{DefaultSLO, "ttft=2s,tpot=50ms"},
+		{SLO{TTFT: 150 * time.Millisecond, E2E: 10 * time.Second}, "ttft=150ms,e2e=10s"},
+		{SLO{TPOT: 1500 * time.Microsecond}, "tpot=1.5ms"},
+	} {
+		if got := tc.slo.String(); got != tc.want {
+			t.Errorf("%+v: String() = %q, want %q", tc.slo, got, tc.want)
+		}
+		back, err := ParseSLO(tc.slo.String())
+		if err != nil || back != tc.slo {
+			t.Errorf("ParseSLO(%q) = %+v, %v; want %+v", tc.slo.String(), back, err, tc.slo)
+		}
 	}
 }

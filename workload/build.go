@@ -25,6 +25,8 @@ const (
 	DefaultMaxTokens   = 256
 	DefaultSchedule    = "burst:1,4,8,16,32"
 	DefaultSaltWords   = 4
+	DefaultPrefix      = "unique"
+	DefaultTimeScale   = 1.0
 	// DefaultBurstRepeats follows the seeds, which take medians of 5.
 	DefaultBurstRepeats = 5
 	// NoSaltWords in BuildConfig.SaltWords builds prompts without a salt
@@ -122,7 +124,7 @@ func Build(cfg BuildConfig) (*Workload, error) {
 		return nil, fieldErr("MaxTokens", fmt.Sprintf("%d is out of range", cfg.MaxTokens), fmt.Sprintf("use 1 to %d", MaxOutputTokens))
 	}
 	if cfg.Prefix == "" {
-		cfg.Prefix = "unique"
+		cfg.Prefix = DefaultPrefix
 	}
 	if cfg.Schedule == "" {
 		cfg.Schedule = DefaultSchedule
@@ -142,7 +144,7 @@ func Build(cfg BuildConfig) (*Workload, error) {
 		return nil, fieldErr("Requests", fmt.Sprintf("%d is out of range", cfg.Requests), fmt.Sprintf("use 1 to %d", MaxRequests))
 	}
 	if cfg.TimeScale == 0 {
-		cfg.TimeScale = 1
+		cfg.TimeScale = DefaultTimeScale
 	}
 	if !(cfg.TimeScale > 0 && cfg.TimeScale <= 1000) {
 		return nil, fieldErr("TimeScale", fmt.Sprintf("%g is out of range", cfg.TimeScale), "use a factor above 0 and at most 1000 (0.5 replays a log twice as fast)")

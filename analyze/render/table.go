@@ -204,11 +204,15 @@ func delta(a, b *analyze.Group, metric string) string {
 	return fmt.Sprintf("%+.1f%% (%s n=%d+%d)", (vb.Value/va.Value-1)*100, ps, len(sa), len(sb))
 }
 
+// DefaultBy is the grouping of the metric table when TableOptions.By is
+// empty (and the CLI's --by default).
+func DefaultBy() []string { return []string{analyze.KeyConcurrency} }
+
 // metricTable is one row per group and one column per metric.
 func metricTable(res *analyze.Result, o TableOptions, metrics []string) *Table {
 	by := o.By
 	if len(by) == 0 {
-		by = []string{analyze.KeyConcurrency}
+		by = DefaultBy()
 	}
 	groups := res.Groups(by)
 	keys := append([]string{analyze.KeyLabel}, analyze.WithoutLabel(by)...)

@@ -31,7 +31,7 @@ type traceFlags struct {
 func (f *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.definitions, "definitions", analyze.DefaultDefinitions,
 		"compute metrics the way a tool does: "+strings.Join(analyze.DefinitionNames(), "|"))
-	cmd.Flags().StringVar(&f.slo, "slo", "ttft=2s,tpot=50ms", "goodput bounds: ttft=, tpot=, e2e= durations")
+	cmd.Flags().StringVar(&f.slo, "slo", analyze.DefaultSLO.String(), "goodput bounds: ttft=, tpot=, e2e= durations")
 	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "count received text with this tokenizer instead of the trace's (o200k_base, cl100k_base or a tokenizer.json path)")
 }
 
@@ -143,7 +143,7 @@ footnote gives the evidence. In csv and json modes the warnings go to stderr
 		},
 	}
 	tf.register(cmd)
-	cmd.Flags().StringSliceVar(&by, "by", []string{"concurrency"}, "group rows by: concurrency, input-tokens, phase, label, repeat (comma-separated for several)")
+	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, input-tokens, phase, label, repeat (comma-separated for several)")
 	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the seeds' table")
 	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
 	cmd.Flags().BoolVar(&listMetrics, "list-metrics", false, "print every metric with its definition and exit")
