@@ -82,17 +82,18 @@ func WithLevel(l zstd.EncoderLevel) Option {
 //
 // All methods are safe for concurrent use.
 type Writer struct {
-	mu      sync.Mutex
-	out     io.Writer
-	file    *os.File // nil for NewWriter
-	name    string   // for errors
-	enc     *zstd.Encoder
-	pending bytes.Buffer // compressed bytes not yet handed to out
-	body    []byte       // reused record encoding buffer
-	dirty   bool         // records written since the last frame ended
-	err     error        // sticky: the first write error
-	closed  bool
-	shard   int // shard of the last shard entry written, -1 for none
+	mu       sync.Mutex
+	out      io.Writer
+	file     *os.File // nil for NewWriter
+	name     string   // for errors
+	enc      *zstd.Encoder
+	pending  bytes.Buffer // compressed bytes not yet handed to out
+	body     []byte       // reused record encoding buffer
+	dirty    bool         // records written since the last frame ended
+	err      error        // sticky: the first write error
+	closed   bool
+	shard    int      // shard of the last shard entry written, -1 for none
+	syncFile *os.File // file, when fsync means something for it
 
 	records        int64
 	flushedRecords int64
@@ -133,6 +134,11 @@ func Create(path string, h Header, opts ...Option) (*Writer, error) {
 		return nil, err
 	}
 	w.file = f
+	// fsync is for regular files; on a device or pipe (-o /dev/null) it
+	// fails with EINVAL although every byte was written.
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		w.syncFile = f
+	}
 	return w, nil
 }
 
@@ -270,7 +276,7 @@ func (w *Writer) Write(r *Record) error {
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	err := w.flushLocked()
-	f := w.file
+	f := w.syncFile
 	w.mu.Unlock()
 	if err != nil {
 		return err

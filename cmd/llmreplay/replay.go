@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,7 @@ func newReplayCmd() *cobra.Command {
 	var f replayFlags
 	var sf shardFlags
 	var out string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "replay WORKLOAD --url URL [flags]",
 		Short: "Send a workload to a server on its schedule and record every streamed chunk",
@@ -135,6 +137,14 @@ with Ctrl-C (the trace is closed cleanly).`,
 					return err
 				}
 			}
+			if err := outfile.Check(cfg.Trace, force, args[0], f.tokenizer); err != nil {
+				return usageError(err)
+			}
+			if force {
+				if err := outfile.Replace(cfg.Trace); err != nil {
+					return err
+				}
+			}
 			return runReplay(cmd, cfg, f.failOnError)
 		},
 	}
@@ -143,6 +153,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 	cmd.Flags().StringVar(&f.url, "url", "", "server base address, e.g. http://127.0.0.1:8080 (required)")
 	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "with --send-token-ids: the path of the workload's tokenizer.json (not needed for o200k_base/cl100k_base)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "trace file to write (default results/LABEL-TIME.trace.zst)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace the output file if it exists (never an input)")
 	return cmd
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 
@@ -17,6 +19,7 @@ func newSelftestCmd() *cobra.Command {
 	var (
 		cfg        selftest.Config
 		out        string
+		force      bool
 		cpuprofile string
 		sections   []int
 	)
@@ -59,6 +62,18 @@ printed with them.`,
 					return usagef("--section %d: sections are numbered 1 to 6", s)
 				}
 			}
+			// Before ten minutes of measuring, not after: an output that
+			// cannot or must not be written is known now.
+			if out != "" {
+				if dir := filepath.Dir(out); dir != "" {
+					if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+						return usagef("cannot write %s: folder %s does not exist (create it first)", out, dir)
+					}
+				}
+				if err := outfile.Check(out, force); err != nil {
+					return usageError(err)
+				}
+			}
 			exe, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("cannot find this program's path to start the simulator child: %w", err)
@@ -97,6 +112,7 @@ printed with them.`,
 	f.BoolVar(&cfg.Short, "short", false, "the CI version: every section at a small scale, a few seconds")
 	f.StringVar(&cfg.Dir, "dir", "", "keep the workloads and traces in this folder (default: a temporary one, removed)")
 	f.StringVarP(&out, "output", "o", "", "also write the table to this file")
+	f.BoolVar(&force, "force", false, "replace the -o file if it exists")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the client (this process) to this file, for go tool pprof")
 	f.IntSliceVar(&sections, "section", nil, "run only these sections (1-6)")
 	cmd.AddCommand(&cobra.Command{

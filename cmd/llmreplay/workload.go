@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -35,6 +36,7 @@ file, byte for byte, on any machine.`,
 func newWorkloadBuildCmd() *cobra.Command {
 	var (
 		out       string
+		force     bool
 		cfg       workload.BuildConfig
 		shape     string
 		saltWords int
@@ -75,6 +77,9 @@ Schedules:
 				if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 					return usagef("cannot write %s: folder %s does not exist (create it first)", out, dir)
 				}
+			}
+			if err := outfile.Check(out, force, cfg.Tokenizer, strings.TrimPrefix(cfg.Schedule, workload.KindTrace+":")); err != nil {
+				return usageError(err)
 			}
 			cfg.Shape = workload.Shape(shape)
 			// 0 in BuildConfig means "the default"; on the command line a
@@ -128,6 +133,7 @@ Schedules:
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "workload file to write (conventionally NAME.workload.zst)")
+	f.BoolVar(&force, "force", false, "replace the output file if it exists")
 	f.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "o200k_base, cl100k_base, or the path of a HuggingFace tokenizer.json (.zst accepted)")
 	f.StringVar(&shape, "shape", string(workload.ShapeChat), "chat (one user message) or completion (raw prompt)")
 	f.IntSliceVar(&cfg.InputTokens, "input-tokens", []int{workload.DefaultInputTokens}, "exact prompt length in tokens; a list makes one phase set per length")

@@ -94,7 +94,7 @@ func TestWorkloadBuildDeterministic(t *testing.T) {
 	var files [2][]byte
 	for i := range files {
 		p := filepath.Join(dir, "w.workload.zst")
-		if _, _, err := runWL(t, "workload", "build", "--schedule", "rate:4", "--requests", "10", "--arrival", "gamma:2", "--seed", "9", "-o", p); err != nil {
+		if _, _, err := runWL(t, "workload", "build", "--schedule", "rate:4", "--requests", "10", "--arrival", "gamma:2", "--seed", "9", "--force", "-o", p); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(p)

@@ -12,8 +12,9 @@ import (
 // destination on Commit, or disappears on Abort.
 type File struct {
 	*os.File
-	dest string
-	done bool
+	dest   string
+	done   bool
+	direct bool // dest is a device or pipe (-o /dev/null): written in place
 }
 
 // Create starts writing dest. The folder must exist: a missing folder is
@@ -26,6 +27,16 @@ func Create(dest string) (*File, error) {
 	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("cannot write %s: %s is not a folder", dest, dir)
+	}
+	// A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in
+	// place: there is nothing to replace atomically, renaming a temporary
+	// file over /dev/null would be wrong, and fsync on it fails.
+	if st, err := os.Stat(dest); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		f, err := os.OpenFile(dest, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("cannot write %s: %w", dest, err)
+		}
+		return &File{File: f, dest: dest, direct: true}, nil
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".tmp-*")
 	if err != nil {
@@ -40,6 +51,12 @@ func (f *File) Commit() error {
 		return fmt.Errorf("atomicfile: %s already committed or aborted", f.dest)
 	}
 	f.done = true
+	if f.direct {
+		if err := f.File.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", f.dest, err)
+		}
+		return nil
+	}
 	// CreateTemp makes the file 0600; an output is for the user's tools
 	// and colleagues like any file they write, so give it the usual 0644.
 	if err := f.File.Chmod(0o644); err != nil {
@@ -71,7 +88,9 @@ func (f *File) Abort() {
 	}
 	f.done = true
 	f.File.Close()
-	os.Remove(f.Name())
+	if !f.direct {
+		os.Remove(f.Name())
+	}
 }
 
 // WriteFile writes data to dest atomically.

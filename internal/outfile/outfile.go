@@ -1,0 +1,98 @@
+// Package outfile decides whether a command may write its output where the
+// user asked. It is the one place the rules live, so that every command that
+// takes -o (workload build, replay, bench, trace merge, selftest, kube)
+// refuses the same things in the same words:
+//
+//   - an output that is one of the command's inputs, even with --force
+//     (`replay x.workload.zst -o x.workload.zst` would replace the workload
+//     with a trace; a hard link or a symlink to an input counts too);
+//   - an existing file, unless --force: nothing the user made is replaced
+//     silently;
+//   - with --force, a symlink is replaced, never followed: writing through
+//     it could destroy whatever file it points at.
+//
+// Devices and pipes (-o /dev/null, /dev/stdout, a FIFO) are always allowed:
+// writing to them destroys nothing, and the writers skip fsync and rename
+// for them (see Regular).
+package outfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// Check returns nil when dest may be written. force allows replacing an
+// existing regular file or symlink; inputs are the paths the same command
+// reads. The errors are one line that names the problem and the fix; the
+// command line reports them as bad input.
+func Check(dest string, force bool, inputs ...string) error {
+	if dest == "" || dest == "-" {
+		return nil
+	}
+	lst, err := os.Lstat(dest)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %v", dest, err)
+	}
+	// The target as reading it would see it: through a symlink.
+	st, serr := os.Stat(dest)
+	if serr == nil {
+		for _, in := range inputs {
+			if in == "" || in == "-" {
+				continue
+			}
+			if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
+				return fmt.Errorf("cannot write %s: it is also an input of this command (%s); choose another output name", dest, in)
+			}
+		}
+	}
+	if lst.Mode()&fs.ModeSymlink == 0 && !lst.Mode().IsRegular() && !lst.IsDir() {
+		return nil // a device, pipe or socket
+	}
+	if lst.Mode()&fs.ModeSymlink != 0 && serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return nil // /dev/stdout and the like: a symlink to a device
+	}
+	if lst.IsDir() || (serr == nil && st.IsDir()) {
+		return fmt.Errorf("cannot write %s: it is a folder; give a file name inside it", dest)
+	}
+	if !force {
+		what := "exists"
+		if lst.Mode()&fs.ModeSymlink != 0 {
+			what = "exists (a symlink)"
+		}
+		return fmt.Errorf("cannot write %s: it %s; pass --force to replace it, or choose another output name", dest, what)
+	}
+	return nil
+}
+
+// Regular reports whether path is, or will be, a regular file: false for an
+// existing device, pipe or socket (followed through symlinks), which the
+// writers open in place without fsync (fsync on /dev/null fails) or rename.
+func Regular(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return true
+	}
+	return st.Mode().IsRegular() || st.IsDir()
+}
+
+// Replace removes a symlink at path so that a file created there next is a
+// new file, not the symlink's target. Check has already made sure the
+// user asked for it (--force) and that the link does not lead to a device.
+func Replace(path string) error {
+	lst, err := os.Lstat(path)
+	if err != nil || lst.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	if !Regular(path) {
+		return nil
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("cannot replace the symlink %s: %v", path, err)
+	}
+	return nil
+}

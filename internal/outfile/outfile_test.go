@@ -1,0 +1,70 @@
+package outfile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.workload.zst")
+	os.WriteFile(in, []byte("workload"), 0o644)
+	existing := filepath.Join(dir, "old.txt")
+	os.WriteFile(existing, []byte("notes"), 0o644)
+	toIn := filepath.Join(dir, "to-in")
+	os.Symlink(in, toIn)
+	hard := filepath.Join(dir, "hard")
+	os.Link(in, hard)
+	toOld := filepath.Join(dir, "to-old")
+	os.Symlink(existing, toOld)
+	for _, c := range []struct {
+		name  string
+		dest  string
+		force bool
+		want  string // "" for allowed, else a word of the error
+	}{
+		{"new file", filepath.Join(dir, "new"), false, ""},
+		{"stdout", "-", false, ""},
+		{"the input", in, true, "input"},
+		{"a symlink to the input", toIn, true, "input"},
+		{"a hard link to the input", hard, true, "input"},
+		{"an existing file", existing, false, "--force"},
+		{"an existing file, forced", existing, true, ""},
+		{"a symlink", toOld, false, "symlink"},
+		{"a symlink, forced", toOld, true, ""},
+		{"a folder", dir, true, "folder"},
+		{"/dev/null", os.DevNull, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := Check(c.dest, c.force, in)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("got %v, want an error saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestReplaceRemovesOnlySymlinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "t")
+	os.WriteFile(target, []byte("x"), 0o644)
+	link := filepath.Join(dir, "l")
+	os.Symlink(target, link)
+	if err := Replace(link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(link); !os.IsNotExist(err) {
+		t.Error("the symlink is still there")
+	}
+	if err := Replace(target); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(target); err != nil {
+		t.Error("Replace removed a regular file")
+	}
+}
