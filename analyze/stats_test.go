@@ -140,6 +140,9 @@ func TestUsageCounts(t *testing.T) {
 		{`{"completion_tokens":5,"prompt_tokens":9}`, "", 5, 9},
 		{"", `{"predicted_n":7,"prompt_n":3}`, 7, 3},
 		{`{"eval_count":4,"prompt_eval_count":2}`, "", 4, 2},
+		// Anthropic: prompt = input 10 + cache read 90 + cache creation 5 = 105.
+		{`{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":90,"output_tokens":12}`, "", 12, 105},
+		{`{"input_tokens":7,"output_tokens":1}`, "", 1, 7},
 		{"", "", -1, -1},
 		{"null", "{bad", -1, -1},
 	}

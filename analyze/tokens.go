@@ -69,8 +69,10 @@ func (c *counter) count(s string) int {
 
 // usageCounts reads the server's own token counts from a usage object
 // (OpenAI: completion_tokens/prompt_tokens; Ollama: eval_count and
-// prompt_eval_count) or a timings object (llama.cpp: predicted_n and
-// prompt_n). Missing counts are −1.
+// prompt_eval_count; Anthropic: output_tokens, and input_tokens plus the
+// cache_read and cache_creation input tokens, which input_tokens leaves
+// out) or a timings object (llama.cpp: predicted_n and prompt_n). Missing
+// counts are −1.
 func usageCounts(usage, timings string) (completion, prompt int) {
 	completion, prompt = -1, -1
 	var u struct {
@@ -80,20 +82,33 @@ func usageCounts(usage, timings string) (completion, prompt int) {
 		PromptEval *int `json:"prompt_eval_count"`
 		PredictedN *int `json:"predicted_n"`
 		PromptN    *int `json:"prompt_n"`
+		Output     *int `json:"output_tokens"`
+		Input      *int `json:"input_tokens"`
+		CacheRead  *int `json:"cache_read_input_tokens"`
+		CacheNew   *int `json:"cache_creation_input_tokens"`
 	}
 	for _, s := range []string{usage, timings} {
 		if s == "" || s == "null" {
 			continue
 		}
 		u.Completion, u.Prompt, u.EvalCount, u.PromptEval, u.PredictedN, u.PromptN = nil, nil, nil, nil, nil, nil
+		u.Output, u.Input, u.CacheRead, u.CacheNew = nil, nil, nil, nil
 		if json.Unmarshal([]byte(s), &u) != nil {
 			continue
 		}
 		if completion < 0 {
-			completion = firstSet(u.Completion, u.EvalCount, u.PredictedN)
+			completion = firstSet(u.Completion, u.EvalCount, u.PredictedN, u.Output)
 		}
 		if prompt < 0 {
 			prompt = firstSet(u.Prompt, u.PromptEval, u.PromptN)
+			if prompt < 0 && u.Input != nil {
+				prompt = *u.Input
+				for _, c := range []*int{u.CacheRead, u.CacheNew} {
+					if c != nil {
+						prompt += *c
+					}
+				}
+			}
 		}
 	}
 	return completion, prompt

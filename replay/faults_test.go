@@ -252,6 +252,10 @@ func faultCases() []faultCase {
 			class: trace.ErrHTTPStatus, status: 404, msg: []string{"HTTP 404"}, body: "Not Found"},
 		{name: "429 with Retry-After", handle: plain(status(429, "Retry-After: 7\r\n", `{"error":"rate limited"}`)),
 			class: trace.ErrHTTPStatus, status: 429, msg: []string{"HTTP 429", "Retry-After: 7"}, body: "rate limited"},
+		// Anthropic's overloaded answer (documented status 529, error type
+		// overloaded_error): classified with its Retry-After, the run goes on.
+		{name: "529 overloaded with Retry-After", handle: plain(status(529, "Retry-After: 3\r\n", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)),
+			class: trace.ErrHTTPStatus, status: 529, msg: []string{"HTTP 529", "Retry-After: 3"}, body: "overloaded_error"},
 		{name: "500 with a long body", handle: plain(status(500, "", longBody)),
 			class: trace.ErrHTTPStatus, status: 500, msg: []string{"HTTP 500"}, body: `{"error":"xxx`, bodyLen: 4 << 10},
 		{name: "503", handle: plain(status(503, "", `{"error":"overloaded"}`)),

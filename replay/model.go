@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/llmreplay/llmreplay/replay/endpoint"
 )
 
 // discoverModel asks the server which model it serves, so --model can be
@@ -26,9 +28,7 @@ func discoverModel(ctx context.Context, c *http.Client, base, api, key string) (
 	if err != nil {
 		return "", err
 	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
+	endpoint.AuthHeaders(api, req.Header, key)
 	resp, err := c.Do(req)
 	if err != nil {
 		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves failed: %s", RedactURL(base), path, cleanMessage(err)), "start the server, or give the model name")

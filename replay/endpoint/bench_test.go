@@ -93,3 +93,25 @@ func BenchmarkOllamaChatRead(b *testing.B) {
 	events = append(events, []byte(`{"model":"m","message":{"role":"assistant","content":""},`+ollamaDone))
 	benchRead(b, OllamaChat{}, events)
 }
+
+// anthropicResponse is a 256-token Messages stream as Anthropic sends it
+// (spacing of its documentation's examples), one event per read.
+func anthropicResponse(tokens int) [][]byte {
+	ev := func(name, data string) []byte { return []byte("event: " + name + "\ndata: " + data + "\n\n") }
+	out := [][]byte{
+		ev("message_start", `{"type": "message_start", "message": {"id": "msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 812, "output_tokens": 1}}}`),
+		ev("content_block_start", `{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}`),
+		ev("ping", `{"type": "ping"}`),
+	}
+	for i := 1; i <= tokens; i++ {
+		out = append(out, ev("content_block_delta", `{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " `+strconv.Itoa(i)+`,"}}`))
+	}
+	return append(out,
+		ev("content_block_stop", `{"type": "content_block_stop", "index": 0}`),
+		ev("message_delta", `{"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": null}, "usage": {"output_tokens": `+strconv.Itoa(tokens)+`}}`),
+		ev("message_stop", `{"type": "message_stop"}`))
+}
+
+// BenchmarkAnthropicRead reads 256-token Messages streams as
+// BenchmarkOpenAIChatRead reads vLLM's.
+func BenchmarkAnthropicRead(b *testing.B) { benchRead(b, Anthropic{}, anthropicResponse(256)) }

@@ -3,6 +3,8 @@ package endpoint
 import (
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
@@ -117,4 +119,29 @@ func FuzzOllamaChatRead(f *testing.F) {
 		`{"message":{"content":"","thinking":"x"},"done":true}`,
 	)
 	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, OllamaChat{}, body, split) })
+}
+
+// seedFiles adds every file of testdata/dir as a seed.
+func seedFiles(f *testing.F, dir string) {
+	files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.sse"))
+	if len(files) == 0 {
+		f.Fatalf("no seeds in testdata/%s", dir)
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		seedBodies(f, string(b))
+	}
+}
+
+func FuzzAnthropicRead(f *testing.F) {
+	seedFiles(f, "anthropic")
+	seedBodies(f,
+		`{"type":"message","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`,
+		"data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+		"event: message_stop\ndata: {\"type\":\"message_stop\",\"sim_sent_unix_ns\":5}\n\n",
+	)
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, Anthropic{}, body, split) })
 }

@@ -62,6 +62,13 @@ type state struct {
 	finished bool
 
 	doc []byte // a JSON document sent as several lines
+
+	// Anthropic: usage counts merged across events, and the stop_reason of
+	// message_delta held until message_stop.
+	anthUsage  [len(anthUsageKeys)]int64
+	anthHave   [len(anthUsageKeys)]bool
+	pending    []byte
+	hasPending bool
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
@@ -71,6 +78,7 @@ func getState() *state {
 	st.ev = event{}
 	st.usage, st.timings, st.finish, st.doc = st.usage[:0], st.timings[:0], st.finish[:0], st.doc[:0]
 	st.hasUsage, st.hasTimings, st.finished, st.prevCompletion, st.continuous = false, false, false, 0, false
+	st.anthUsage, st.anthHave, st.pending, st.hasPending = [len(anthUsageKeys)]int64{}, [len(anthUsageKeys)]bool{}, st.pending[:0], false
 	return st
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // Names are the --api values, in the order help text lists them.
-var Names = []string{"openai-chat", "openai-completions", "llamacpp", "ollama-generate", "ollama-chat"}
+var Names = []string{"openai-chat", "openai-completions", "llamacpp", "ollama-generate", "ollama-chat", "anthropic"}
 
 // Lookup returns the Endpoint for an --api value.
 func Lookup(name string) (Endpoint, error) {
@@ -21,6 +21,8 @@ func Lookup(name string) (Endpoint, error) {
 		return OllamaGenerate{}, nil
 	case "ollama-chat":
 		return OllamaChat{}, nil
+	case "anthropic":
+		return Anthropic{}, nil
 	}
 	return nil, fmt.Errorf("unknown API %q: use one of %s", name, strings.Join(Names, ", "))
 }

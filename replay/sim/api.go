@@ -19,6 +19,7 @@ const (
 	apiLlama
 	apiOllamaGenerate
 	apiOllamaChat
+	apiAnthropic
 )
 
 // maxOutputTokens bounds max_tokens so one request cannot make the server
@@ -45,6 +46,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /completions", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiLlama) }))
 	m.HandleFunc("POST /api/generate", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiOllamaGenerate) }))
 	m.HandleFunc("POST /api/chat", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiOllamaChat) }))
+	m.HandleFunc("POST /v1/messages", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiAnthropic) }))
 	m.HandleFunc("GET /v1/models", s.guard(s.models))
 	m.HandleFunc("GET /api/tags", s.guard(s.ollamaTags))
 	m.HandleFunc("POST /tokenize", s.guard(s.tokenizeHandler))
@@ -52,7 +54,7 @@ func (s *Server) routes() {
 	m.Handle("GET /metrics", s.met.handler())
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiChat, http.StatusNotFound, "not_found_error", "",
-			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate or /api/chat", r.Method, r.URL.Path))
+			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate, /api/chat or /v1/messages", r.Method, r.URL.Path))
 	})
 	s.mux = m
 }
@@ -87,6 +89,10 @@ func writeError(w http.ResponseWriter, a api, status int, typ, code, msg string)
 		json.NewEncoder(w).Encode(map[string]string{"error": msg})
 		return
 	}
+	if a == apiAnthropic {
+		json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]string{"type": anthropicErrorType(status), "message": msg}})
+		return
+	}
 	var e errorBody
 	e.Error.Message = msg
 	e.Error.Type = typ
@@ -98,10 +104,28 @@ func writeError(w http.ResponseWriter, a api, status int, typ, code, msg string)
 	json.NewEncoder(w).Encode(e)
 }
 
+// anthropicErrorType is the error type Anthropic documents for a status.
+func anthropicErrorType(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "invalid_request_error"
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case 529:
+		return "overloaded_error"
+	}
+	return "api_error"
+}
+
 // wire is the union of the request fields the five APIs use.
 type wire struct {
 	Model         string          `json:"model"`
 	Messages      []wireMessage   `json:"messages"`
+	System        json.RawMessage `json:"system"` // Anthropic's system prompt
 	Prompt        json.RawMessage `json:"prompt"`
 	Stream        *bool           `json:"stream"`
 	MaxTokens     *int            `json:"max_tokens"`
@@ -153,6 +177,11 @@ func (s *Server) parse(r *http.Request, a api) (*job, error) {
 	}
 	limit := (*int)(nil)
 	switch a {
+	case apiAnthropic:
+		limit = in.MaxTokens
+		if limit == nil || *limit <= 0 {
+			return nil, fmt.Errorf("max_tokens: Field required")
+		}
 	case apiChat:
 		limit = in.MaxTokens
 		if in.MaxCompletion != nil {
@@ -181,9 +210,16 @@ func (s *Server) parse(r *http.Request, a api) (*job, error) {
 		return nil, fmt.Errorf("max_tokens %d is more than the simulator's %d: ask for fewer", j.maxTokens, maxOutputTokens)
 	}
 	switch a {
-	case apiChat, apiOllamaChat:
+	case apiChat, apiOllamaChat, apiAnthropic:
 		if len(in.Messages) == 0 {
 			return nil, fmt.Errorf("messages is empty: send at least one message")
+		}
+		if len(in.System) > 0 {
+			text, err := messageText(in.System)
+			if err != nil {
+				return nil, err
+			}
+			j.promptIDs = append(j.promptIDs, s.tok.Encode(text)...)
 		}
 		for _, m := range in.Messages {
 			text, err := messageText(m.Content)

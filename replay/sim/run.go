@@ -157,6 +157,14 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 			if !pace() {
 				return
 			}
+			if sent == 0 && j.api == apiAnthropic {
+				// message_start (input usage), the text block's start, a ping.
+				for _, ev := range e.anthropicStart(buf[:0]) {
+					if !emit(ev) {
+						return
+					}
+				}
+			}
 			if sent == 0 && j.api == apiChat {
 				// Real servers open a chat stream with a role-only delta.
 				if !emit(e.role(buf[:0])) {
@@ -253,6 +261,10 @@ func (s *Server) newEvents(j *job) *events {
 		e.sse = true
 		e.meta = []byte(`"id":"cmpl-sim-` + id + `","object":"text_completion","created":` + created + `,"model":` + string(model))
 		e.head = []byte(`data: {` + string(e.meta) + `,"choices":[{"index":0,"text":"`)
+	case apiAnthropic:
+		e.sse = true
+		e.meta = []byte(`"id":"msg_sim` + id + `","type":"message","role":"assistant","model":` + string(model))
+		e.head = []byte(`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`)
 	case apiLlama:
 		e.sse = true
 		e.head = []byte(`data: {"index":0,"content":"`)
@@ -321,6 +333,10 @@ func (e *events) content(b []byte, ps []piece, done int, last bool) []byte {
 			b = append(b, ',')
 			b = e.appendUsage(b, done)
 		}
+	case apiAnthropic:
+		b = append(b, e.head...)
+		b = appendText(b, ps)
+		b = append(b, `"}`...)
 	case apiLlama:
 		b = append(b, e.head...)
 		b = appendText(b, ps)
@@ -352,6 +368,27 @@ func (e *events) content(b []byte, ps []piece, done int, last bool) []byte {
 		}
 	}
 	return b
+}
+
+func buf0(b []byte) []byte { return b[:0] }
+
+// anthropicStart renders the events that open an Anthropic stream, each
+// without its closing brace (emit adds it).
+func (e *events) anthropicStart(b []byte) [][]byte {
+	start := append(b, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{"...)
+	start = append(start, e.meta...)
+	start = append(start, `,"content":[],"stop_reason":null,"stop_sequence":null`...)
+	if !e.s.cfg.DropUsage {
+		start = append(start, `,"usage":{"input_tokens":`...)
+		start = strconv.AppendInt(start, int64(e.prompt), 10)
+		start = append(start, `,"output_tokens":1}`...)
+	}
+	start = append(start, '}')
+	return [][]byte{
+		start,
+		[]byte("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}"),
+		[]byte("event: ping\ndata: {\"type\":\"ping\""),
+	}
 }
 
 func (e *events) close(b []byte) []byte {
@@ -386,6 +423,22 @@ func (e *events) final(b []byte, t timing, emit func([]byte) bool, raw func(stri
 			}
 		}
 		return raw("data: [DONE]\n\n")
+	case apiAnthropic:
+		// The events Anthropic's streaming documentation lists after the
+		// last delta; message_delta's usage is cumulative.
+		if !emit(append(b, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0"...)) {
+			return false
+		}
+		b = append(buf0(b), "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\",\"stop_sequence\":null}"...)
+		if !drop {
+			b = append(b, `,"usage":{"output_tokens":`...)
+			b = strconv.AppendInt(b, int64(e.reported(n)), 10)
+			b = append(b, '}')
+		}
+		if !emit(b) {
+			return false
+		}
+		return emit(append(buf0(b), "event: message_stop\ndata: {\"type\":\"message_stop\""...))
 	case apiLlama:
 		b = append(b, `data: {"index":0,"content":"","tokens":[],"stop":true,"id_slot":-1,"model":`...)
 		b = append(b, e.meta...)
@@ -516,6 +569,13 @@ func (s *Server) writeBody(w http.ResponseWriter, j *job, t timing) {
 			"id": "cmpl-sim-" + id, "object": "text_completion", "created": now.Unix(), "model": j.model,
 			"choices": []any{map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "length"}},
 			"usage":   usage,
+		}
+	case apiAnthropic:
+		body = map[string]any{
+			"id": "msg_sim" + id, "type": "message", "role": "assistant", "model": j.model,
+			"content":     []any{map[string]any{"type": "text", "text": text}},
+			"stop_reason": "max_tokens", "stop_sequence": nil,
+			"usage": map[string]int{"input_tokens": prompt, "output_tokens": rep},
 		}
 	case apiLlama:
 		body = map[string]any{
