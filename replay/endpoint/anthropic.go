@@ -101,7 +101,6 @@ func AuthHeaders(api string, h http.Header, key string) {
 	}
 }
 
-
 var anthropicAPI = api{
 	format:       stream.SSE,
 	finishSignal: "message_stop",
