@@ -101,6 +101,29 @@ type Analyzer struct {
 	traces   []*TraceAcc
 	runs     []*run
 	f        facts
+	// runIDs maps each run identity seen (runIdentity) to the path of the
+	// trace that brought it; dups are the traces skipped as repeats.
+	runIDs map[string]string
+	dups   []duplicate
+}
+
+// duplicate is a trace skipped because an earlier input was the same run.
+type duplicate struct{ path, first, label string }
+
+// runIdentity names one recorded run: the wall-clock start (ns precision)
+// with the salt seed, the workload and the shard. Two files with the same
+// identity are copies of one run (the same bytes, or a re-compressed or
+// filtered copy); counting both would double the evidence from one run.
+// "" when the header has no start time (nothing to compare).
+func runIdentity(h trace.Header) string {
+	if h.StartWall == "" {
+		return ""
+	}
+	shard := -1
+	if h.Shard != nil {
+		shard = h.Shard.Index
+	}
+	return fmt.Sprintf("%s\x00%d\x00%s\x00%d", h.StartWall, h.SaltSeed, h.WorkloadDigest, shard)
 }
 
 // New returns an Analyzer.
@@ -749,6 +772,21 @@ func AnalyzeFiles(o Options, inputs ...Input) (*Result, error) {
 		label := in.Label
 		if label == "" && r.Header().Label == "" {
 			label = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(in.Path), ".zst"), ".trace")
+		}
+		if id := runIdentity(r.Header()); id != "" {
+			if first, seen := a.runIDs[id]; seen {
+				dl := label
+				if dl == "" {
+					dl = r.Header().Label
+				}
+				a.dups = append(a.dups, duplicate{path: in.Path, first: first, label: dl})
+				r.Close()
+				continue
+			}
+			if a.runIDs == nil {
+				a.runIDs = map[string]string{}
+			}
+			a.runIDs[id] = in.Path
 		}
 		err = a.AddReader(label, in.Path, r)
 		r.Close()

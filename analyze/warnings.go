@@ -26,6 +26,7 @@ const (
 	WarnNoTokenizer     = "tokenizer_unavailable"
 	WarnShardsMissing   = "shards_missing"
 	WarnClockAlignment  = "clock_alignment"
+	WarnDuplicateTrace  = "duplicate_trace"
 )
 
 // Thresholds of the trust warnings.
@@ -381,6 +382,11 @@ func sortedKeys(m map[string]bool) []string {
 // traceWarnings are the checks that need a whole trace.
 func traceWarnings(a *Analyzer, res *Result) []Warning {
 	var out []Warning
+	for _, d := range a.dups {
+		out = append(out, Warning{Code: WarnDuplicateTrace, Keys: map[string]any{KeyLabel: d.label},
+			Message:  fmt.Sprintf("%s is the same run as %s (same start time, salt seed and workload): counted once, so it adds no evidence", d.path, d.first),
+			Evidence: map[string]any{"path": d.path, "same_run_as": d.first}})
+	}
 	for _, t := range a.traces {
 		lk := map[string]any{KeyLabel: t.info.Label}
 		if t.info.Truncated {

@@ -247,6 +247,12 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 			if err != nil {
 				return err
 			}
+			// What limits the evidence itself is said before the verdicts.
+			for _, w := range res.Warnings {
+				if w.Code == analyze.WarnDuplicateTrace || w.Code == analyze.WarnTruncated {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w.Message)
+				}
+			}
 			var vs []claim.Verdict
 			fails, unsure := 0, 0
 			for _, c := range cs {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,5 +37,34 @@ func TestNothingSucceededExits1(t *testing.T) {
 	_, e, code = run(t, nil, bin, "replay", wl8, "--url", half, "--fail-on-error", "-o", filepath.Join(dir, "half2.trace.zst"))
 	if code != 1 || !strings.Contains(e, "failed (--fail-on-error)") {
 		t.Errorf("--fail-on-error with failed requests: exit %d, want 1\n%s", code, e)
+	}
+}
+
+// "The same trace given twice doubles the evidence": a copy of a trace is
+// the same run (same start time, salt seed and workload), so check gives
+// the same verdict and n as for the file alone, and says it counted it once.
+func TestSameRunTwiceCountsOnce(t *testing.T) {
+	bin := builtBinary(t)
+	src := filepath.Join("..", "..", "traces", "samples", "llamacpp-rtx5090-q4km.trace.zst")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(t.TempDir(), "copy.trace.zst")
+	if err := os.WriteFile(cp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	claimArg := "per_stream_tps{concurrency=1} >= 480"
+	once, _, code1 := run(t, nil, bin, "check", src, "--claim", claimArg)
+	twice, e, code2 := run(t, nil, bin, "check", src, cp, "--claim", claimArg)
+	if once != twice || code1 != code2 {
+		t.Errorf("a copy changed the verdict:\nonce (exit %d): %s\ntwice (exit %d): %s", code1, once, code2, twice)
+	}
+	if !strings.Contains(e, "is the same run as") || !strings.Contains(e, "counted once") {
+		t.Errorf("check did not say the copy was counted once: %q", e)
+	}
+	js, _, code := run(t, nil, bin, "analyze", src, cp, "--format", "json")
+	if code != 0 || !strings.Contains(js, `"duplicate_trace"`) {
+		t.Errorf("analyze --format json: exit %d, no duplicate_trace warning", code)
 	}
 }
