@@ -277,12 +277,12 @@ func TestPromiseREADMEBench(t *testing.T) {
 			t.Errorf("row %d is not the concurrency-%s row with a per-stream / aggregate cell: %q", i+1, c, lines[3+i])
 		}
 	}
-	for _, w := range []string{"87 requests sent, 87 ok, 0 failed", "trace: results/", "table: results/", "json:  results/"} {
+	for _, w := range []string{"87 requests sent, 87 ok, 0 failed", "trace: results/", "table: results/", "json:  results/", "report: results/"} {
 		if !strings.Contains(out+errOut, w) {
 			t.Errorf("output lacks %q:\n%s\n%s", w, out, errOut)
 		}
 	}
-	for _, ext := range []string{".workload.zst", ".trace.zst", ".md", ".json"} {
+	for _, ext := range []string{".workload.zst", ".trace.zst", ".md", ".json", ".report.html"} {
 		m, _ := filepath.Glob(filepath.Join(dir, "results", "*"+ext))
 		if len(m) != 1 {
 			t.Errorf("results/ has %d *%s files, want 1", len(m), ext)

@@ -79,6 +79,7 @@ var subcommands = []func() *cobra.Command{
 	newTraceCmd,
 	newAnalyzeCmd,
 	newCheckCmd,
+	newReportCmd,
 	newSimCmd,
 	newReplayCmd,
 	newBenchCmd,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/analyze/render"
+	"github.com/llmreplay/llmreplay/analyze/report"
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/replay"
@@ -67,6 +68,8 @@ type Result struct {
 	Trace     string // path of the trace
 	TableFile string // path of the Markdown table
 	JSONFile  string // path of the JSON analysis
+	// ReportFile is the path of the HTML report (analyze/report).
+	ReportFile string
 	Table     string // the text table, as printed
 	Analysis  *analyze.Result
 	Warnings  []analyze.Warning
@@ -207,6 +210,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	res.Trace = filepath.Join(cfg.Results, name+".trace.zst")
 	res.TableFile = filepath.Join(cfg.Results, name+".md")
 	res.JSONFile = filepath.Join(cfg.Results, name+".json")
+	res.ReportFile = filepath.Join(cfg.Results, name+".report.html")
 	if err := workload.Create(res.Workload, wl); err != nil {
 		return nil, err
 	}
@@ -243,6 +247,13 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		return res, err
 	}
 	if err := atomicfile.WriteFile(res.JSONFile, js.Bytes()); err != nil {
+		return res, err
+	}
+	var page bytes.Buffer
+	if err := report.Write(&page, ar, report.Options{Title: "llmreplay bench", When: cfg.Now.UTC().Format(time.RFC3339)}); err != nil {
+		return res, err
+	}
+	if err := atomicfile.WriteFile(res.ReportFile, page.Bytes()); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -33,7 +33,7 @@ func TestFastProfileAt256Streams(t *testing.T) {
 	if !res.Simulated || res.Profile != "fast" {
 		t.Errorf("result says simulated=%v profile=%q", res.Simulated, res.Profile)
 	}
-	for _, p := range []string{res.Workload, res.Trace, res.TableFile, res.JSONFile} {
+	for _, p := range []string{res.Workload, res.Trace, res.TableFile, res.JSONFile, res.ReportFile} {
 		if _, err := os.Stat(p); err != nil || filepath.Dir(p) != dir {
 			t.Errorf("expected file %s in %s: %v", p, dir, err)
 		}

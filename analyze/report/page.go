@@ -1,0 +1,59 @@
+package report
+
+import "html/template"
+
+var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{{.Title}}</title>
+<style>
+:root{--fg:#1b1b1b;--bg:#fff;--mute:#666;--grid:#e3e3e3;--warn:#fff4d6;--warnb:#c98a00;
+--c0:#1f77b4;--c1:#d62728;--c2:#2ca02c;--c3:#9467bd;--c4:#ff7f0e;--c5:#17becf;--c6:#8c564b;--c7:#e377c2}
+@media (prefers-color-scheme: dark){:root{--fg:#e8e8e8;--bg:#161616;--mute:#a0a0a0;--grid:#333;--warn:#3a2f12;--warnb:#e0a82e;
+--c0:#6cb4ff;--c1:#ff7b7b;--c2:#6fdc6f;--c3:#c9a2ff;--c4:#ffb15c;--c5:#5fe3f0;--c6:#d2a48c;--c7:#ff9fd8}}
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg);max-width:1100px;margin:0 auto;padding:1rem}
+h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid var(--grid)}
+.warn{background:var(--warn);border-left:4px solid var(--warnb);padding:.5rem .8rem;margin:.4rem 0}
+.problem{font-weight:600}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:1rem}
+figure{margin:0}figcaption{font-weight:600}svg{width:100%;height:auto}
+.frame{fill:none;stroke:var(--grid)}.grid{stroke:var(--grid)}.tick,.axis{fill:var(--mute);font-size:11px}.axis{font-size:12px}
+.line{fill:none;stroke-width:2}.ci{stroke-width:1.5}
+.s0 .line,.s0 .ci{stroke:var(--c0)}.s0 .pt,.sw.s0{fill:var(--c0);background:var(--c0)}
+.s1 .line,.s1 .ci{stroke:var(--c1)}.s1 .pt,.sw.s1{fill:var(--c1);background:var(--c1)}
+.s2 .line,.s2 .ci{stroke:var(--c2)}.s2 .pt,.sw.s2{fill:var(--c2);background:var(--c2)}
+.s3 .line,.s3 .ci{stroke:var(--c3)}.s3 .pt,.sw.s3{fill:var(--c3);background:var(--c3)}
+.s4 .line,.s4 .ci{stroke:var(--c4)}.s4 .pt,.sw.s4{fill:var(--c4);background:var(--c4)}
+.s5 .line,.s5 .ci{stroke:var(--c5)}.s5 .pt,.sw.s5{fill:var(--c5);background:var(--c5)}
+.s6 .line,.s6 .ci{stroke:var(--c6)}.s6 .pt,.sw.s6{fill:var(--c6);background:var(--c6)}
+.s7 .line,.s7 .ci{stroke:var(--c7)}.s7 .pt,.sw.s7{fill:var(--c7);background:var(--c7)}
+.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.8rem;font-size:.85rem}
+.sw{display:inline-block;width:.8rem;height:.8rem;margin-right:.3rem;vertical-align:middle}
+.note,.empty{color:var(--mute);font-size:.85rem}
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}th,td{border:1px solid var(--grid);padding:.2rem .45rem;text-align:right}
+th:first-child,td:first-child{text-align:left}.wide{overflow-x:auto}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dt{color:var(--mute)}dd{margin:0;word-break:break-all}
+@media print{.charts{display:block}figure{break-inside:avoid;margin-bottom:1rem}.wide{overflow:visible}body{max-width:none}}
+</style></head><body>
+<h1>{{.Title}}</h1>
+<section id="headline">
+{{range .Problems}}<p class="warn problem">{{.}}</p>{{end}}
+{{if .Warnings}}<h2>Trust warnings</h2>{{range .Warnings}}<p class="warn" id="{{.ID}}">{{.Message}} <a href="#ev-{{.ID}}">evidence</a></p>{{end}}{{end}}
+<h2>What was measured</h2>
+{{if .When}}<p>Report made {{.When}}.</p>{{end}}
+{{range .Traces}}<dl class="trace">
+<dt>label</dt><dd>{{.Label}}</dd><dt>model</dt><dd>{{.Model}}</dd><dt>server API</dt><dd>{{.API}}{{if .Simulated}} (simulated server{{if .SimProfile}}, profile {{.SimProfile}}{{end}}){{end}}</dd>
+<dt>workload digest</dt><dd>{{.WorkloadDigest}}</dd><dt>tokenizer</dt><dd>{{.Tokenizer}}</dd><dt>file</dt><dd>{{.Path}}</dd>
+<dt>records</dt><dd>{{.Records}} ({{.Warmup}} warm-up skipped){{if .Truncated}}, truncated tail{{end}}</dd>
+{{if .Shards}}<dt>shards</dt><dd>{{.Shards}} on {{.ShardHosts}} hosts</dd>{{end}}
+</dl>{{end}}
+</section>
+{{if .Charts}}<h2>Charts</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>{{end}}
+{{range .Tables}}<h2>{{.Title}}</h2><div class="wide"><table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>
+{{range .Notes}}<p class="note">{{.}}</p>{{end}}{{end}}
+{{if .Warnings}}<h2>Evidence</h2>{{range .Warnings}}<p id="ev-{{.ID}}"><b>{{.Code}}</b>{{if .Where}} ({{.Where}}){{end}}: {{.Evidence}}</p>{{end}}{{end}}
+<p class="note">Made by llmreplay report. docs/METRICS.md defines every metric.</p>
+</body></html>
+`))

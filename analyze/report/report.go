@@ -1,0 +1,293 @@
+// Package report renders an analysis as one self-contained HTML page:
+// inline CSS and inline SVG charts drawn here, no script, no font, no
+// network at view time, so the page reads the same when mailed or printed.
+// It consumes the analyze core and render's tables and changes no number:
+// every figure on the page is one the analysis computed.
+//
+// Every string that came from a trace (model, label, server, error class,
+// warning text) goes through html/template, which escapes it for its
+// context: a model named "<script>" is shown as text.
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/render"
+)
+
+// Options choose what the page shows beyond the analysis itself.
+type Options struct {
+	// Title heads the page; default "llmreplay report".
+	Title string
+	// When is the time the report was made, shown in the headline.
+	When string
+}
+
+// Series is one line of a chart: a label's medians with their intervals.
+type Series struct {
+	Name   string
+	Points []Point
+}
+
+// Point is one x with a value and, when known, its 95% interval.
+type Point struct {
+	X, Y, Lo, Hi float64
+}
+
+// Chart is one SVG chart's data; the page draws it and the browser test
+// counts its series and points (data-series, data-points).
+type Chart struct {
+	ID     string
+	Title  string
+	XLabel string
+	YLabel string
+	LogX   bool
+	Series []Series
+	Note   string
+}
+
+// page is everything the template prints.
+type page struct {
+	Title     string
+	When      string
+	Traces    []analyze.TraceInfo
+	Warnings  []warning
+	Problems  []string
+	Charts    []template.HTML
+	ChartNote []string
+	Tables    []*render.Table
+}
+
+type warning struct {
+	ID       string
+	Code     string
+	Message  string
+	Where    string
+	Evidence string
+}
+
+// Write renders res as one HTML page on w.
+func Write(w io.Writer, res *analyze.Result, o Options) error {
+	p, err := build(res, o)
+	if err != nil {
+		return err
+	}
+	return pageTmpl.Execute(w, p)
+}
+
+// xKey picks the sweep's x axis: concurrency unless the trace sweeps input
+// length at one concurrency (a long-input sweep), then input tokens.
+func xKey(res *analyze.Result) (string, string) {
+	conc, inputs := map[any]bool{}, map[any]bool{}
+	for _, g := range res.Groups([]string{analyze.KeyConcurrency, analyze.KeyInputTokens}) {
+		conc[g.Keys[analyze.KeyConcurrency]] = true
+		inputs[g.Keys[analyze.KeyInputTokens]] = true
+	}
+	if len(conc) <= 1 && len(inputs) > 1 {
+		return analyze.KeyInputTokens, "input length (tokens)"
+	}
+	return analyze.KeyConcurrency, "concurrency (streams)"
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// metricSeries is one series per label of metric (a Values key) against x.
+func metricSeries(groups []*analyze.Group, x, metric, suffix string) []Series {
+	byLabel := map[string]*Series{}
+	var order []string
+	for _, g := range groups {
+		label := fmt.Sprint(g.Keys[analyze.KeyLabel])
+		xv, ok := toFloat(g.Keys[x])
+		if !ok {
+			continue
+		}
+		v, ok := g.Values[metric]
+		if !ok || !v.Valid() || math.IsInf(v.Value, 0) {
+			continue
+		}
+		s := byLabel[label]
+		if s == nil {
+			s = &Series{Name: label + suffix}
+			byLabel[label] = s
+			order = append(order, label)
+		}
+		p := Point{X: xv, Y: v.Value, Lo: math.NaN(), Hi: math.NaN()}
+		if v.HasInterval() && !math.IsInf(v.Lo, 0) && !math.IsInf(v.Hi, 0) {
+			p.Lo, p.Hi = v.Lo, v.Hi
+		}
+		s.Points = append(s.Points, p)
+	}
+	out := make([]Series, 0, len(order))
+	for _, l := range order {
+		s := byLabel[l]
+		sort.Slice(s.Points, func(i, j int) bool { return s.Points[i].X < s.Points[j].X })
+		out = append(out, *s)
+	}
+	return out
+}
+
+// quantileCDF draws a label's distribution of metric from the quantiles the
+// analysis keeps (min, p10, p50, p90, p99, max): a coarse CDF, said so on
+// the chart, because per-token values are folded into histograms.
+func quantileCDF(groups []*analyze.Group, metric string) []Series {
+	stats := []struct {
+		key string
+		q   float64
+	}{{"_min", 0}, {"_p10", 0.10}, {"_p50", 0.50}, {"_p90", 0.90}, {"_p99", 0.99}, {"_max", 1}}
+	var out []Series
+	for _, g := range groups {
+		s := Series{Name: fmt.Sprint(g.Keys[analyze.KeyLabel])}
+		for _, st := range stats {
+			v, ok := g.Values[metric+st.key]
+			if !ok || !v.Valid() || math.IsInf(v.Value, 0) {
+				continue
+			}
+			s.Points = append(s.Points, Point{X: v.Value, Y: st.q, Lo: math.NaN(), Hi: math.NaN()})
+		}
+		if len(s.Points) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func build(res *analyze.Result, o Options) (*page, error) {
+	p := &page{Title: o.Title, When: o.When, Traces: res.Traces}
+	if p.Title == "" {
+		p.Title = "llmreplay report"
+	}
+	x, xlabel := xKey(res)
+	by := []string{analyze.KeyLabel, x}
+	groups := res.Groups(by)
+
+	ws := analyze.AllWarnings(res, []string{x})
+	for i, w := range ws {
+		p.Warnings = append(p.Warnings, warning{
+			ID: fmt.Sprintf("w%d", i+1), Code: w.Code, Message: w.Message,
+			Where: kv(w.Keys), Evidence: kv(w.Evidence),
+		})
+	}
+
+	// Say what is wrong with the input instead of drawing empty charts.
+	ok, failed := 0.0, 0.0
+	mixed := map[string]bool{}
+	for _, g := range groups {
+		ok += g.Values["requests_ok"].Value
+		failed += g.Values["requests_failed"].Value
+	}
+	for _, t := range res.Traces {
+		mixed[t.WorkloadDigest] = true
+		if t.Truncated {
+			p.Problems = append(p.Problems, fmt.Sprintf("Trace %q ends mid-record (truncated tail): the report shows the records before the cut.", t.Label))
+		}
+	}
+	if len(mixed) > 1 {
+		p.Problems = append(p.Problems, fmt.Sprintf("The traces replayed %d different workloads: labels are compared across different requests.", len(mixed)))
+	}
+	if failed > 0 && ok > 0 {
+		byClass := map[string]int{}
+		for _, g := range groups {
+			for c, n := range g.FailedByClass {
+				byClass[c] += n
+			}
+		}
+		p.Problems = append(p.Problems, fmt.Sprintf("%.0f requests failed (%s); the tables count them per row.", failed, kv(toAny(byClass))))
+	}
+	switch {
+	case ok == 0 && failed == 0:
+		p.Problems = append(p.Problems, "The traces hold no measured request: there is nothing to chart.")
+	case ok == 0:
+		p.Problems = append(p.Problems, fmt.Sprintf("Every one of the %.0f requests failed: no speed can be charted; the failures by class are in the table below.", failed))
+	case ok == 1:
+		p.Problems = append(p.Problems, "Only one request succeeded: the charts show single values without intervals.")
+	}
+
+	if ok > 0 {
+		charts := []Chart{
+			{ID: "sweep-per-stream", Title: "Per-stream speed (median, 95% interval)", XLabel: xlabel, YLabel: "tok/s per stream",
+				Series: metricSeries(groups, x, "per_stream_tps", "")},
+			{ID: "sweep-aggregate", Title: "Aggregate throughput (median of runs, 95% interval)", XLabel: xlabel, YLabel: "tok/s, all streams",
+				Series: metricSeries(groups, x, "aggregate_tps", "")},
+		}
+		var ttft []Series
+		for _, st := range []string{"p50", "p90", "p99"} {
+			ttft = append(ttft, metricSeries(groups, x, "ttft_"+st, " "+st)...)
+		}
+		charts = append(charts, Chart{ID: "ttft", Title: "Time to first token (p50, p90, p99)", XLabel: xlabel, YLabel: "ms", Series: ttft})
+		labelGroups := res.Groups([]string{analyze.KeyLabel})
+		charts = append(charts,
+			Chart{ID: "cdf-itl", Title: "Inter-token latency distribution per label", XLabel: "ms", YLabel: "fraction ≤ x",
+				Series: quantileCDF(labelGroups, "itl"), Note: "Drawn through the min, p10, p50, p90, p99 and max the analysis keeps, not every token."},
+			Chart{ID: "cdf-tpot", Title: "Time per output token distribution per label", XLabel: "ms", YLabel: "fraction ≤ x",
+				Series: quantileCDF(labelGroups, "tpot"), Note: "Drawn through the min, p10, p50, p90, p99 and max the analysis keeps."},
+		)
+		for _, c := range charts {
+			p.Charts = append(p.Charts, drawChart(c))
+		}
+	}
+
+	seed, err := render.BuildTable(res, render.TableOptions{By: []string{x}, Metrics: nil})
+	if err != nil {
+		return nil, err
+	}
+	if x != analyze.KeyConcurrency {
+		seed, err = render.BuildTable(res, render.TableOptions{By: []string{x}, Metrics: render.DefaultMetrics})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var all []string
+	for _, m := range analyze.Metrics {
+		for _, s := range m.Stats() {
+			if s == "" {
+				all = append(all, m.Name)
+			} else {
+				all = append(all, m.Name+"_"+s)
+			}
+		}
+	}
+	full, err := render.BuildTable(res, render.TableOptions{By: []string{x}, Metrics: all, Raw: true})
+	if err != nil {
+		return nil, err
+	}
+	full.Title = "Every metric (raw numbers; _lo/_hi are 95% intervals)"
+	p.Tables = []*render.Table{seed, full}
+	return p, nil
+}
+
+func kv(m map[string]any) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %v", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func toAny(m map[string]int) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// hostileModel is what a server could call itself; the page must show it
+// as text, never run it.
+const hostileModel = `<script>document.title="pwned"</script><img src=x onerror=alert(1)>`
+
+// writeReportTrace writes a burst trace per concurrency like
+// writeAnalyzeTrace, with a model name chosen by the test and, per phase,
+// `failed` requests that got HTTP 503. With failed > 0 the answers also
+// stop at 8 of 16 max_tokens, which the analysis warns about.
+func writeReportTrace(t *testing.T, path, label, model string, step float64, failed int, concurrencies ...int) {
+	t.Helper()
+	const n, ttft = 8, 50.0
+	maxTok, finish := n, "length"
+	if failed > 0 {
+		maxTok, finish = 16, "stop"
+	}
+	h := trace.Header{Label: label, Tokenizer: "o200k_base", WorkloadDigest: "sha256:w", Model: model, API: "openai-chat"}
+	for i, c := range concurrencies {
+		h.Phases = append(h.Phases, trace.Phase{Index: i, Name: fmt.Sprintf("burst-c%d", c), Kind: "burst", Concurrency: c, InputTokens: 800, MaxTokens: maxTok, Requests: c + failed})
+	}
+	w, err := trace.Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := 1.0
+	for i, c := range concurrencies {
+		for j := 0; j < c; j++ {
+			rec := trace.Record{ID: fmt.Sprintf("p%d-%d", i, j), Phase: i, InputTokens: 800, MaxTokens: maxTok,
+				Scheduled: int64(start * 1e6), Sent: int64(start * 1e6), Status: 200, FinishReason: finish,
+				Usage: fmt.Sprintf(`{"completion_tokens":%d,"prompt_tokens":800}`, n)}
+			for k := 0; k < n; k++ {
+				text := "1"
+				if k%2 == 1 {
+					text = ","
+				}
+				rec.Chunks = append(rec.Chunks, trace.Chunk{T: int64((start + ttft + float64(k)*step) * 1e6), Bytes: 60, Text: text})
+			}
+			rec.Done = rec.Chunks[n-1].T + 1e6
+			if err := w.Write(&rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for j := 0; j < failed; j++ {
+			rec := trace.Record{ID: fmt.Sprintf("f%d-%d", i, j), Phase: i, InputTokens: 800, MaxTokens: n,
+				Scheduled: int64(start * 1e6), Sent: int64(start * 1e6), Done: int64((start + 5) * 1e6), Status: 503,
+				Error: &trace.Error{Class: trace.ErrHTTPStatus, Message: "<b>overloaded</b>"}}
+			if err := w.Write(&rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start += 1000
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReportCLI: the page is written by the command with default flags,
+// escapes server strings, and says so when every request failed.
+func TestReportCLI(t *testing.T) {
+	dir := t.TempDir()
+	fast, slow := filepath.Join(dir, "fast.trace.zst"), filepath.Join(dir, "slow.trace.zst")
+	writeReportTrace(t, fast, "vllm", hostileModel, 2, 0, 1, 4, 8)
+	writeReportTrace(t, slow, "llama", "m", 10, 1, 1, 4, 8)
+	out := filepath.Join(dir, "report.html")
+	stdout, stderr, err := runAnalyzeCLI(t, nil, "report", fast, slow, "-o", out)
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, out) {
+		t.Errorf("report does not print its path: %q", stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	if strings.Contains(page, "<script") || strings.Contains(page, "<img") {
+		t.Errorf("the model name reached the page unescaped")
+	}
+	if !strings.Contains(page, "&lt;script&gt;") {
+		t.Errorf("the model name is missing from the page")
+	}
+	for _, id := range []string{`id="sweep-per-stream"`, `id="sweep-aggregate"`, `id="ttft"`, `id="cdf-itl"`, `id="cdf-tpot"`} {
+		if !strings.Contains(page, id) {
+			t.Errorf("chart %s missing", id)
+		}
+	}
+	// An existing file is not replaced without --force: exit 2, file kept.
+	if _, _, err := runAnalyzeCLI(t, nil, "report", fast, "-o", out); err == nil || exitCode(err) != 2 {
+		t.Errorf("existing -o: exit %d, want 2", exitCode(err))
+	}
+	if _, _, err := runAnalyzeCLI(t, nil, "report", fast); err == nil || exitCode(err) != 2 {
+		t.Errorf("no -o: exit %d, want 2", exitCode(err))
+	}
+
+	// Only failed requests: the page says so and draws no chart.
+	bad := filepath.Join(dir, "failed.trace.zst")
+	writeReportTrace(t, bad, "down", "m", 2, 3)
+	writeOnlyFailed(t, bad)
+	out2 := filepath.Join(dir, "failed.html")
+	if _, stderr, err := runAnalyzeCLI(t, nil, "report", bad, "-o", out2); err != nil {
+		t.Fatalf("report of failed trace: %v\n%s", err, stderr)
+	}
+	b, _ = os.ReadFile(out2)
+	if !strings.Contains(string(b), "Every one of the 3 requests failed") {
+		t.Errorf("failed-only trace: the page does not say every request failed")
+	}
+	if strings.Contains(string(b), "<svg") {
+		t.Errorf("failed-only trace: the page draws empty charts")
+	}
+}
+
+// writeOnlyFailed rewrites path as one burst phase of three 503s.
+func writeOnlyFailed(t *testing.T, path string) {
+	t.Helper()
+	h := trace.Header{Label: "down", Tokenizer: "o200k_base", WorkloadDigest: "sha256:w", Model: "m",
+		Phases: []trace.Phase{{Index: 0, Name: "burst-c3", Kind: "burst", Concurrency: 3, InputTokens: 800, MaxTokens: 8, Requests: 3}}}
+	os.Remove(path)
+	w, err := trace.Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := 0; j < 3; j++ {
+		rec := trace.Record{ID: fmt.Sprintf("f%d", j), InputTokens: 800, MaxTokens: 8, Scheduled: 1e6, Sent: 1e6, Done: 5e6,
+			Status: 503, Error: &trace.Error{Class: trace.ErrHTTPStatus, Message: "overloaded"}}
+		if err := w.Write(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// findChromium is the browser the test drives: Debian's chromium, or
+// $CHROME.
+func findChromium() string {
+	if p := os.Getenv("CHROME"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestReportInBrowser loads the report in headless Chromium and checks what
+// a person would see: no console error, no request but the file itself,
+// every chart with its series and points, the headline and a warning, the
+// hostile model name shown as text. It saves a screenshot (REPORT_SHOT
+// names the file; default in the test's temp dir). Without a browser it
+// skips locally and fails under CI=true.
+func TestReportInBrowser(t *testing.T) {
+	chrome := findChromium()
+	if chrome == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true and no Chromium: .ci/run installs it (apt-get install -y chromium)")
+		}
+		t.Skip("no Chromium found: install one (apt-get install -y chromium) or set CHROME=/path/to/chrome")
+	}
+	dir := t.TempDir()
+	fast, slow := filepath.Join(dir, "fast.trace.zst"), filepath.Join(dir, "slow.trace.zst")
+	writeReportTrace(t, fast, "vllm", hostileModel, 2, 0, 1, 4, 8)
+	writeReportTrace(t, slow, "llama", "m", 10, 1, 1, 4, 8)
+	out := filepath.Join(dir, "report.html")
+	if _, stderr, err := runAnalyzeCLI(t, nil, "report", fast, slow, "-o", out); err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr)
+	}
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1200, 900),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel2 := chromedp.NewContext(actx)
+	defer cancel2()
+	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel3()
+
+	var mu sync.Mutex
+	var consoleErrors, requests []string
+	listenErr := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				consoleErrors = append(consoleErrors, fmt.Sprint(e.Args))
+			}
+		case *runtime.EventExceptionThrown:
+			consoleErrors = append(consoleErrors, e.ExceptionDetails.Text)
+		case *network.EventRequestWillBeSent:
+			requests = append(requests, e.Request.URL)
+		}
+	})
+	if listenErr != nil {
+		if os.Getenv("CI") != "true" {
+			t.Skipf("Chromium (%s) did not start: %v", chrome, listenErr)
+		}
+		t.Fatalf("CI=true and Chromium (%s) did not start: %v", chrome, listenErr)
+	}
+	url := "file://" + out
+	var (
+		title, headline, body string
+		charts                []map[string]string
+		png                   []byte
+	)
+	step := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("browser: %s: %v", what, err)
+		}
+	}
+	_, err := chromedp.Run(ctx, chromedp.Navigate(url))
+	step("navigate", err)
+	_, err = chromedp.Run(ctx, chromedp.WaitReady(chromedp.CSS("body")))
+	step("wait", err)
+	title, err = chromedp.Run(ctx, chromedp.Title())
+	step("title", err)
+	headline, err = chromedp.Run(ctx, chromedp.Text(chromedp.ID("headline")))
+	step("headline", err)
+	body, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
+	step("body", err)
+	charts, err = chromedp.Run(ctx, chromedp.Evaluate[[]map[string]string](`[...document.querySelectorAll("figure.chart")].map(f => ({
+			id: f.id, series: String(f.querySelectorAll("g.series").length),
+			points: String(f.querySelectorAll("circle.pt").length),
+			declared: f.dataset.series + "/" + f.dataset.points}))`))
+	step("charts", err)
+	png, err = chromedp.Run(ctx, chromedp.FullScreenshot(80))
+	step("screenshot", err)
+	shot := os.Getenv("REPORT_SHOT")
+	if shot == "" {
+		shot = filepath.Join(dir, "report.png")
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(consoleErrors) > 0 {
+		t.Errorf("console errors: %v", consoleErrors)
+	}
+	for _, r := range requests {
+		if r != url {
+			t.Errorf("the page asked the network for %s", r)
+		}
+	}
+	if title == "pwned" {
+		t.Errorf("the model name ran as a script")
+	}
+	if !strings.Contains(body, `<script>document.title="pwned"</script>`) {
+		t.Errorf("the model name is not shown as text")
+	}
+	for _, want := range []string{"What was measured", "vllm", "llama", "sha256:w"} {
+		if !strings.Contains(headline, want) {
+			t.Errorf("headline lacks %q", want)
+		}
+	}
+	// The slow trace's early stops are a trust warning in the headline, and
+	// its 503s are counted there by class.
+	if !strings.Contains(headline, "responses stopped before max_tokens") || !strings.Contains(headline, "3 requests failed (http-status: 3)") {
+		t.Errorf("headline shows no failure warning:\n%s", headline)
+	}
+	// Two labels × three concurrencies: two series of 3 points in the sweep
+	// charts, six in TTFT (p50/p90/p99 per label), CDFs 2 series × 6 quantiles.
+	want := map[string][2]string{
+		"sweep-per-stream": {"2", "6"}, "sweep-aggregate": {"2", "6"}, "ttft": {"6", "18"},
+		"cdf-itl": {"2", "12"}, "cdf-tpot": {"2", "12"},
+	}
+	seen := map[string]bool{}
+	for _, c := range charts {
+		seen[c["id"]] = true
+		w, ok := want[c["id"]]
+		if !ok {
+			t.Errorf("unexpected chart %s", c["id"])
+			continue
+		}
+		if c["series"] != w[0] || c["points"] != w[1] {
+			t.Errorf("chart %s: %s series, %s points drawn; want %s, %s", c["id"], c["series"], c["points"], w[0], w[1])
+		}
+	}
+	for id := range want {
+		if !seen[id] {
+			t.Errorf("chart %s missing", id)
+		}
+	}
+}
