@@ -145,6 +145,14 @@ func (c Config) Resolve() (*Resolved, error) {
 	if strings.TrimSpace(c.URL) == "" {
 		return nil, fieldErr("URL", "is empty", "give the server's base address, e.g. http://127.0.0.1:8080 (llmreplay bench runs the built-in simulator without one)")
 	}
+	if !strings.Contains(c.URL, "://") {
+		// host:port without a scheme is the usual slip; url.Parse cannot
+		// read it, so the message echoes it (redacted) with the fix.
+		guess := RedactURL("http://" + c.URL)
+		if gu, err := url.Parse(guess); err == nil && gu.Host != "" {
+			return nil, fieldErr("URL", fmt.Sprintf("%q has no scheme", strings.TrimPrefix(guess, "http://")), "write it as "+guess+" (or https://)")
+		}
+	}
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fieldErr("URL", fmt.Sprintf("%q is not an http(s) address", RedactURL(c.URL)), "give one like http://127.0.0.1:8080")

@@ -108,7 +108,7 @@ no request succeeded or it could not run, 2 for bad input, 130 when stopped
 with Ctrl-C (the trace is closed cleanly).`,
 		Example: `  llmreplay workload build -o sweep.workload.zst
   llmreplay replay sweep.workload.zst --url http://127.0.0.1:8080 --label "llama.cpp Q4_K_M" -o q4.trace.zst`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile("replay", "a workload file: llmreplay replay NAME.workload.zst --url URL (make one with 'llmreplay workload build -o NAME.workload.zst')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := workload.Open(args[0])
 			if err != nil {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/llmreplay/llmreplay/internal/version"
 )
@@ -69,6 +71,7 @@ traces into tables offline.`,
 	for _, sub := range subcommands {
 		root.AddCommand(sub())
 	}
+	singleValueFlags(root)
 	return root
 }
 
@@ -85,4 +88,76 @@ var subcommands = []func() *cobra.Command{
 	newBenchCmd,
 	newSelftestCmd,
 	newKubeCmd,
+}
+
+// needsSubcommand is the RunE of a command that only groups subcommands
+// (workload, trace, kube): run bare or with an unknown word it is bad input,
+// exit 2, with one line naming the subcommands, the same for every group.
+func needsSubcommand(cmd *cobra.Command, args []string) error {
+	var subs []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			subs = append(subs, c.Name())
+		}
+	}
+	list := strings.Join(subs, ", ")
+	if len(args) > 0 {
+		return usagef("unknown %s subcommand %q: use one of %s (see '%s --help')", cmd.Name(), args[0], list, cmd.CommandPath())
+	}
+	return usagef("%s needs a subcommand: one of %s (see '%s --help')", cmd.Name(), list, cmd.CommandPath())
+}
+
+// oneFile is the Args check of a command that takes exactly one file: it
+// says what the command needs instead of cobra's "accepts 1 arg(s)".
+func oneFile(name, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return usagef("%s needs %s", name, what)
+		case len(args) > 1:
+			return usagef("%s takes one file, got %d: %s (quote a value that contains spaces)", name, len(args), strings.Join(args, " "))
+		}
+		return nil
+	}
+}
+
+// singleValueFlags makes a repeated single-value flag an error: pflag keeps
+// the last of `--max-tokens 100 --max-tokens 200` silently, which hides a
+// typo in a long command line. List flags (slices, arrays) keep accumulating.
+func singleValueFlags(c *cobra.Command) {
+	for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if _, done := f.Value.(*onceValue); done {
+				return
+			}
+			if t := f.Value.Type(); strings.Contains(t, "Slice") || strings.Contains(t, "Array") || t == "count" {
+				return
+			}
+			if f.Value.Type() == "duration" && f.DefValue == "0s" {
+				// pflag recognises a zero duration default by its own type,
+				// which the wrapper hides; "0" keeps help free of "(default 0s)".
+				f.DefValue = "0"
+			}
+			f.Value = &onceValue{Value: f.Value, name: f.Name}
+		})
+	}
+	for _, sub := range c.Commands() {
+		singleValueFlags(sub)
+	}
+}
+
+// onceValue refuses a second Set; the flag error handler turns the error
+// into exit status 2 with the flag's name.
+type onceValue struct {
+	pflag.Value
+	name string
+	set  bool
+}
+
+func (v *onceValue) Set(s string) error {
+	if v.set {
+		return errors.New("given twice: it takes one value, give it once")
+	}
+	v.set = true
+	return v.Value.Set(s)
 }

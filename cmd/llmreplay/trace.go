@@ -29,12 +29,7 @@ Use - as TRACE to read standard input. docs/TRACE_FORMAT.md describes the file b
 		Example: `  llmreplay trace info run.trace.zst
   llmreplay trace cat --no-chunks run.trace.zst | jq -c 'select(.error) | {id, error}'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown trace subcommand %q: use 'trace info' or 'trace cat'", args[0])
-			}
-			return usagef("trace needs a subcommand: 'trace info TRACE' or 'trace cat TRACE'")
-		},
+		RunE: needsSubcommand,
 	}
 	cmd.AddCommand(newTraceInfoCmd(), newTraceCatCmd(), newTraceMergeCmd())
 	return cmd

@@ -26,8 +26,8 @@ from 1, and the arrival schedule. The same command and seed give the same
 file, byte for byte, on any machine.`,
 		Example: `  llmreplay workload build -o seeds.workload.zst
   llmreplay workload inspect seeds.workload.zst`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Args: cobra.ArbitraryArgs,
+		RunE: needsSubcommand,
 	}
 	cmd.AddCommand(newWorkloadBuildCmd(), newWorkloadInspectCmd(), newWorkloadCatCmd(), newWorkloadVerifyCmd())
 	return cmd
