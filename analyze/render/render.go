@@ -8,12 +8,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 )
 
 // Renderers print a Table; they know nothing of metrics.
 
 // RenderText prints t as aligned columns with footnotes below.
 func RenderText(w io.Writer, t *Table) error {
+	t = escaped(t, safetext.Show)
 	widths := make([]int, len(t.Columns))
 	for i, c := range t.Columns {
 		widths[i] = utf8.RuneCountInString(c)
@@ -64,11 +66,12 @@ func writeNotes(b *strings.Builder, notes []string) {
 
 // RenderMarkdown prints t as a GitHub table with footnotes below.
 func RenderMarkdown(w io.Writer, t *Table) error {
+	t = escaped(t, safetext.Markdown)
 	var b strings.Builder
 	if t.Title != "" {
 		b.WriteString("**" + t.Title + "**\n\n")
 	}
-	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	esc := func(s string) string { return s }
 	b.WriteString("|")
 	for _, c := range t.Columns {
 		b.WriteString(" " + esc(c) + " |")
@@ -94,6 +97,30 @@ func RenderMarkdown(w io.Writer, t *Table) error {
 	return err
 }
 
+// escaped is t with every string a person will read escaped: labels default
+// to the server's model id, and notes quote server messages. Raw values stay
+// in JSON and CSV (for machines) and in the trace.
+func escaped(t *Table, esc func(string) string) *Table {
+	c := *t
+	c.Title = esc(t.Title)
+	c.Columns = make([]string, len(t.Columns))
+	for i, s := range t.Columns {
+		c.Columns[i] = esc(s)
+	}
+	c.Rows = make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		c.Rows[i] = make([]string, len(r))
+		for j, s := range r {
+			c.Rows[i][j] = esc(s)
+		}
+	}
+	c.Notes = make([]string, len(t.Notes))
+	for i, s := range t.Notes {
+		c.Notes[i] = esc(s)
+	}
+	return &c
+}
+
 // RenderCSV prints the columns and rows only; the caller sends the notes
 // (warnings) to stderr so the CSV stays machine-readable.
 func RenderCSV(w io.Writer, t *Table) error {
@@ -114,7 +141,7 @@ func RenderCSV(w io.Writer, t *Table) error {
 // modes.
 func RenderWarnings(w io.Writer, ws []analyze.Warning) error {
 	for _, x := range ws {
-		if _, err := fmt.Fprintf(w, "warning: %s %s: %s (%s)\n", x.Code, sortedKV(x.Keys), x.Message, evidenceText(x.Evidence)); err != nil {
+		if _, err := fmt.Fprintf(w, "warning: %s\n", safetext.Show(fmt.Sprintf("%s %s: %s (%s)", x.Code, sortedKV(x.Keys), x.Message, evidenceText(x.Evidence)))); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/internal/bench"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/sim"
 	"github.com/llmreplay/llmreplay/workload"
@@ -83,7 +84,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			if res.Simulated {
 				fmt.Fprintf(out, "server: SIMULATED (profile %s)\n", res.Profile)
 			} else {
-				fmt.Fprintf(out, "server: %s (model %s)\n", res.URL, res.Summary.Model)
+				fmt.Fprintf(out, "server: %s (model %s)\n", res.URL, safetext.Show(res.Summary.Model))
 			}
 			fmt.Fprint(out, res.Table)
 			fmt.Fprintf(errw, "%s\ntrace: %s\ntable: %s\njson:  %s\nreport: %s\n", res.Summary, res.Trace, res.TableFile, res.JSONFile, res.ReportFile)

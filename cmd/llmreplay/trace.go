@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -108,7 +109,9 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	h := r.Header()
 	major, minor := r.Version()
 	line := func(name, format string, a ...any) {
-		fmt.Fprintf(w, "%-11s %s\n", name+":", fmt.Sprintf(format, a...))
+		// Everything here comes from a file a server's answers filled
+		// (model id, finish reasons, messages): escaped, never raw.
+		fmt.Fprintf(w, "%-11s %s\n", name+":", safetext.Show(fmt.Sprintf(format, a...)))
 	}
 	line("trace", "%s", path)
 	file := fmt.Sprintf("format %d.%d, written by llmreplay %s", major, minor, h.ToolVersion)

@@ -20,6 +20,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze/report"
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/sim"
 	"github.com/llmreplay/llmreplay/trace"
@@ -267,6 +268,7 @@ func header(res *Result, sum *replay.Summary) []byte {
 		server = fmt.Sprintf("SIMULATED (llmreplay's built-in simulator, profile %s) at %s", res.Profile, res.URL)
 	}
 	fmt.Fprintf(&b, "# llmreplay bench\n\n- server: %s\n- model: %s\n- trace: %s\n- workload: %s\n- %s\n\n",
-		server, sum.Model, filepath.Base(res.Trace), filepath.Base(res.Workload), sum)
+		safetext.Markdown(server), safetext.Markdown(sum.Model), safetext.Markdown(filepath.Base(res.Trace)),
+		safetext.Markdown(filepath.Base(res.Workload)), safetext.Markdown(sum.String()))
 	return b.Bytes()
 }
