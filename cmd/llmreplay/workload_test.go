@@ -248,6 +248,26 @@ func TestRememberedTokenizer(t *testing.T) {
 	if err != nil || !strings.Contains(out, "verified 2 prompts under hf:qwen3: every count exact") || strings.Contains(out, "note:") {
 		t.Fatalf("verify: %v %q", err, out)
 	}
+	// analyze falls back as before (chunk counts) and says why, in its
+	// tokenizer warning; --tokenizer points it at the moved file.
+	out, _, err = runWL(t, "analyze", "--format", "json", tr)
+	if err != nil || !strings.Contains(out, "tokenizer_unavailable") || !strings.Contains(out, "which is gone") {
+		t.Fatalf("analyze with the recorded tokenizer gone: %v\n%s", err, out)
+	}
+	out, errOut, err = runWL(t, "analyze", "--format", "json", "--tokenizer", moved, tr)
+	if err != nil || strings.Contains(out, "tokenizer_unavailable") {
+		t.Fatalf("analyze --tokenizer: %v\n%s\n%s", err, errOut, out)
+	}
+	// Another tokenizer.json at the recorded path is refused by digest.
+	other, err := os.ReadFile("../../workload/tokenize/testdata/deepseek_v3/tokenizer.json.zst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(qwen, other, 0o644)
+	_, _, err = runWL(t, "workload", "verify", file)
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "has changed since") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("want exit 2 saying the recorded tokenizer changed, got %v", err)
+	}
 }
 
 func TestWorkloadHelpHasExamples(t *testing.T) {

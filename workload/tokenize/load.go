@@ -1,6 +1,10 @@
 package tokenize
 
-import "sync"
+import (
+	"fmt"
+	"os"
+	"sync"
+)
 
 var (
 	cacheMu sync.Mutex
@@ -9,12 +13,20 @@ var (
 
 // Load returns the tokenizer named by spec: a tiktoken encoding name
 // ("o200k_base", "cl100k_base") or the path of a HuggingFace tokenizer.json
-// (optionally zstd-compressed, ending .zst). Loaded tokenizers are cached by
-// spec, since building one takes a noticeable fraction of a second.
+// (optionally zstd-compressed, ending .zst). Loaded tokenizers are cached,
+// since building one takes a noticeable fraction of a second: encodings by
+// name, files by path, size and modification time, so a file replaced at
+// the same path is read again (Recall's digest check depends on it).
 func Load(spec string) (Tokenizer, error) {
 	cacheMu.Lock()
 	defer cacheMu.Unlock()
-	if t, ok := cache[spec]; ok {
+	key := spec
+	if !isTiktokenName(spec) {
+		if st, err := os.Stat(spec); err == nil {
+			key = fmt.Sprintf("%s\x00%d\x00%d", spec, st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	if t, ok := cache[key]; ok {
 		return t, nil
 	}
 	var (
@@ -29,7 +41,7 @@ func Load(spec string) (Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache[spec] = t
+	cache[key] = t
 	return t, nil
 }
 
