@@ -47,9 +47,10 @@ type Chart struct {
 	Title  string
 	XLabel string
 	YLabel string
-	LogX   bool
-	Series []Series
-	Note   string
+	// TickData puts x ticks at the measured x values (when few).
+	TickData bool
+	Series   []Series
+	Note     string
 }
 
 // page is everything the template prints.
@@ -220,16 +221,16 @@ func build(res *analyze.Result, o Options) (*page, error) {
 
 	if ok > 0 {
 		charts := []Chart{
-			{ID: "sweep-per-stream", Title: "Per-stream speed (median, 95% interval)", XLabel: xlabel, YLabel: "tok/s per stream",
+			{ID: "sweep-per-stream", Title: "Per-stream speed (median, 95% interval)", XLabel: xlabel, YLabel: "tok/s per stream", TickData: true,
 				Series: metricSeries(groups, x, "per_stream_tps", "")},
-			{ID: "sweep-aggregate", Title: "Aggregate throughput (median of runs, 95% interval)", XLabel: xlabel, YLabel: "tok/s, all streams",
+			{ID: "sweep-aggregate", Title: "Aggregate throughput (median of runs, 95% interval)", XLabel: xlabel, YLabel: "tok/s, all streams", TickData: true,
 				Series: metricSeries(groups, x, "aggregate_tps", "")},
 		}
 		var ttft []Series
 		for _, st := range []string{"p50", "p90", "p99"} {
 			ttft = append(ttft, metricSeries(groups, x, "ttft_"+st, " "+st)...)
 		}
-		charts = append(charts, Chart{ID: "ttft", Title: "Time to first token (p50, p90, p99)", XLabel: xlabel, YLabel: "ms", Series: ttft})
+		charts = append(charts, Chart{ID: "ttft", Title: "Time to first token (p50, p90, p99)", XLabel: xlabel, YLabel: "ms", Series: ttft, TickData: true})
 		labelGroups := res.Groups([]string{analyze.KeyLabel})
 		charts = append(charts,
 			Chart{ID: "cdf-itl", Title: "Inter-token latency distribution per label", XLabel: "ms", YLabel: "fraction ≤ x",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -43,6 +44,19 @@ func drawChart(c Chart) template.HTML {
 			}
 		}
 	}
+	distinct := map[float64]bool{}
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			distinct[p.X] = true
+		}
+	}
+	var xs []float64
+	if c.TickData && len(distinct) <= 12 {
+		for x := range distinct {
+			xs = append(xs, x)
+		}
+		sort.Float64s(xs)
+	}
 	if x1 == x0 {
 		x0, x1 = x0-1, x1+1
 	}
@@ -61,9 +75,15 @@ func drawChart(c Chart) template.HTML {
 		yy := sy(yv)
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%.1f" y1="%.1f" y2="%.1f"/><text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`,
 			padL, padL+pw, yy, yy, padL-6, yy+4, esc(short(yv)))
-		xv := x0 + (x1-x0)*float64(i)/ticks
-		xx := sx(xv)
-		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, xx, padT+ph+16, esc(short(xv)))
+		if len(xs) == 0 {
+			xv := x0 + (x1-x0)*float64(i)/ticks
+			fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, sx(xv), padT+ph+16, esc(short(xv)))
+		}
+	}
+	// Few distinct x values (concurrency levels, input lengths) get a tick
+	// each, so the axis names the levels that were measured.
+	for _, xv := range xs {
+		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, sx(xv), padT+ph+16, esc(short(xv)))
 	}
 	fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, padL+pw/2, chartH-8, esc(c.XLabel))
 	fmt.Fprintf(&b, `<text class="axis" transform="translate(14 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, padT+ph/2, esc(c.YLabel))

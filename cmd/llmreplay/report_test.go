@@ -194,7 +194,7 @@ func TestReportInBrowser(t *testing.T) {
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(filepath.Join(dir, "profile")),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1200, 900),
+		chromedp.WindowSize(1000, 900),
 	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
@@ -252,7 +252,7 @@ func TestReportInBrowser(t *testing.T) {
 			points: String(f.querySelectorAll("circle.pt").length),
 			declared: f.dataset.series + "/" + f.dataset.points}))`))
 	step("charts", err)
-	png, err = chromedp.Run(ctx, chromedp.FullScreenshot(80))
+	png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	step("screenshot", err)
 	shot := os.Getenv("REPORT_SHOT")
 	if shot == "" {
