@@ -20,6 +20,10 @@ const (
 	DefaultFlushInterval = trace.DefaultFlushInterval
 	DefaultGrace         = 5 * time.Second
 	DefaultAPI           = "openai-chat"
+	// The CLI's request limits: a Config's zero Timeout and IdleTimeout
+	// mean none, these are what a command-line run gets unless told.
+	DefaultTimeout     = 10 * time.Minute
+	DefaultIdleTimeout = 60 * time.Second
 )
 
 // Config is one replay run.
