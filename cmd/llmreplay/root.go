@@ -72,6 +72,7 @@ traces into tables offline.`,
 		root.AddCommand(sub())
 	}
 	singleValueFlags(root)
+	registerCompletions(root)
 	return root
 }
 
