@@ -366,8 +366,10 @@ func (e *engine) runPhases(ctx context.Context) {
 			e.mu.Unlock()
 			continue
 		}
-		if e.cfg.Prewarm && ph.Concurrency > 1 {
-			e.prewarm(ctx, ph.Concurrency)
+		// No more connections than the phase has requests: a closed
+		// phase may have more workers than requests.
+		if c := min(ph.Concurrency, len(rs)); e.cfg.Prewarm && c > 1 {
+			e.prewarm(ctx, c)
 		}
 		phaseKindOf(ph.Kind).run(ctx, e, ph, rs)
 	}

@@ -14,7 +14,8 @@ import (
 type closedPhase struct{}
 
 func (closedPhase) run(ctx context.Context, e *engine, ph workload.Phase, rs []*workload.Request) {
-	c := max(ph.Concurrency, 1)
+	// Workers past the phase's requests would have nothing to send.
+	c := max(min(ph.Concurrency, len(rs)), 1)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < c; w++ {

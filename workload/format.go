@@ -210,6 +210,9 @@ func Decode(r io.Reader) (*Workload, error) {
 		if h.Phases[i].Index != i {
 			return nil, fmt.Errorf("corrupt workload file: phase %d has index %d", i, h.Phases[i].Index)
 		}
+		if err := validatePhase(&h.Phases[i]); err != nil {
+			return nil, fmt.Errorf("corrupt workload file: %w (rebuild it with 'llmreplay workload build')", err)
+		}
 	}
 	// Grow as lines arrive rather than trusting the header's count.
 	wl.Requests = make([]Request, 0, min(h.Requests, 1<<16))
@@ -259,9 +262,37 @@ func validateRequest(wl *Workload, r *Request) error {
 		if s.Words < 0 || s.Start < 0 || s.End < s.Start || s.End > len(text) {
 			return fmt.Errorf("request %q has a salt span [%d,%d) outside its %d-byte prompt", r.ID, s.Start, s.End, len(text))
 		}
+		// Each salt word is a space and at least one byte: more words than
+		// the span has bytes is an edited file, and the replay would build
+		// a salt of that many words (2e9 words ran out of memory).
+		if s.Words > s.End-s.Start {
+			return fmt.Errorf("request %q has %d salt words in a %d-byte salt span", r.ID, s.Words, s.End-s.Start)
+		}
 	}
 	if r.InputTokens < 0 || r.MaxTokens < 0 || r.Offset < 0 {
 		return fmt.Errorf("request %q has a negative count or offset", r.ID)
+	}
+	if r.InputTokens > MaxInputTokens || r.MaxTokens > MaxOutputTokens {
+		return fmt.Errorf("request %q asks for %d input and %d output tokens (at most %d and %d)", r.ID, r.InputTokens, r.MaxTokens, MaxInputTokens, MaxOutputTokens)
+	}
+	return nil
+}
+
+// validatePhase checks a phase's numbers against their meaning, so a file
+// edited by hand cannot make the replay start 10^8 goroutines or
+// connections (a burst phase of concurrency 100,000,000 used 3 GB in 15 s).
+func validatePhase(p *Phase) error {
+	switch {
+	case p.Requests < 0 || p.Requests > MaxRequests:
+		return fmt.Errorf("phase %d announces %d requests (0 to %d)", p.Index, p.Requests, MaxRequests)
+	case p.Concurrency < 0 || p.Concurrency > maxLevel:
+		return fmt.Errorf("phase %d has concurrency %d (0 to %d)", p.Index, p.Concurrency, maxLevel)
+	case p.Kind == KindBurst && p.Concurrency > p.Requests:
+		return fmt.Errorf("phase %d is a burst of %d requests with concurrency %d: a burst's concurrency is at most its requests", p.Index, p.Requests, p.Concurrency)
+	case p.InputTokens < 0 || p.InputTokens > MaxInputTokens || p.MaxTokens < 0 || p.MaxTokens > MaxOutputTokens:
+		return fmt.Errorf("phase %d has %d input / %d max tokens (at most %d / %d)", p.Index, p.InputTokens, p.MaxTokens, MaxInputTokens, MaxOutputTokens)
+	case !(p.Rate >= 0 && p.Rate <= maxRate):
+		return fmt.Errorf("phase %d has rate %v (0 to %v requests per second)", p.Index, p.Rate, maxRate)
 	}
 	return nil
 }

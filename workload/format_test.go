@@ -155,6 +155,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad request", compress(t, lines[0]+header+"[1,2]\n"), "request 1"},
 		{"header mismatch", compress(t, "llmreplay-workload 1.3\n"+header), "version line says"},
 		{"corrupt frame", append(append([]byte{}, good[:20]...), bytes.Repeat([]byte{0xff}, 200)...), "workload file"},
+		// Issue #11 finding 5: fields beyond their meaning, edited by hand.
+		{"salt words past the span", compress(t, strings.Replace(raw.String(), `"words":4}`, `"words":2000000000}`, 1)), "2000000000 salt words in a 31-byte salt span"},
+		{"huge burst", compress(t, lines[0]+hugeBurst+lines[2]), "concurrency 100000000"},
+		{"burst wider than its requests", compress(t, lines[0]+strings.Replace(hugeBurst, "100000000", "7", 1)+lines[2]), "a burst's concurrency is at most its requests"},
+		{"huge max_tokens", compress(t, strings.Replace(raw.String(), `"max_tokens":16,"temperature"`, `"max_tokens":9000000000000000000,"temperature"`, 1)), "output tokens"},
+		{"negative rate", compress(t, strings.Replace(raw.String(), `"rate":2.5,"requests"`, `"rate":-1,"requests"`, 1)), "rate -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Decode(bytes.NewReader(tc.data))
@@ -241,6 +247,10 @@ func TestDecodeRefusesHugeWindow(t *testing.T) {
 	t.Log(err)
 }
 
+// hugeBurst is a header whose one phase is a burst of concurrency 10^8
+// (with the golden file's first request following it).
+const hugeBurst = `{"format":"llmreplay-workload","major":1,"minor":0,"requests":1,"phases":[{"index":0,"name":"b","kind":"burst","concurrency":100000000,"requests":1}]}` + "\n"
+
 func FuzzDecode(f *testing.F) {
 	good, err := os.ReadFile(goldenV1)
 	if err != nil {
@@ -251,6 +261,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(compress(f, "llmreplay-workload 2.0\n{}\n"))
 	f.Add(compress(f, "llmreplay-workload 1.0\n{\"format\":\"llmreplay-workload\",\"major\":1,\"requests\":1,\"phases\":[{}]}\n{\"id\":\"x\",\"prompt\":\"ab\",\"salt\":{\"start\":1,\"end\":9}}\n"))
 	f.Add([]byte("not a workload"))
+	// The bounds of issue #11 finding 5.
+	f.Add(compress(f, "llmreplay-workload 1.0\n"+hugeBurst+`{"id":"x","phase":0,"prompt":"a b c d","salt":{"start":0,"end":4,"words":2000000000}}`+"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		wl, err := Decode(bytes.NewReader(data))
 		if err != nil {
