@@ -104,8 +104,8 @@ var definitionSets = map[string]DefinitionSet{
 		itl:    itlRequestSpan, tpot: tpotPerToken, stream: streamE2E, window: windowDone,
 	},
 	"seed": {
-		Name: "seed", Tool: "the seeds' bench.py",
-		Source: "/work/shared/seeds (5.7 本地测速: 每一路 = (tokens−1)/(末 token − 首 token), 所有路加起来 = 全部 token / 墙钟时间)",
+		Name: "seed", Tool: "the original bench.py of the per-stream / aggregate concurrency sweep",
+		Source: "the local speed test the concurrency sweep comes from: per stream = (tokens−1)/(last token − first token), all streams together = all tokens / wall-clock time (cited in docs/METRICS.md)",
 		Notes:  "Per-stream = (tokens−1)/(last − first token); aggregate = all tokens / wall time from the burst's release to its last response.",
 		itl:    itlPerToken, tpot: tpotExclFirst, stream: streamSpan, window: windowDone,
 	},

@@ -113,7 +113,7 @@ var Metrics = append([]*Metric{
 	},
 	{
 		Name: "per_stream_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
-		Doc: "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT like the seeds' per-stream figure (vllm/sglang/aiperf sets: (tokens−1)/(e2e−ttft); guidellm: tokens/e2e)",
+		Doc: "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT, as a chat user feels the stream (the per-stream half of the concurrency sweep; vllm/sglang/aiperf sets: (tokens−1)/(e2e−ttft); guidellm: tokens/e2e)",
 		request: func(f *facts, d *DefinitionSet, out *Dist) {
 			if !okOnly(f) {
 				return
@@ -183,7 +183,7 @@ var Metrics = append([]*Metric{
 	},
 	{
 		Name: "aggregate_tps", Unit: "tok/s", Scope: PerRun, HigherIsBetter: true,
-		Doc: "all streams together: output tokens of the run's successful requests / (last content chunk − first send) (the seeds' 所有路加起来; vllm/sglang/aiperf/guidellm/seed sets end the window at the last response end)",
+		Doc: "all streams together: output tokens of the run's successful requests / (last content chunk − first send) (the sum over all streams, the aggregate half of the concurrency sweep; vllm/sglang/aiperf/guidellm/seed sets end the window at the last response end)",
 		run: func(r *run, d *DefinitionSet) (float64, bool) {
 			w := r.window(d)
 			if w <= 0 {
@@ -227,7 +227,7 @@ var Metrics = append([]*Metric{
 	},
 	{
 		Name: "speedup", Unit: "x", Scope: PerGroup, HigherIsBetter: true,
-		Doc: "continuous-batching speed-up: median aggregate_tps of the group / median aggregate_tps of the same label and input length at concurrency 1 (the seeds' 2 streams at 2.17× vs 0.85×)",
+		Doc: "continuous-batching speed-up: median aggregate_tps of the group / median aggregate_tps of the same label and input length at concurrency 1 (above 1: batching pays; e.g. 2 streams at 2.17× on one server, 0.85× on another that serialises them)",
 		group: func(g, base *Group) (float64, bool) {
 			if base == nil {
 				return 0, false

@@ -73,8 +73,8 @@ func newAnalyzeCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "analyze TRACE...",
-		Short: "Turn traces into the seeds' table, metric tables or JSON, with trust warnings",
-		Long: `analyze reads traces offline and prints, by default, the seeds' comparison:
+		Short: "Turn traces into the concurrency-sweep table, metric tables or JSON, with trust warnings",
+		Long: `analyze reads traces offline and prints, by default, the concurrency-sweep comparison:
 one row per concurrency, one column per trace label, each cell
 "per-stream / aggregate tok/s", plus the TTFT p50. Label a trace with
 name=path; otherwise its header's label is used. With repeats, medians carry
@@ -85,7 +85,7 @@ Cells with a trust problem (not streamed, usage mismatch, implausible speed,
 stopped early, did not count, client fell behind …) carry a [n] mark whose
 footnote gives the evidence. In csv and json modes the warnings go to stderr
 (and into the JSON document). docs/METRICS.md defines every metric.`,
-		Example: `  # the seeds' comparison of three servers
+		Example: `  # the concurrency-sweep comparison of three servers
   llmreplay analyze q4=q4.trace.zst q8=q8.trace.zst vllm=vllm.trace.zst
 
   # chosen metrics by input length, as Markdown
@@ -144,7 +144,7 @@ footnote gives the evidence. In csv and json modes the warnings go to stderr
 	}
 	tf.register(cmd)
 	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, input-tokens, phase, label, repeat (comma-separated for several)")
-	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the seeds' table")
+	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the concurrency-sweep table")
 	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
 	cmd.Flags().BoolVar(&listMetrics, "list-metrics", false, "print every metric with its definition and exit")
 	return cmd

@@ -23,8 +23,8 @@ func newBenchCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [--url URL] [flags]",
-		Short: "The seeds' benchmark in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
-		Long: `bench builds the seeds' workload (800-token prompts asking the model to count
+		Short: "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
+		Long: `bench builds the concurrency-sweep workload (800-token prompts asking the model to count
 up from 1, capped at 256 output tokens, bursts of 1, 4, 8 and 16 streams
 released together), replays it, and prints for each concurrency the TTFT p50,
 the per-stream and the aggregate output tok/s.

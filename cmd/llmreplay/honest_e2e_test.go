@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,20 @@ func TestSameRunTwiceCountsOnce(t *testing.T) {
 	js, _, code := run(t, nil, bin, "analyze", src, cp, "--format", "json")
 	if code != 0 || !strings.Contains(js, `"duplicate_trace"`) {
 		t.Errorf("analyze --format json: exit %d, no duplicate_trace warning", code)
+	}
+}
+
+// Jargon: users never saw the source documents, so help text and the
+// metric list name things for what they are: no "the seeds'" and no
+// untranslated Chinese.
+func TestHelpSpeaksPlainly(t *testing.T) {
+	cjk := regexp.MustCompile(`\p{Han}`)
+	for _, args := range [][]string{{"--help"}, {"bench", "--help"}, {"analyze", "--help"}, {"analyze", "--list-metrics"},
+		{"check", "--help"}, {"replay", "--help"}, {"workload", "build", "--help"}, {"workload", "inspect", "--help"}} {
+		out, errOut, _ := runCLI(t, nil, args...)
+		text := out + errOut
+		if strings.Contains(strings.ToLower(text), "seeds'") || cjk.MatchString(text) {
+			t.Errorf("llmreplay %s speaks the source documents' jargon:\n%s", strings.Join(args, " "), text)
+		}
 	}
 }

@@ -51,7 +51,7 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 Build a tokenizer-exact workload once, replay it against any endpoint on a
 precise schedule, record every streamed chunk's arrival time, and turn the
 traces into tables offline.`,
-		Example: `  # the seeds' benchmark against the built-in simulated server
+		Example: `  # the per-stream / aggregate concurrency sweep against the built-in simulated server
   llmreplay bench
 
   # the same against a real server

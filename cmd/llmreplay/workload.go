@@ -24,8 +24,8 @@ func newWorkloadCmd() *cobra.Command {
 exactly N tokens under a named tokenizer, each asking the model to count up
 from 1, and the arrival schedule. The same command and seed give the same
 file, byte for byte, on any machine.`,
-		Example: `  llmreplay workload build -o seeds.workload.zst
-  llmreplay workload inspect seeds.workload.zst`,
+		Example: `  llmreplay workload build -o sweep.workload.zst
+  llmreplay workload inspect sweep.workload.zst`,
 		Args: cobra.ArbitraryArgs,
 		RunE: needsSubcommand,
 	}
@@ -55,8 +55,8 @@ Schedules:
   rate:R              open loop at R requests/s; --arrival poisson|constant|gamma:SHAPE
   trace:FILE          arrivals and lengths from a Mooncake/Qwen-Bailian JSONL, Azure
                       LLM inference CSV or BurstGPT CSV log; --time-scale, --window`,
-		Example: `  # the seeds' benchmark: 800-token prompts, bursts of 1 to 32, 5 repeats
-  llmreplay workload build -o seeds.workload.zst
+		Example: `  # the per-stream / aggregate concurrency sweep: 800-token prompts, bursts of 1 to 32, 5 repeats
+  llmreplay workload build -o sweep.workload.zst
 
   # long inputs as raw completions for a Qwen model, counted by its own tokenizer
   llmreplay workload build --tokenizer ./qwen3/tokenizer.json --shape completion \
@@ -172,8 +172,8 @@ func newWorkloadInspectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect FILE",
 		Short: "Show a workload's header, phases, input-length histogram and digest",
-		Example: `  llmreplay workload inspect seeds.workload.zst
-  llmreplay workload inspect --json seeds.workload.zst | jq .digest`,
+		Example: `  llmreplay workload inspect sweep.workload.zst
+  llmreplay workload inspect --json sweep.workload.zst | jq .digest`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := openWorkload(cmd, args[0])
@@ -255,8 +255,8 @@ func newWorkloadCatCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "cat FILE",
 		Short: "Print every request as one JSON object per line, for jq",
-		Example: `  llmreplay workload cat seeds.workload.zst | jq -r 'select(.phase == 0) | .messages[0].content' | head -c 300
-  llmreplay workload cat seeds.workload.zst | jq -s 'map(.input_tokens) | add'`,
+		Example: `  llmreplay workload cat sweep.workload.zst | jq -r 'select(.phase == 0) | .messages[0].content' | head -c 300
+  llmreplay workload cat sweep.workload.zst | jq -s 'map(.input_tokens) | add'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := openWorkload(cmd, args[0])
@@ -285,8 +285,8 @@ func newWorkloadVerifyCmd() *cobra.Command {
 compare with its recorded input token count. Exit status 1 if any differs.
 --tokenizer checks the counts under another tokenizer, e.g. to see how far
 an o200k workload lands from N under a model's own tokenizer.json.`,
-		Example: `  llmreplay workload verify seeds.workload.zst
-  llmreplay workload verify --tokenizer ./qwen3/tokenizer.json seeds.workload.zst`,
+		Example: `  llmreplay workload verify sweep.workload.zst
+  llmreplay workload verify --tokenizer ./qwen3/tokenizer.json sweep.workload.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := openWorkload(cmd, args[0])
