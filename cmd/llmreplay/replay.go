@@ -129,8 +129,12 @@ with Ctrl-C (the trace is closed cleanly).`,
 				cfg.Trace = trace.DefaultPath(f.label, f.model, time.Now(), shardSuffix(cfg.Shard))
 			}
 			// Bad settings are reported before anything is created.
-			if _, err := cfg.Resolve(); err != nil {
+			res, err := cfg.Resolve()
+			if err != nil {
 				return flagError(err)
+			}
+			if res.TokenizerSource != "" && f.tokenizer == "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in the workload)\n", res.TokenizerSource)
 			}
 			if defaultOut {
 				if err := os.MkdirAll(filepath.Dir(cfg.Trace), 0o755); err != nil {

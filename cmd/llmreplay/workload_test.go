@@ -237,6 +237,17 @@ func TestRememberedTokenizer(t *testing.T) {
 	if err != nil || !strings.Contains(errOut, "tokenizer: "+qwen+" (recorded in "+tr+")") || strings.Contains(out, "tokenizer_unavailable") || !strings.Contains(out, `"tokenizer_file": "`+qwen+`"`) {
 		t.Fatalf("analyze with the recorded tokenizer: %v\n%s\n%s", err, errOut, out)
 	}
+	// replay --send-token-ids takes the ids from the recorded tokenizer and
+	// says which file it used (the paced server answers in chat deltas, so
+	// only the start of the run is checked here, not its records).
+	cfile := filepath.Join(dir, "c.workload.zst")
+	if _, _, err := runWL(t, "workload", "build", "--tokenizer", qwen, "--shape", "completion", "--schedule", "burst:1", "--repeats", "1", "-o", cfile); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err = runWL(t, "replay", cfile, "--url", srv.URL, "--model", "m", "--api", "openai-completions", "--send-token-ids", "-o", filepath.Join(dir, "c.trace.zst"))
+	if (err != nil && exitCode(err) == 2) || !strings.Contains(errOut, "tokenizer: "+qwen+" (recorded in the workload)") {
+		t.Fatalf("replay --send-token-ids with the recorded tokenizer: %v\n%s", err, errOut)
+	}
 	moved := filepath.Join(dir, "moved", "qwen3", "tokenizer.json.zst")
 	os.MkdirAll(filepath.Dir(moved), 0o755)
 	os.Rename(qwen, moved)
