@@ -84,6 +84,7 @@ var subcommands = []func() *cobra.Command{
 	newAnalyzeCmd,
 	newCheckCmd,
 	newReportCmd,
+	newExportCmd,
 	newSimCmd,
 	newReplayCmd,
 	newBenchCmd,

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/export"
+)
+
+// TestExportParquetRebuildsSweep: export through the CLI with default flags
+// (--format parquet), read the files back, and rebuild the sweep table the
+// way docs/EXPORT.md's queries do. By hand: the fast trace's requests stream
+// 8 tokens 2 ms apart, so per-stream = (8−1)/(7·2 ms) = 500 tok/s; the slow
+// one 10 ms apart = 100 tok/s (the docs' median(per_stream_tps) query). The
+// runs table carries the aggregate as the analysis computed it: checked
+// against analyze's own CSV row for the same label and concurrency.
+func TestExportParquetRebuildsSweep(t *testing.T) {
+	dir := t.TempDir()
+	fast, slow := filepath.Join(dir, "fast.trace.zst"), filepath.Join(dir, "slow.trace.zst")
+	writeReportTrace(t, fast, "vllm", "m", 2, 0, 1, 4)
+	writeReportTrace(t, slow, "llama", "m", 10, 1, 1, 4)
+	out := filepath.Join(dir, "tables")
+	stdout, stderr, err := runAnalyzeCLI(t, nil, "export", fast, slow, "-o", out)
+	if err != nil {
+		t.Fatalf("export: %v\n%s", err, stderr)
+	}
+	// 5 + 5 ok requests with 8 chunks; 2 failed (none).
+	if !strings.Contains(stdout, "12 requests, 80 chunks, 4 runs") {
+		t.Errorf("export says %q", stdout)
+	}
+	reqs, err := parquet.ReadFile[export.RequestRow](filepath.Join(out, "requests.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	med := map[string][]float64{}
+	failed := 0
+	for _, r := range reqs {
+		if !r.OK {
+			failed++
+			if r.ErrorClass != "http-status" {
+				t.Errorf("failed request class %q", r.ErrorClass)
+			}
+			continue
+		}
+		k := r.Label + "/" + map[int64]string{1: "1", 4: "4"}[r.Concurrency]
+		med[k] = append(med[k], r.PerStreamTPS)
+		if r.Sent.IsZero() || r.SentNs != 1e6 && r.SentNs != 1001e6 {
+			t.Errorf("request %s: sent %d ns at %v", r.RequestID, r.SentNs, r.Sent)
+		}
+	}
+	if failed != 2 {
+		t.Errorf("%d failed requests exported, want 2", failed)
+	}
+	want := map[string]float64{"vllm/1": 500, "vllm/4": 500, "llama/1": 100, "llama/4": 100}
+	for k, w := range want {
+		v := med[k]
+		slices.Sort(v)
+		if len(v) == 0 || v[len(v)/2] < w*0.999 || v[len(v)/2] > w*1.001 {
+			t.Errorf("median per-stream %s = %v, want %v", k, v, w)
+		}
+	}
+	runs, err := parquet.ReadFile[export.RunRow](filepath.Join(out, "runs.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The analysis's own table: aggregate per (label, concurrency).
+	js, _, err := runAnalyzeCLI(t, nil, "analyze", fast, slow, "--by", "label,concurrency", "--metrics", "aggregate_tps,per_stream_tps", "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		line := r.Label + "," + map[int64]string{1: "1", 4: "4"}[r.Concurrency] + ","
+		found := false
+		for _, l := range strings.Split(js, "\n") {
+			if strings.HasPrefix(l, line) {
+				found = true
+				if !strings.Contains(l, analyze.FormatNum(r.AggregateTPS, true)) {
+					t.Errorf("runs %s aggregate %v not in analyze's row %q", line, r.AggregateTPS, l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no analyze row for %s in\n%s", line, js)
+		}
+	}
+	chunks, err := parquet.ReadFile[export.ChunkRow](filepath.Join(out, "chunks.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) != 80 || chunks[1].TNs-chunks[0].TNs != 2e6 {
+		t.Errorf("%d chunks; first gap %d ns, want 80 and 2 ms", len(chunks), chunks[1].TNs-chunks[0].TNs)
+	}
+
+	// CSV: the same columns; existing files are refused without --force.
+	if _, _, err := runAnalyzeCLI(t, nil, "export", fast, "-o", out); err == nil || exitCode(err) != 2 {
+		t.Errorf("export over existing files: want exit 2, got %v", err)
+	}
+	csvDir := filepath.Join(dir, "csv")
+	if _, stderr, err := runAnalyzeCLI(t, nil, "export", fast, "--format", "csv", "-o", csvDir); err != nil {
+		t.Fatalf("csv: %v\n%s", err, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(csvDir, "requests.csv"))
+	if !strings.HasPrefix(string(b), "label,request_id,index,phase,") || strings.Count(string(b), "\n") != 6 {
+		t.Errorf("requests.csv:\n%s", b)
+	}
+	if _, _, err := runAnalyzeCLI(t, nil, "export", fast, "--format", "xlsx", "-o", filepath.Join(dir, "x")); err == nil || exitCode(err) != 2 {
+		t.Errorf("--format xlsx: want exit 2")
+	}
+}

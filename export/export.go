@@ -1,0 +1,298 @@
+// Package export writes traces as tables other tools load: Parquet (with
+// github.com/parquet-go/parquet-go) or CSV, one file per table:
+//
+//	requests  one row per request: ids, label, phase, concurrency, tokens,
+//	          scheduled/sent/headers/first/last/done times, status, error
+//	          class, finish reason, and the per-request figures read
+//	          directly off the record (TTFT, E2E, per-stream speed by the
+//	          server's token count)
+//	chunks    one row per streamed chunk: request id, time, bytes, tokens
+//	runs      one row per run (label × phase × repeat) with the analysis's
+//	          per-run metrics
+//
+// Times are int64 nanoseconds since the run start plus a UTC timestamp
+// column (the trace's start_wall + offset). Records stream from the trace
+// reader to the writers in batches, so memory is bounded by the batch, not
+// the trace.
+package export
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// RequestRow is one row of the requests table.
+type RequestRow struct {
+	Label        string    `parquet:"label,dict"`
+	RequestID    string    `parquet:"request_id"`
+	Index        int64     `parquet:"index"`
+	Phase        int64     `parquet:"phase"`
+	PhaseName    string    `parquet:"phase_name,dict"`
+	Concurrency  int64     `parquet:"concurrency"`
+	Repeat       int64     `parquet:"repeat"`
+	Warmup       bool      `parquet:"warmup"`
+	InputTokens  int64     `parquet:"input_tokens"`
+	MaxTokens    int64     `parquet:"max_tokens"`
+	OutputTokens int64     `parquet:"output_tokens"` // the server's usage count; -1 when it sent none
+	OutputSource string    `parquet:"output_tokens_source,dict"`
+	ScheduledNs  int64     `parquet:"scheduled_ns"`
+	SentNs       int64     `parquet:"sent_ns"`
+	HeadersNs    int64     `parquet:"headers_ns"`
+	FirstNs      int64     `parquet:"first_ns"`
+	LastNs       int64     `parquet:"last_ns"`
+	DoneNs       int64     `parquet:"done_ns"`
+	Sent         time.Time `parquet:"sent_at,timestamp(nanosecond)"`
+	Status       int64     `parquet:"status"`
+	OK           bool      `parquet:"ok"`
+	ErrorClass   string    `parquet:"error_class,dict"`
+	FinishReason string    `parquet:"finish_reason,dict"`
+	Chunks       int64     `parquet:"chunks"`
+	Bytes        int64     `parquet:"bytes"`
+	TTFTMs       float64   `parquet:"ttft_ms"`        // first - sent; NaN without a chunk
+	E2EMs        float64   `parquet:"e2e_ms"`         // done - sent
+	PerStreamTPS float64   `parquet:"per_stream_tps"` // (output_tokens-1)/(last-first); NaN when undefined
+}
+
+// ChunkRow is one row of the chunks table.
+type ChunkRow struct {
+	Label     string    `parquet:"label,dict"`
+	RequestID string    `parquet:"request_id"`
+	Phase     int64     `parquet:"phase"`
+	Seq       int64     `parquet:"seq"`
+	TNs       int64     `parquet:"t_ns"`
+	T         time.Time `parquet:"t,timestamp(nanosecond)"`
+	Bytes     int64     `parquet:"bytes"`
+	Tokens    int64     `parquet:"tokens"` // the server's count for this chunk; 0 when unknown
+	TextBytes int64     `parquet:"text_bytes"`
+}
+
+// RunRow is one row of the runs table: the analysis's per-run values.
+type RunRow struct {
+	Label          string  `parquet:"label,dict"`
+	Phase          int64   `parquet:"phase"`
+	Repeat         int64   `parquet:"repeat"`
+	Concurrency    int64   `parquet:"concurrency"`
+	InputTokens    int64   `parquet:"input_tokens"`
+	RequestsOK     int64   `parquet:"requests_ok"`
+	RequestsFailed int64   `parquet:"requests_failed"`
+	AggregateTPS   float64 `parquet:"aggregate_tps"`
+	TotalTPS       float64 `parquet:"total_tps"`
+	RequestsPerS   float64 `parquet:"requests_per_s"`
+	PerStreamTPS   float64 `parquet:"per_stream_tps_p50"`
+	TTFTP50        float64 `parquet:"ttft_p50_ms"`
+	TTFTP99        float64 `parquet:"ttft_p99_ms"`
+	TPOTP50        float64 `parquet:"tpot_p50_ms"`
+	ITLP99         float64 `parquet:"itl_p99_ms"`
+}
+
+// Options say what to write where.
+type Options struct {
+	Dir    string // created if missing; files must not exist unless Force
+	Format string // "parquet" or "csv"
+	Force  bool
+}
+
+// Counts are what Export wrote.
+type Counts struct {
+	Requests, Chunks, Runs int64
+	Files                  []string
+}
+
+// table is one output file fed row by row.
+type table[T any] interface {
+	Write(rows []T) error
+	Close() error
+}
+
+const batch = 4096
+
+// Export writes inputs' tables into o.Dir. Every file is written under a
+// temporary name and renamed when whole, so a failure leaves no half file.
+func Export(o Options, inputs ...analyze.Input) (*Counts, error) {
+	if o.Format != "parquet" && o.Format != "csv" {
+		return nil, fmt.Errorf("unknown format %q: use parquet or csv", o.Format)
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	names := []string{"requests", "chunks", "runs"}
+	paths := map[string]string{}
+	for _, n := range names {
+		p := filepath.Join(o.Dir, n+"."+o.Format)
+		if _, err := os.Stat(p); err == nil && !o.Force {
+			return nil, fmt.Errorf("%s exists: pass --force to replace it, or write elsewhere", p)
+		}
+		paths[n] = p
+	}
+	c := &Counts{}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	create := func(name string) (*os.File, error) {
+		f, err := os.CreateTemp(o.Dir, "."+name+"-*.tmp")
+		if err == nil {
+			files = append(files, f)
+		}
+		return f, err
+	}
+	rf, err := create("requests")
+	if err != nil {
+		return nil, err
+	}
+	cf, err := create("chunks")
+	if err != nil {
+		return nil, err
+	}
+	uf, err := create("runs")
+	if err != nil {
+		return nil, err
+	}
+	reqs, chunks, runs := newTable[RequestRow](o.Format, rf), newTable[ChunkRow](o.Format, cf), newTable[RunRow](o.Format, uf)
+
+	for _, in := range inputs {
+		if err := exportTrace(in, reqs, chunks, c); err != nil {
+			return nil, err
+		}
+	}
+	res, err := analyze.AnalyzeFiles(analyze.Options{}, inputs...)
+	if err != nil {
+		return nil, err
+	}
+	var rows []RunRow
+	for _, g := range res.Groups([]string{analyze.KeyLabel, analyze.KeyPhase, analyze.KeyRepeat, analyze.KeyConcurrency, analyze.KeyInputTokens}) {
+		v := func(k string) float64 { return g.Values[k].Value }
+		rows = append(rows, RunRow{
+			Label: fmt.Sprint(g.Keys[analyze.KeyLabel]), Phase: toInt(g.Keys[analyze.KeyPhase]), Repeat: toInt(g.Keys[analyze.KeyRepeat]),
+			Concurrency: toInt(g.Keys[analyze.KeyConcurrency]), InputTokens: toInt(g.Keys[analyze.KeyInputTokens]),
+			RequestsOK: int64(v("requests_ok")), RequestsFailed: int64(v("requests_failed")),
+			AggregateTPS: v("aggregate_tps"), TotalTPS: v("total_tps"), RequestsPerS: v("requests_per_s"),
+			PerStreamTPS: v("per_stream_tps_p50"), TTFTP50: v("ttft_p50"), TTFTP99: v("ttft_p99"), TPOTP50: v("tpot_p50"), ITLP99: v("itl_p99"),
+		})
+	}
+	if err := runs.Write(rows); err != nil {
+		return nil, err
+	}
+	c.Runs = int64(len(rows))
+	for _, t := range []interface{ Close() error }{reqs, chunks, runs} {
+		if err := t.Close(); err != nil {
+			return nil, err
+		}
+	}
+	for i, f := range files {
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(f.Name(), paths[names[i]]); err != nil {
+			return nil, err
+		}
+		c.Files = append(c.Files, paths[names[i]])
+	}
+	files = nil
+	return c, nil
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
+
+func exportTrace(in analyze.Input, reqs table[RequestRow], chunks table[ChunkRow], c *Counts) error {
+	r, err := trace.Open(in.Path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := r.Header()
+	label := in.Label
+	if label == "" {
+		label = h.Label
+	}
+	start, _ := time.Parse(time.RFC3339Nano, h.StartWall)
+	phases := map[int]trace.Phase{}
+	for _, p := range h.Phases {
+		phases[p.Index] = p
+	}
+	var rb []RequestRow
+	var cb []ChunkRow
+	for r.Scan() {
+		rec := r.Record()
+		ph := phases[rec.Phase]
+		row := RequestRow{
+			Label: label, RequestID: rec.ID, Index: int64(rec.Index), Phase: int64(rec.Phase), PhaseName: ph.Name,
+			Concurrency: int64(ph.Concurrency), Repeat: int64(ph.Repeat), Warmup: rec.Warmup,
+			InputTokens: int64(rec.InputTokens), MaxTokens: int64(rec.MaxTokens), OutputTokens: -1,
+			ScheduledNs: rec.Scheduled, SentNs: rec.Sent, HeadersNs: rec.Headers, DoneNs: rec.Done,
+			Sent: start.Add(time.Duration(rec.Sent)).UTC(), Status: int64(rec.Status), OK: rec.Error == nil,
+			FinishReason: rec.FinishReason, Chunks: int64(len(rec.Chunks)),
+			TTFTMs: nan, PerStreamTPS: nan, E2EMs: float64(rec.Done-rec.Sent) / 1e6,
+		}
+		if rec.Error != nil {
+			row.ErrorClass = string(rec.Error.Class)
+		}
+		var u struct {
+			CompletionTokens *int64 `json:"completion_tokens"`
+		}
+		if rec.Usage != "" && json.Unmarshal([]byte(rec.Usage), &u) == nil && u.CompletionTokens != nil {
+			row.OutputTokens, row.OutputSource = *u.CompletionTokens, "usage"
+		}
+		for i, ch := range rec.Chunks {
+			row.Bytes += int64(ch.Bytes)
+			cb = append(cb, ChunkRow{Label: label, RequestID: rec.ID, Phase: int64(rec.Phase), Seq: int64(i), TNs: ch.T,
+				T: start.Add(time.Duration(ch.T)).UTC(), Bytes: int64(ch.Bytes), Tokens: int64(ch.Tokens), TextBytes: int64(len(ch.Text))})
+		}
+		if n := len(rec.Chunks); n > 0 {
+			row.FirstNs, row.LastNs = rec.Chunks[0].T, rec.Chunks[n-1].T
+			row.TTFTMs = float64(row.FirstNs-rec.Sent) / 1e6
+			if row.OutputTokens > 1 && row.LastNs > row.FirstNs {
+				row.PerStreamTPS = float64(row.OutputTokens-1) / (float64(row.LastNs-row.FirstNs) / 1e9)
+			}
+		}
+		rb = append(rb, row)
+		if len(rb) >= batch {
+			if err := reqs.Write(rb); err != nil {
+				return err
+			}
+			c.Requests += int64(len(rb))
+			rb = rb[:0]
+		}
+		if len(cb) >= batch {
+			if err := chunks.Write(cb); err != nil {
+				return err
+			}
+			c.Chunks += int64(len(cb))
+			cb = cb[:0]
+		}
+	}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if err := reqs.Write(rb); err != nil {
+		return err
+	}
+	c.Requests += int64(len(rb))
+	if err := chunks.Write(cb); err != nil {
+		return err
+	}
+	c.Chunks += int64(len(cb))
+	return nil
+}

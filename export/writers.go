@@ -1,0 +1,103 @@
+package export
+
+import (
+	"bufio"
+	"encoding/csv"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+var nan = math.NaN()
+
+func newTable[T any](format string, w io.Writer) table[T] {
+	if format == "csv" {
+		return newCSV[T](w)
+	}
+	return &pq[T]{w: parquet.NewGenericWriter[T](w)}
+}
+
+type pq[T any] struct{ w *parquet.GenericWriter[T] }
+
+func (p *pq[T]) Write(rows []T) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := p.w.Write(rows)
+	return err
+}
+func (p *pq[T]) Close() error { return p.w.Close() }
+
+// csvTable writes the same columns as the Parquet schema (names from the
+// parquet tags), one row per struct; NaN is an empty cell.
+type csvTable[T any] struct {
+	b    *bufio.Writer
+	w    *csv.Writer
+	head bool
+	rec  []string
+}
+
+func newCSV[T any](w io.Writer) *csvTable[T] {
+	b := bufio.NewWriterSize(w, 1<<16)
+	return &csvTable[T]{b: b, w: csv.NewWriter(b)}
+}
+
+func (c *csvTable[T]) Write(rows []T) error {
+	var zero T
+	t := reflect.TypeOf(zero)
+	if !c.head {
+		c.head = true
+		var names []string
+		for i := 0; i < t.NumField(); i++ {
+			names = append(names, strings.Split(t.Field(i).Tag.Get("parquet"), ",")[0])
+		}
+		if err := c.w.Write(names); err != nil {
+			return err
+		}
+	}
+	for i := range rows {
+		v := reflect.ValueOf(&rows[i]).Elem()
+		c.rec = c.rec[:0]
+		for j := 0; j < v.NumField(); j++ {
+			f := v.Field(j)
+			switch x := f.Interface().(type) {
+			case string:
+				c.rec = append(c.rec, x)
+			case int64:
+				c.rec = append(c.rec, strconv.FormatInt(x, 10))
+			case bool:
+				c.rec = append(c.rec, strconv.FormatBool(x))
+			case float64:
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					c.rec = append(c.rec, "")
+				} else {
+					c.rec = append(c.rec, strconv.FormatFloat(x, 'g', -1, 64))
+				}
+			case time.Time:
+				c.rec = append(c.rec, x.Format(time.RFC3339Nano))
+			}
+		}
+		if err := c.w.Write(c.rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *csvTable[T]) Close() error {
+	if !c.head {
+		if err := c.Write(nil); err != nil {
+			return err
+		}
+	}
+	c.w.Flush()
+	if err := c.w.Error(); err != nil {
+		return err
+	}
+	return c.b.Flush()
+}
