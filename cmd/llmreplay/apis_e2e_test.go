@@ -23,7 +23,7 @@ import (
 // the OpenAI ones, through the built binary.
 func TestAPIsReplayAndBenchThroughTheBinary(t *testing.T) {
 	bin := builtBinary(t)
-	for _, api := range []string{"anthropic"} {
+	for _, api := range []string{"anthropic", "openai-responses"} {
 		t.Run(api, func(t *testing.T) {
 			dir := t.TempDir()
 			simURL := startSim(t, bin)

@@ -115,3 +115,19 @@ func anthropicResponse(tokens int) [][]byte {
 // BenchmarkAnthropicRead reads 256-token Messages streams as
 // BenchmarkOpenAIChatRead reads vLLM's.
 func BenchmarkAnthropicRead(b *testing.B) { benchRead(b, Anthropic{}, anthropicResponse(256)) }
+
+// responsesResponse is a 256-token Responses stream as OpenAI sends it.
+func responsesResponse(tokens int) [][]byte {
+	ev := func(name, data string) []byte { return []byte("event: " + name + "\ndata: " + data + "\n\n") }
+	const resp = `"response":{"id":"resp_67c9fdcecf488190bdd9a0409de3a1ec07b8b0ad4e5eb654","object":"response","created_at":1741290958,"status":"in_progress","error":null,"incomplete_details":null,"model":"gpt-4.1-2025-04-14","output":[],"usage":null}`
+	out := [][]byte{ev("response.created", `{"type":"response.created","sequence_number":0,`+resp+`}`)}
+	for i := 1; i <= tokens; i++ {
+		out = append(out, ev("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":`+strconv.Itoa(i)+`,"item_id":"msg_67c9fdcf37fc8190ba82116e33fb28c507b8b0ad4e5eb654","output_index":0,"content_index":0,"delta":" `+strconv.Itoa(i)+`,"}`))
+	}
+	return append(out, ev("response.completed", `{"type":"response.completed","sequence_number":999,"response":{"id":"resp_1","status":"completed","output":[],"usage":{"input_tokens":812,"output_tokens":`+strconv.Itoa(tokens)+`,"total_tokens":`+strconv.Itoa(812+tokens)+`}}}`))
+}
+
+// BenchmarkOpenAIResponsesRead reads 256-token Responses streams.
+func BenchmarkOpenAIResponsesRead(b *testing.B) {
+	benchRead(b, OpenAIResponses{}, responsesResponse(256))
+}

@@ -145,3 +145,9 @@ func FuzzAnthropicRead(f *testing.F) {
 	)
 	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, Anthropic{}, body, split) })
 }
+
+func FuzzOpenAIResponsesRead(f *testing.F) {
+	seedFiles(f, "openai-responses")
+	seedBodies(f, "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"output_tokens\":1}},\"sim_sent_unix_ns\":3}\n\n")
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, OpenAIResponses{}, body, split) })
+}

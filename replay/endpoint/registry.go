@@ -6,7 +6,7 @@ import (
 )
 
 // Names are the --api values, in the order help text lists them.
-var Names = []string{"openai-chat", "openai-completions", "llamacpp", "ollama-generate", "ollama-chat", "anthropic"}
+var Names = []string{"openai-chat", "openai-completions", "llamacpp", "ollama-generate", "ollama-chat", "anthropic", "openai-responses"}
 
 // Lookup returns the Endpoint for an --api value.
 func Lookup(name string) (Endpoint, error) {
@@ -23,6 +23,8 @@ func Lookup(name string) (Endpoint, error) {
 		return OllamaChat{}, nil
 	case "anthropic":
 		return Anthropic{}, nil
+	case "openai-responses":
+		return OpenAIResponses{}, nil
 	}
 	return nil, fmt.Errorf("unknown API %q: use one of %s", name, strings.Join(Names, ", "))
 }

@@ -20,6 +20,7 @@ const (
 	apiOllamaGenerate
 	apiOllamaChat
 	apiAnthropic
+	apiResponses
 )
 
 // maxOutputTokens bounds max_tokens so one request cannot make the server
@@ -47,6 +48,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/generate", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiOllamaGenerate) }))
 	m.HandleFunc("POST /api/chat", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiOllamaChat) }))
 	m.HandleFunc("POST /v1/messages", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiAnthropic) }))
+	m.HandleFunc("POST /v1/responses", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiResponses) }))
 	m.HandleFunc("GET /v1/models", s.guard(s.models))
 	m.HandleFunc("GET /api/tags", s.guard(s.ollamaTags))
 	m.HandleFunc("POST /tokenize", s.guard(s.tokenizeHandler))
@@ -54,7 +56,7 @@ func (s *Server) routes() {
 	m.Handle("GET /metrics", s.met.handler())
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiChat, http.StatusNotFound, "not_found_error", "",
-			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate, /api/chat or /v1/messages", r.Method, r.URL.Path))
+			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate, /api/chat, /v1/messages or /v1/responses", r.Method, r.URL.Path))
 	})
 	s.mux = m
 }
@@ -126,6 +128,8 @@ type wire struct {
 	Model         string          `json:"model"`
 	Messages      []wireMessage   `json:"messages"`
 	System        json.RawMessage `json:"system"` // Anthropic's system prompt
+	Input         json.RawMessage `json:"input"`  // the Responses API's messages or string
+	MaxOutput     *int            `json:"max_output_tokens"`
 	Prompt        json.RawMessage `json:"prompt"`
 	Stream        *bool           `json:"stream"`
 	MaxTokens     *int            `json:"max_tokens"`
@@ -182,6 +186,8 @@ func (s *Server) parse(r *http.Request, a api) (*job, error) {
 		if limit == nil || *limit <= 0 {
 			return nil, fmt.Errorf("max_tokens: Field required")
 		}
+	case apiResponses:
+		limit = in.MaxOutput
 	case apiChat:
 		limit = in.MaxTokens
 		if in.MaxCompletion != nil {
@@ -209,8 +215,17 @@ func (s *Server) parse(r *http.Request, a api) (*job, error) {
 	if j.maxTokens > maxOutputTokens {
 		return nil, fmt.Errorf("max_tokens %d is more than the simulator's %d: ask for fewer", j.maxTokens, maxOutputTokens)
 	}
+	if a == apiResponses {
+		// input is a string (one user message) or a list of messages.
+		var text string
+		if err := json.Unmarshal(in.Input, &text); err == nil {
+			in.Messages = []wireMessage{{Role: "user", Content: in.Input}}
+		} else if err := json.Unmarshal(in.Input, &in.Messages); err != nil || len(in.Input) == 0 {
+			return nil, fmt.Errorf("input must be a string or a list of messages")
+		}
+	}
 	switch a {
-	case apiChat, apiOllamaChat, apiAnthropic:
+	case apiChat, apiOllamaChat, apiAnthropic, apiResponses:
 		if len(in.Messages) == 0 {
 			return nil, fmt.Errorf("messages is empty: send at least one message")
 		}

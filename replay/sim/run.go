@@ -157,6 +157,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 			if !pace() {
 				return
 			}
+			if sent == 0 && j.api == apiResponses {
+				for _, ev := range e.responsesStart(buf[:0]) {
+					if !emit(ev) {
+						return
+					}
+				}
+			}
 			if sent == 0 && j.api == apiAnthropic {
 				// message_start (input usage), the text block's start, a ping.
 				for _, ev := range e.anthropicStart(buf[:0]) {
@@ -261,6 +268,10 @@ func (s *Server) newEvents(j *job) *events {
 		e.sse = true
 		e.meta = []byte(`"id":"cmpl-sim-` + id + `","object":"text_completion","created":` + created + `,"model":` + string(model))
 		e.head = []byte(`data: {` + string(e.meta) + `,"choices":[{"index":0,"text":"`)
+	case apiResponses:
+		e.sse = true
+		e.meta = []byte(`"id":"resp_sim` + id + `","object":"response","created_at":` + created + `,"model":` + string(model))
+		e.head = []byte(`event: response.output_text.delta` + "\n" + `data: {"type":"response.output_text.delta","item_id":"msg_sim` + id + `","output_index":0,"content_index":0,"delta":"`)
 	case apiAnthropic:
 		e.sse = true
 		e.meta = []byte(`"id":"msg_sim` + id + `","type":"message","role":"assistant","model":` + string(model))
@@ -337,6 +348,10 @@ func (e *events) content(b []byte, ps []piece, done int, last bool) []byte {
 		b = append(b, e.head...)
 		b = appendText(b, ps)
 		b = append(b, `"}`...)
+	case apiResponses:
+		b = append(b, e.head...)
+		b = appendText(b, ps)
+		b = append(b, '"')
 	case apiLlama:
 		b = append(b, e.head...)
 		b = appendText(b, ps)
@@ -371,6 +386,19 @@ func (e *events) content(b []byte, ps []piece, done int, last bool) []byte {
 }
 
 func buf0(b []byte) []byte { return b[:0] }
+
+// responsesStart renders the events that open a Responses stream, each
+// without its closing brace.
+func (e *events) responsesStart(b []byte) [][]byte {
+	created := append(b, "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{"...)
+	created = append(created, e.meta...)
+	created = append(created, `,"status":"in_progress","error":null,"incomplete_details":null,"output":[],"usage":null}`...)
+	return [][]byte{
+		created,
+		[]byte("event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"message\",\"status\":\"in_progress\",\"role\":\"assistant\",\"content\":[]}"),
+		[]byte("event: response.content_part.added\ndata: {\"type\":\"response.content_part.added\",\"output_index\":0,\"content_index\":0,\"part\":{\"type\":\"output_text\",\"text\":\"\",\"annotations\":[]}"),
+	}
+}
 
 // anthropicStart renders the events that open an Anthropic stream, each
 // without its closing brace (emit adds it).
@@ -423,6 +451,23 @@ func (e *events) final(b []byte, t timing, emit func([]byte) bool, raw func(stri
 			}
 		}
 		return raw("data: [DONE]\n\n")
+	case apiResponses:
+		// The generation stopped at max_output_tokens: response.incomplete
+		// with its reason, as OpenAI's streaming events reference lists.
+		b = append(b, "event: response.incomplete\ndata: {\"type\":\"response.incomplete\",\"response\":{"...)
+		b = append(b, e.meta...)
+		b = append(b, `,"status":"incomplete","error":null,"incomplete_details":{"reason":"max_output_tokens"},"output":[]`...)
+		if !drop {
+			c := e.reported(n)
+			b = append(b, `,"usage":{"input_tokens":`...)
+			b = strconv.AppendInt(b, int64(e.prompt), 10)
+			b = append(b, `,"input_tokens_details":{"cached_tokens":0},"output_tokens":`...)
+			b = strconv.AppendInt(b, int64(c), 10)
+			b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
+			b = strconv.AppendInt(b, int64(e.prompt+c), 10)
+			b = append(b, '}')
+		}
+		return emit(append(b, '}'))
 	case apiAnthropic:
 		// The events Anthropic's streaming documentation lists after the
 		// last delta; message_delta's usage is cumulative.
@@ -569,6 +614,14 @@ func (s *Server) writeBody(w http.ResponseWriter, j *job, t timing) {
 			"id": "cmpl-sim-" + id, "object": "text_completion", "created": now.Unix(), "model": j.model,
 			"choices": []any{map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "length"}},
 			"usage":   usage,
+		}
+	case apiResponses:
+		body = map[string]any{
+			"id": "resp_sim" + id, "object": "response", "created_at": now.Unix(), "model": j.model,
+			"status": "incomplete", "incomplete_details": map[string]any{"reason": "max_output_tokens"}, "error": nil,
+			"output": []any{map[string]any{"type": "message", "role": "assistant", "status": "incomplete",
+				"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}},
+			"usage": map[string]int{"input_tokens": prompt, "output_tokens": rep, "total_tokens": prompt + rep},
 		}
 	case apiAnthropic:
 		body = map[string]any{
