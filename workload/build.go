@@ -216,6 +216,9 @@ func Build(cfg BuildConfig) (*Workload, error) {
 		Shape:           cfg.Shape,
 		Schedule:        Schedule{Kind: sp.kind, Spec: cfg.Schedule, Levels: sp.levels, Rate: sp.rateF, Arrival: cfg.Arrival, Repeats: cfg.Repeats},
 	}
+	if len(sp.rates) > 1 {
+		h.Schedule.Rate = 0 // a rate sweep: each phase carries its own rate
+	}
 	h.Minor = minorFor(h)
 
 	var plan []plannedRequest
@@ -289,17 +292,22 @@ func planSynthetic(h *Header, sp schedSpec, arr arrival, cfg BuildConfig) ([]pla
 			if count == 0 {
 				count = 100
 			}
-			for r := 1; r <= cfg.Repeats; r++ {
-				pi := addPhase(Phase{
-					Name: fmt.Sprintf("rate-%s-in%d-r%d", strings.TrimPrefix(cfg.Schedule, "rate:"), n, r), Kind: KindRate,
-					InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Rate: sp.rateF, Requests: count,
-				})
-				offs := arr.offsets(count, sp, cfg.Seed, streamArrival+uint64(pi))
-				for i := 0; i < count; i++ {
-					plan = append(plan, plannedRequest{phase: pi, offset: offs[i], in: n, out: cfg.MaxTokens})
-				}
-				if len(plan) > MaxRequests {
-					return nil, fmt.Errorf("the workload would hold more than %d requests: use fewer repeats or requests", MaxRequests)
+			for ri, rate := range sp.rates {
+				one := sp
+				one.rate = rate
+				one.rateF, _ = rate.Float64()
+				for r := 1; r <= cfg.Repeats; r++ {
+					pi := addPhase(Phase{
+						Name: fmt.Sprintf("rate-%s-in%d-r%d", sp.rateSpecs[ri], n, r), Kind: KindRate,
+						InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Rate: one.rateF, Requests: count,
+					})
+					offs := arr.offsets(count, one, cfg.Seed, streamArrival+uint64(pi))
+					for i := 0; i < count; i++ {
+						plan = append(plan, plannedRequest{phase: pi, offset: offs[i], in: n, out: cfg.MaxTokens})
+					}
+					if len(plan) > MaxRequests {
+						return nil, fmt.Errorf("the workload would hold more than %d requests: use fewer rates, repeats or requests", MaxRequests)
+					}
 				}
 			}
 		}

@@ -182,7 +182,7 @@ func TestBadConfig(t *testing.T) {
 		{"bad prefix", BuildConfig{Prefix: "shared:x"}, "BuildConfig.Prefix \"shared:x\" is not a prefix mode"},
 		{"bad schedule", BuildConfig{Schedule: "storm:3"}, "unknown kind"},
 		{"bad level", BuildConfig{Schedule: "burst:0"}, "concurrency level"},
-		{"bad rate", BuildConfig{Schedule: "rate:-1"}, "has no positive rate"},
+		{"bad rate", BuildConfig{Schedule: "rate:-1"}, "is not a positive rate"},
 		{"bad arrival", BuildConfig{Schedule: "rate:2", Arrival: "gamma:-1"}, "gamma:SHAPE"},
 		{"arrival without rate", BuildConfig{Schedule: "burst:1", Arrival: "poisson"}, "rate:R schedules only"},
 		{"salt", BuildConfig{SaltWords: 1000}, "BuildConfig.SaltWords 1000 is out of range"},

@@ -22,7 +22,11 @@ type schedSpec struct {
 	levels []int
 	rate   *big.Rat // exact, for constant offsets
 	rateF  float64
-	file   string // trace
+	// rates are every rate of rate:R1,R2,… (rate is the one being
+	// planned), with their spellings for phase names.
+	rates     []*big.Rat
+	rateSpecs []string
+	file      string // trace
 }
 
 func parseSchedule(s string) (schedSpec, error) {
@@ -41,15 +45,22 @@ func parseSchedule(s string) (schedSpec, error) {
 			sp.levels = append(sp.levels, n)
 		}
 	case KindRate:
-		r, ok := new(big.Rat).SetString(arg)
-		if !ok || r.Sign() <= 0 {
-			return schedSpec{}, fieldErr("Schedule", fmt.Sprintf("%q has no positive rate", s), "give requests per second, e.g. rate:2.5")
+		// rate:1,2,5 is a rate sweep: one open-loop phase per rate.
+		for _, f := range strings.Split(arg, ",") {
+			f = strings.TrimSpace(f)
+			r, ok := new(big.Rat).SetString(f)
+			if !ok || r.Sign() <= 0 {
+				return schedSpec{}, fieldErr("Schedule", fmt.Sprintf("%q: %q is not a positive rate", s, f), "give requests per second, e.g. rate:2.5 or rate:1,2,5")
+			}
+			rf, _ := r.Float64()
+			if rf > maxRate || rf < 1e-6 {
+				return schedSpec{}, fieldErr("Schedule", fmt.Sprintf("%q: the rate %s is out of range", s, f), fmt.Sprintf("use 0.000001 to %g requests per second", maxRate))
+			}
+			sp.rates = append(sp.rates, r)
+			sp.rateSpecs = append(sp.rateSpecs, f)
 		}
-		sp.rate = r
-		sp.rateF, _ = r.Float64()
-		if sp.rateF > maxRate || sp.rateF < 1e-6 {
-			return schedSpec{}, fieldErr("Schedule", fmt.Sprintf("%q: the rate is out of range", s), fmt.Sprintf("use 0.000001 to %g requests per second", maxRate))
-		}
+		sp.rate = sp.rates[0]
+		sp.rateF, _ = sp.rate.Float64()
 	case KindTrace:
 		sp.file = arg
 	default:

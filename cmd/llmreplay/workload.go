@@ -53,6 +53,7 @@ Schedules:
   burst:1,4,8,16,32   release N requests together per level, --repeats times each
   closed:4,8          C workers, each sends its next request when one ends; --requests per level
   rate:R              open loop at R requests/s; --arrival poisson|constant|gamma:SHAPE
+  rate:R1,R2,…        a rate sweep: one open-loop phase per rate (per input length and repeat)
   trace:FILE          arrivals and lengths from a Mooncake/Qwen-Bailian JSONL, Azure
                       LLM inference CSV or BurstGPT CSV log; --time-scale, --window`,
 		Example: `  # the per-stream / aggregate concurrency sweep: 800-token prompts, bursts of 1 to 32, 5 repeats
@@ -139,7 +140,7 @@ Schedules:
 	f.IntSliceVar(&cfg.InputTokens, "input-tokens", []int{workload.DefaultInputTokens}, "exact prompt length in tokens; a list makes one phase set per length")
 	f.IntVar(&cfg.MaxTokens, "max-tokens", workload.DefaultMaxTokens, "output tokens per request (the server is asked to ignore end-of-sequence)")
 	f.StringVar(&cfg.Prefix, "prefix", workload.DefaultPrefix, "unique (no shared prefix past the salt), shared (identical prompts) or shared:K (first K tokens identical)")
-	f.StringVar(&cfg.Schedule, "schedule", workload.DefaultSchedule, "burst:LEVELS, closed:LEVELS, rate:R or trace:FILE")
+	f.StringVar(&cfg.Schedule, "schedule", workload.DefaultSchedule, "burst:LEVELS, closed:LEVELS, rate:R (rate:R1,R2,… for a rate sweep) or trace:FILE")
 	f.IntVar(&cfg.Repeats, "repeats", 0, "phases per level (default 5 for burst, 1 otherwise)")
 	f.IntVar(&cfg.Requests, "requests", 0, "requests per phase for closed (default 4×C) and rate (default 100)")
 	f.StringVar(&cfg.Arrival, "arrival", "", "rate arrivals: poisson (default), constant or gamma:SHAPE")
