@@ -128,33 +128,35 @@ func Create(path string, h Header, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace: %v", err)
 	}
-	w, err := newWriter(f, path, h, opts)
+	// fsync is for regular files; on a device or pipe (-o /dev/null) it
+	// fails with EINVAL although every byte was written.
+	var syncFile *os.File
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		syncFile = f
+	}
+	w, err := newWriter(f, path, h, opts, f, syncFile)
 	if err != nil {
 		f.Close()
 		return nil, err
-	}
-	w.file = f
-	// fsync is for regular files; on a device or pipe (-o /dev/null) it
-	// fails with EINVAL although every byte was written.
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		w.syncFile = f
 	}
 	return w, nil
 }
 
 // NewWriter writes a trace to out. Close does not close out.
 func NewWriter(out io.Writer, h Header, opts ...Option) (*Writer, error) {
-	return newWriter(out, "the trace", h, opts)
+	return newWriter(out, "the trace", h, opts, nil, nil)
 }
 
-func newWriter(out io.Writer, name string, h Header, opts []Option) (*Writer, error) {
+// newWriter takes the file (and the file to fsync) before it starts the
+// flush goroutine, which reads them: set afterwards they would race it.
+func newWriter(out io.Writer, name string, h Header, opts []Option, file, syncFile *os.File) (*Writer, error) {
 	cfg := writerConfig{flushInterval: DefaultFlushInterval, level: zstd.SpeedDefault}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
 	}
-	w := &Writer{out: out, name: name, shard: -1}
+	w := &Writer{out: out, name: name, shard: -1, file: file, syncFile: syncFile}
 	conc := 1
 	if cfg.background {
 		conc = 2
