@@ -71,9 +71,9 @@ type Result struct {
 	JSONFile  string // path of the JSON analysis
 	// ReportFile is the path of the HTML report (analyze/report).
 	ReportFile string
-	Table     string // the text table, as printed
-	Analysis  *analyze.Result
-	Warnings  []analyze.Warning
+	Table      string // the text table, as printed
+	Analysis   *analyze.Result
+	Warnings   []analyze.Warning
 }
 
 // Defaults of the concurrency sweep bench runs when a Config leaves them
