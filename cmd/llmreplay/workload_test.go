@@ -237,6 +237,12 @@ func TestRememberedTokenizer(t *testing.T) {
 	if err != nil || !strings.Contains(errOut, "tokenizer: "+qwen+" (recorded in "+tr+")") || strings.Contains(out, "tokenizer_unavailable") || !strings.Contains(out, `"tokenizer_file": "`+qwen+`"`) {
 		t.Fatalf("analyze with the recorded tokenizer: %v\n%s\n%s", err, errOut, out)
 	}
+	// check reads its traces the same way and says so too, whatever its
+	// verdict on two samples (only bad input would be exit 2).
+	_, errOut, err = runWL(t, "check", "--claim", "ttft_p50 <= 100000", tr)
+	if (err != nil && exitCode(err) == 2) || !strings.Contains(errOut, "tokenizer: "+qwen+" (recorded in "+tr+")") {
+		t.Fatalf("check with the recorded tokenizer: %v\n%s", err, errOut)
+	}
 	// replay --send-token-ids takes the ids from the recorded tokenizer and
 	// says which file it used (the paced server answers in chat deltas, so
 	// only the start of the run is checked here, not its records).
