@@ -1,8 +1,12 @@
 package analyze
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 func FuzzParseSLO(f *testing.F) {
@@ -34,6 +38,39 @@ func FuzzCountUp(f *testing.F) {
 		if n > 0 && countUpValid(text[:n], ref) != n && !strings.HasPrefix(ref, strings.TrimLeft(text[:n], " \t\r\n")) {
 			// A valid prefix, cut where it ended, is still entirely valid.
 			t.Fatalf("prefix %q of %q: %d, want %d", text[:n], text, countUpValid(text[:n], ref), n)
+		}
+	})
+}
+
+// FuzzServerCounts: whatever token counts a server sends (per chunk, in
+// usage), analysis neither panics nor reports an infinite or negative
+// figure (issue #11 finding 4: ±9e18 per-chunk counts overflowed a
+// distribution's count and panicked in makeslice).
+func FuzzServerCounts(f *testing.F) {
+	f.Add(int64(9_000_000_000_000_000_000), int64(1), `{"completion_tokens":9000000000000000000}`)
+	f.Add(int64(-9_000_000_000_000_000_000), int64(-9_000_000_000_000_000_000), `{"completion_tokens":-5,"prompt_tokens":-1}`)
+	f.Add(int64(2), int64(3), `{"completion_tokens":5}`)
+	f.Fuzz(func(t *testing.T, a, b int64, usage string) {
+		a2, b2 := int(a), int(b)
+		rec := trace.Record{ID: "r", Sent: 0, Headers: msNs, Status: 200, MaxTokens: 16, Usage: usage,
+			Chunks: []trace.Chunk{chunk(10, "1, 2", a2), chunk(20, ", 3", b2), chunk(30, ", 4", a2)}, Done: 31 * msNs}
+		an, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc := an.Trace("x", "", header("x", phase(0, 1, 100, 16, 1)))
+		for i := 0; i < 3; i++ {
+			r := rec
+			r.ID = fmt.Sprint("r", i)
+			acc.Add(&r)
+		}
+		res := an.Result()
+		for _, g := range res.Groups([]string{KeyConcurrency}) {
+			for m, v := range g.Values {
+				if math.IsInf(v.Value, 0) || v.Value < 0 { // NaN: no value
+					t.Fatalf("%s = %v from counts %d, %d, usage %q", m, v.Value, a, b, usage)
+				}
+			}
 		}
 	})
 }

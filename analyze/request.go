@@ -26,6 +26,9 @@ type facts struct {
 	promptTokens    int // usage prompt count, −1 if absent
 	chunkTokens     int // Σ chunk.Tokens when every content chunk has one, else −1
 	tokenizerTokens int // Σ per-chunk tokenizer counts (chunk count in fallback)
+	// implausibleUsage: a server count was negative or beyond any plausible
+	// bound and was not used.
+	implausibleUsage bool
 
 	tokens int    // the count the definition set uses
 	source string // and where it came from
@@ -70,6 +73,17 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 	f.reset(r)
 	f.ok = r.OK()
 	f.serverTokens, f.promptTokens = usageCounts(r.Usage, r.Timings)
+	// Server numbers are not trusted as counts past a plausible bound: a
+	// per-chunk count of 9e18 overflowed the sums and crashed the
+	// statistics. They stay in the trace; the analysis falls back to the
+	// text and says so (usage_implausible).
+	limit := plausibleTokens(r.MaxTokens)
+	if f.serverTokens > limit || f.serverTokens < -1 {
+		f.serverTokens, f.implausibleUsage = -1, true
+	}
+	if f.promptTokens > maxPlausiblePrompt || f.promptTokens < -1 {
+		f.promptTokens, f.implausibleUsage = -1, true
+	}
 	allChunkCounts := true
 	sumChunk := 0
 	for i := range r.Chunks {
@@ -81,7 +95,12 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 		n := c.count(ch.Text) + c.count(ch.Reasoning)
 		f.tokenizerTokens += n
 		k := n
-		if ch.Tokens > 0 {
+		if ch.Tokens < 0 || ch.Tokens > limit || sumChunk > limit-ch.Tokens {
+			// Negative, absurd, or a sum past the bound: checked before
+			// adding, so the sum cannot overflow.
+			f.implausibleUsage = true
+			allChunkCounts = false
+		} else if ch.Tokens > 0 {
 			k = ch.Tokens
 			sumChunk += ch.Tokens
 		} else {
@@ -140,6 +159,25 @@ func (f *facts) chooseTokens(c *counter, d *DefinitionSet) (int, string) {
 		return f.chunkTokens, SourceChunkTokens
 	}
 	return tok()
+}
+
+// Bounds past which a server's token count is not a count. A response
+// holds at most a generous multiple of the max_tokens it was asked for
+// (servers that ignore max_tokens are still bounded by the client's own
+// overlong limit); a prompt at most 2^24 tokens, 16× the workload limit.
+const (
+	plausibleTokensFactor = 64
+	maxPlausibleTokens    = 1 << 26
+	maxPlausiblePrompt    = 1 << 24
+)
+
+// plausibleTokens is the largest output token count believed for a
+// request that asked for maxTokens.
+func plausibleTokens(maxTokens int) int {
+	if maxTokens <= 0 || maxTokens > maxPlausibleTokens/plausibleTokensFactor {
+		return maxPlausibleTokens
+	}
+	return max(maxTokens*plausibleTokensFactor, 1<<16)
 }
 
 // ms converts nanoseconds to milliseconds.

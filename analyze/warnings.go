@@ -13,20 +13,21 @@ import (
 // Warning codes. Each says why a number in the table may not mean what it
 // seems to; docs/METRICS.md lists the thresholds.
 const (
-	WarnNotStreamed     = "not_streamed"
-	WarnUsageMismatch   = "usage_mismatch"
-	WarnImplausible     = "implausible_speed"
-	WarnStoppedEarly    = "stopped_early"
-	WarnDidNotCount     = "did_not_count"
-	WarnErrorsClustered = "errors_clustered"
-	WarnSlowingDown     = "slowing_down"
-	WarnClientBehind    = "client_behind"
-	WarnMixedHeaders    = "mixed_headers"
-	WarnTruncated       = "truncated"
-	WarnNoTokenizer     = "tokenizer_unavailable"
-	WarnShardsMissing   = "shards_missing"
-	WarnClockAlignment  = "clock_alignment"
-	WarnDuplicateTrace  = "duplicate_trace"
+	WarnNotStreamed      = "not_streamed"
+	WarnUsageMismatch    = "usage_mismatch"
+	WarnUsageImplausible = "usage_implausible"
+	WarnImplausible      = "implausible_speed"
+	WarnStoppedEarly     = "stopped_early"
+	WarnDidNotCount      = "did_not_count"
+	WarnErrorsClustered  = "errors_clustered"
+	WarnSlowingDown      = "slowing_down"
+	WarnClientBehind     = "client_behind"
+	WarnMixedHeaders     = "mixed_headers"
+	WarnTruncated        = "truncated"
+	WarnNoTokenizer      = "tokenizer_unavailable"
+	WarnShardsMissing    = "shards_missing"
+	WarnClockAlignment   = "clock_alignment"
+	WarnDuplicateTrace   = "duplicate_trace"
 )
 
 // Thresholds of the trust warnings.
@@ -78,6 +79,8 @@ type runWarn struct {
 	notStreamedShare, notStreamedR float64 // max last-chunk share, max arrival tok/s
 
 	mismatch                    int
+	badUsage                    int
+	badUsageEx                  string
 	mismatchEx                  string
 	mismatchServer, mismatchTok int
 	mismatchMax                 float64
@@ -149,6 +152,12 @@ func (w *runWarn) observe(f *facts, rec *trace.Record, t *TraceAcc) {
 			w.notStreamedShare = math.Max(w.notStreamedShare, f.lastShare)
 			w.notStreamedR = math.Max(w.notStreamedR, rate)
 		}
+	}
+	if f.implausibleUsage {
+		if w.badUsage == 0 {
+			w.badUsageEx = rec.ID
+		}
+		w.badUsage++
 	}
 	if f.serverTokens >= 0 && t.counter.tok != nil && f.content > 0 {
 		s, k := float64(f.serverTokens), float64(f.tokenizerTokens)
@@ -224,6 +233,10 @@ func runWarnings(r *run) []Warning {
 			map[string]any{"n_requests": w.mismatch, "of_requests": r.ok, "example": w.mismatchEx,
 				"example_server_tokens": w.mismatchServer, "example_text_tokens": w.mismatchTok,
 				"max_relative_difference": round3(w.mismatchMax), "tokenizer": r.trace.info.Tokenizer})
+	}
+	if w.badUsage > 0 {
+		add(WarnUsageImplausible, "the server sent token counts that are negative or beyond any plausible bound: they are kept in the trace but not used, the text is counted instead",
+			map[string]any{"n_requests": w.badUsage, "of_requests": r.ok, "example": w.badUsageEx})
 	}
 	if w.implausible > 0 {
 		add(WarnImplausible, fmt.Sprintf("a stream ran faster than any real engine (> %.0f tok/s) or than the network could carry (> 10 Gbit/s)", maxPlausibleTPS),
