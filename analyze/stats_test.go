@@ -143,6 +143,7 @@ func TestUsageCounts(t *testing.T) {
 		// Anthropic: prompt = input 10 + cache read 90 + cache creation 5 = 105.
 		{`{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":90,"output_tokens":12}`, "", 12, 105},
 		{`{"input_tokens":7,"output_tokens":1}`, "", 1, 7},
+		{`{"generated_tokens":20,"input_length":6}`, "", 20, 6}, // TGI
 		{"", "", -1, -1},
 		{"null", "{bad", -1, -1},
 	}

@@ -86,21 +86,23 @@ func usageCounts(usage, timings string) (completion, prompt int) {
 		Input      *int `json:"input_tokens"`
 		CacheRead  *int `json:"cache_read_input_tokens"`
 		CacheNew   *int `json:"cache_creation_input_tokens"`
+		Generated  *int `json:"generated_tokens"` // TGI's details
+		InputLen   *int `json:"input_length"`
 	}
 	for _, s := range []string{usage, timings} {
 		if s == "" || s == "null" {
 			continue
 		}
 		u.Completion, u.Prompt, u.EvalCount, u.PromptEval, u.PredictedN, u.PromptN = nil, nil, nil, nil, nil, nil
-		u.Output, u.Input, u.CacheRead, u.CacheNew = nil, nil, nil, nil
+		u.Output, u.Input, u.CacheRead, u.CacheNew, u.Generated, u.InputLen = nil, nil, nil, nil, nil, nil
 		if json.Unmarshal([]byte(s), &u) != nil {
 			continue
 		}
 		if completion < 0 {
-			completion = firstSet(u.Completion, u.EvalCount, u.PredictedN, u.Output)
+			completion = firstSet(u.Completion, u.EvalCount, u.PredictedN, u.Output, u.Generated)
 		}
 		if prompt < 0 {
-			prompt = firstSet(u.Prompt, u.PromptEval, u.PromptN)
+			prompt = firstSet(u.Prompt, u.PromptEval, u.PromptN, u.InputLen)
 			if prompt < 0 && u.Input != nil {
 				prompt = *u.Input
 				for _, c := range []*int{u.CacheRead, u.CacheNew} {

@@ -131,7 +131,7 @@ func fieldErr(field, problem, fix string) error {
 }
 
 // apiRoutes are stripped from the end of a URL given with its route.
-var apiRoutes = []string{"/v1/chat/completions", "/v1/completions", "/completion", "/api/generate", "/api/chat", "/v1/messages", "/v1/responses", "/v1"}
+var apiRoutes = []string{"/v1/chat/completions", "/v1/completions", "/completion", "/api/generate", "/api/chat", "/v1/messages", "/v1/responses", "/generate_stream", "/v1"}
 
 // Resolve checks c and applies its defaults. It is the only place either
 // happens.

@@ -23,11 +23,16 @@ import (
 // the OpenAI ones, through the built binary.
 func TestAPIsReplayAndBenchThroughTheBinary(t *testing.T) {
 	bin := builtBinary(t)
-	for _, api := range []string{"anthropic", "openai-responses"} {
+	for _, api := range []string{"anthropic", "openai-responses", "tgi"} {
 		t.Run(api, func(t *testing.T) {
 			dir := t.TempDir()
 			simURL := startSim(t, bin)
-			wl := buildWorkload(t, bin, dir, "--max-tokens", "6", "--schedule", "burst:2", "--repeats", "1")
+			// Raw-prompt APIs take the completion shape, chat APIs the default.
+			shape := map[string]string{"tgi": "completion"}[api]
+			if shape == "" {
+				shape = "chat"
+			}
+			wl := buildWorkload(t, bin, dir, "--max-tokens", "6", "--schedule", "burst:2", "--repeats", "1", "--shape", shape)
 			tr := filepath.Join(dir, "t.trace.zst")
 			if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--api", api, "-o", tr); code != 0 {
 				t.Fatalf("replay exit %d: %s", code, e)
@@ -47,7 +52,7 @@ func TestAPIsReplayAndBenchThroughTheBinary(t *testing.T) {
 				t.Errorf("analyze does not take output tokens from usage:\n%.2000s", js)
 			}
 			res := filepath.Join(dir, "results")
-			out, e, code = run(t, nil, bin, "bench", "--api", api, "--concurrency", "1,2", "--input-tokens", "64", "--max-tokens", "6", "--repeats", "1", "--results", res)
+			out, e, code = run(t, nil, bin, "bench", "--api", api, "--shape", shape, "--concurrency", "1,2", "--input-tokens", "64", "--max-tokens", "6", "--repeats", "1", "--results", res)
 			if code != 0 || !strings.Contains(e, "3 requests sent, 3 ok, 0 failed") {
 				t.Errorf("bench exit %d:\n%s\n%s", code, out, e)
 			}

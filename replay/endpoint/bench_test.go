@@ -131,3 +131,13 @@ func responsesResponse(tokens int) [][]byte {
 func BenchmarkOpenAIResponsesRead(b *testing.B) {
 	benchRead(b, OpenAIResponses{}, responsesResponse(256))
 }
+
+// BenchmarkTGIRead reads 256-token /generate_stream responses.
+func BenchmarkTGIRead(b *testing.B) {
+	var events [][]byte
+	for i := 1; i < 256; i++ {
+		events = append(events, []byte(`data:{"index":`+strconv.Itoa(i)+`,"token":{"id":`+strconv.Itoa(1000+i)+`,"text":" `+strconv.Itoa(i)+`,","logprob":-0.0123,"special":false},"generated_text":null,"details":null}`+"\n\n"))
+	}
+	events = append(events, []byte(`data:{"index":256,"token":{"id":2,"text":" 256,","logprob":-0.0123,"special":false},"generated_text":"…","details":{"finish_reason":"length","generated_tokens":256,"input_length":812,"seed":null}}`+"\n\n"))
+	benchRead(b, TGI{}, events)
+}

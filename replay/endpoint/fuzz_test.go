@@ -151,3 +151,9 @@ func FuzzOpenAIResponsesRead(f *testing.F) {
 	seedBodies(f, "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"output_tokens\":1}},\"sim_sent_unix_ns\":3}\n\n")
 	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, OpenAIResponses{}, body, split) })
 }
+
+func FuzzTGIRead(f *testing.F) {
+	seedFiles(f, "tgi")
+	seedBodies(f, `data:{"error":"Input validation error: inputs must have less than 4096 tokens","error_type":"validation"}`+"\n\n")
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, TGI{}, body, split) })
+}

@@ -21,6 +21,7 @@ const (
 	apiOllamaChat
 	apiAnthropic
 	apiResponses
+	apiTGI
 )
 
 // maxOutputTokens bounds max_tokens so one request cannot make the server
@@ -49,6 +50,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/chat", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiOllamaChat) }))
 	m.HandleFunc("POST /v1/messages", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiAnthropic) }))
 	m.HandleFunc("POST /v1/responses", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiResponses) }))
+	m.HandleFunc("POST /generate_stream", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiTGI) }))
 	m.HandleFunc("GET /v1/models", s.guard(s.models))
 	m.HandleFunc("GET /api/tags", s.guard(s.ollamaTags))
 	m.HandleFunc("POST /tokenize", s.guard(s.tokenizeHandler))
@@ -56,7 +58,7 @@ func (s *Server) routes() {
 	m.Handle("GET /metrics", s.met.handler())
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiChat, http.StatusNotFound, "not_found_error", "",
-			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate, /api/chat, /v1/messages or /v1/responses", r.Method, r.URL.Path))
+			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate, /api/chat, /v1/messages, /v1/responses or /generate_stream", r.Method, r.URL.Path))
 	})
 	s.mux = m
 }
@@ -89,6 +91,10 @@ func writeError(w http.ResponseWriter, a api, status int, typ, code, msg string)
 	w.WriteHeader(status)
 	if a == apiOllamaGenerate || a == apiOllamaChat {
 		json.NewEncoder(w).Encode(map[string]string{"error": msg})
+		return
+	}
+	if a == apiTGI {
+		json.NewEncoder(w).Encode(map[string]string{"error": msg, "error_type": typ})
 		return
 	}
 	if a == apiAnthropic {
@@ -130,6 +136,10 @@ type wire struct {
 	System        json.RawMessage `json:"system"` // Anthropic's system prompt
 	Input         json.RawMessage `json:"input"`  // the Responses API's messages or string
 	MaxOutput     *int            `json:"max_output_tokens"`
+	Inputs        json.RawMessage `json:"inputs"` // TGI's prompt
+	Parameters    *struct {
+		MaxNewTokens *int `json:"max_new_tokens"`
+	} `json:"parameters"`
 	Prompt        json.RawMessage `json:"prompt"`
 	Stream        *bool           `json:"stream"`
 	MaxTokens     *int            `json:"max_tokens"`
@@ -188,6 +198,12 @@ func (s *Server) parse(r *http.Request, a api) (*job, error) {
 		}
 	case apiResponses:
 		limit = in.MaxOutput
+	case apiTGI:
+		if in.Parameters != nil {
+			limit = in.Parameters.MaxNewTokens
+		}
+		in.Prompt = in.Inputs
+		j.stream = true // the route streams whatever the body says
 	case apiChat:
 		limit = in.MaxTokens
 		if in.MaxCompletion != nil {

@@ -268,6 +268,9 @@ func (s *Server) newEvents(j *job) *events {
 		e.sse = true
 		e.meta = []byte(`"id":"cmpl-sim-` + id + `","object":"text_completion","created":` + created + `,"model":` + string(model))
 		e.head = []byte(`data: {` + string(e.meta) + `,"choices":[{"index":0,"text":"`)
+	case apiTGI:
+		e.sse = true
+		e.head = []byte(`data:{"index":`)
 	case apiResponses:
 		e.sse = true
 		e.meta = []byte(`"id":"resp_sim` + id + `","object":"response","created_at":` + created + `,"model":` + string(model))
@@ -352,6 +355,35 @@ func (e *events) content(b []byte, ps []piece, done int, last bool) []byte {
 		b = append(b, e.head...)
 		b = appendText(b, ps)
 		b = append(b, '"')
+	case apiTGI:
+		// TGI sends one token per event; a chunk of several tokens is
+		// sent as several events in one write.
+		for i, p := range ps {
+			if i > 0 {
+				b = append(b, "}\n\n"...)
+			}
+			b = append(b, e.head...)
+			b = strconv.AppendInt(b, int64(done-len(ps)+i+1), 10)
+			b = append(b, `,"token":{"id":`...)
+			b = strconv.AppendInt(b, int64(p.id), 10)
+			b = append(b, `,"text":"`...)
+			b = append(b, p.esc...)
+			b = append(b, `","logprob":-0.01,"special":false},"generated_text":`...)
+			if last && i == len(ps)-1 {
+				t, _ := json.Marshal(e.s.out.text(j.maxTokens))
+				b = append(b, t...)
+				b = append(b, `,"details":{"finish_reason":"length"`...)
+				if !e.s.cfg.DropUsage {
+					b = append(b, `,"generated_tokens":`...)
+					b = strconv.AppendInt(b, int64(e.reported(j.maxTokens)), 10)
+					b = append(b, `,"input_length":`...)
+					b = strconv.AppendInt(b, int64(e.prompt), 10)
+				}
+				b = append(b, `,"seed":null}`...)
+			} else {
+				b = append(b, `null,"details":null`...)
+			}
+		}
 	case apiLlama:
 		b = append(b, e.head...)
 		b = appendText(b, ps)
@@ -451,6 +483,8 @@ func (e *events) final(b []byte, t timing, emit func([]byte) bool, raw func(stri
 			}
 		}
 		return raw("data: [DONE]\n\n")
+	case apiTGI:
+		return true // the last token's event carried the details
 	case apiResponses:
 		// The generation stopped at max_output_tokens: response.incomplete
 		// with its reason, as OpenAI's streaming events reference lists.
