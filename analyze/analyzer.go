@@ -163,6 +163,10 @@ type TraceInfo struct {
 	Warmup        int            `json:"warmup_skipped"`
 	Truncated     bool           `json:"truncated,omitempty"`
 	TokenSources  map[string]int `json:"output_token_sources"`
+	// Planned is Σ requests of the header's phases; Partial says in plain
+	// words when fewer measured requests are in the trace ("" when whole).
+	Planned int    `json:"planned_requests,omitempty"`
+	Partial string `json:"partial,omitempty"`
 
 	// For a trace merged from shards (trace merge): how many shards, which
 	// are missing, on how many hosts, and the worst-case error of their
@@ -227,6 +231,41 @@ func (a *Analyzer) Trace(label, path string, h trace.Header) *TraceAcc {
 	}
 	a.traces = append(a.traces, t)
 	return t
+}
+
+// partial compares the measured records with the requests the header's
+// phases planned: a run stopped with Ctrl-C or killed holds fewer. A shard
+// holds its share by design and a merge without shards has its own warning,
+// so neither is judged here.
+func (t *TraceAcc) partial() (planned int, msg string) {
+	for _, p := range t.header.Phases {
+		planned += p.Requests
+	}
+	measured := t.info.Records - t.info.Warmup
+	if t.header.Shard != nil || len(t.header.ShardsMissing) > 0 || planned == 0 {
+		return planned, ""
+	}
+	switch {
+	case measured < planned && t.info.Truncated:
+		return planned, fmt.Sprintf("cut off after %d of %d requests (the run crashed or is still running): %d missing", measured, planned, planned-measured)
+	case measured < planned:
+		return planned, fmt.Sprintf("stopped after %d of %d requests: %d never sent", measured, planned, planned-measured)
+	case t.info.Truncated:
+		return planned, "the trace ends in a cut-off tail"
+	}
+	return planned, ""
+}
+
+// Partial lists, one line per trace, the traces that hold fewer requests
+// than their run planned ("label: stopped after …"); nil when all are whole.
+func (res *Result) Partial() []string {
+	var out []string
+	for _, t := range res.Traces {
+		if t.Partial != "" {
+			out = append(out, t.Label+": "+t.Partial)
+		}
+	}
+	return out
 }
 
 // SetTruncated records that the trace ended in a cut-off tail (a crash or a
@@ -428,6 +467,7 @@ func (a *Analyzer) Result() *Result {
 		return ri.phase.Index < rj.phase.Index
 	})
 	for _, t := range a.traces {
+		t.info.Planned, t.info.Partial = t.partial()
 		res.Traces = append(res.Traces, t.info)
 	}
 	res.Warnings = traceWarnings(a, res)

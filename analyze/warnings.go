@@ -28,6 +28,7 @@ const (
 	WarnShardsMissing    = "shards_missing"
 	WarnClockAlignment   = "clock_alignment"
 	WarnDuplicateTrace   = "duplicate_trace"
+	WarnPartial          = "partial_trace"
 )
 
 // Thresholds of the trust warnings.
@@ -402,6 +403,11 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 	}
 	for _, t := range a.traces {
 		lk := map[string]any{KeyLabel: t.info.Label}
+		if planned, msg := t.partial(); msg != "" && (msg != "the trace ends in a cut-off tail") {
+			out = append(out, Warning{Code: WarnPartial, Keys: lk,
+				Message:  msg + "; claims over it are at most inconclusive unless check --accept-partial",
+				Evidence: map[string]any{"path": t.info.Path, "planned": planned, "measured": t.info.Records - t.info.Warmup}})
+		}
 		if t.info.Truncated {
 			out = append(out, Warning{Code: WarnTruncated, Keys: lk,
 				Message:  "the trace ends in a cut-off tail (the run crashed or is still running); the last requests are missing",

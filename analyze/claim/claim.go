@@ -192,6 +192,10 @@ type CheckOptions struct {
 	// few samples for a bounded interval — a single run, as most published
 	// figures are. The verdict's reason says so.
 	AcceptPoint bool
+	// AcceptPartial judges claims over traces that hold fewer requests
+	// than their run planned (stopped or cut off); otherwise such a claim
+	// is at most inconclusive: the requests never sent might have changed it.
+	AcceptPartial bool
 }
 
 // Verdict is a claim checked against traces.
@@ -214,6 +218,15 @@ type Verdict struct {
 // fails only when none of it does, and is inconclusive otherwise or with
 // fewer than minSamples samples.
 func Check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
+	v := check(res, c, o)
+	if p := res.Partial(); len(p) > 0 && !o.AcceptPartial && v.Verdict != Inconclusive {
+		v.Reason = fmt.Sprintf("would be %q, but %s; pass --accept-partial to judge it anyway", v.Verdict, strings.Join(p, "; "))
+		v.Verdict = Inconclusive
+	}
+	return v
+}
+
+func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 	minSamples := o.MinSamples
 	if minSamples < 1 {
 		minSamples = MinSamples

@@ -190,6 +190,7 @@ func newCheckCmd() *cobra.Command {
 		claimsFile  string
 		minSamples  int
 		acceptPoint bool
+		acceptPart  bool
 		format      string
 	)
 	cmd := &cobra.Command{
@@ -249,14 +250,14 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 			}
 			// What limits the evidence itself is said before the verdicts.
 			for _, w := range res.Warnings {
-				if w.Code == analyze.WarnDuplicateTrace || w.Code == analyze.WarnTruncated {
+				if w.Code == analyze.WarnDuplicateTrace || w.Code == analyze.WarnTruncated || w.Code == analyze.WarnPartial {
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w.Message)
 				}
 			}
 			var vs []claim.Verdict
 			fails, unsure := 0, 0
 			for _, c := range cs {
-				v := claim.Check(res, c, claim.CheckOptions{MinSamples: minSamples, AcceptPoint: acceptPoint})
+				v := claim.Check(res, c, claim.CheckOptions{MinSamples: minSamples, AcceptPoint: acceptPoint, AcceptPartial: acceptPart})
 				switch v.Verdict {
 				case claim.DoesNotHold:
 					fails++
@@ -285,6 +286,7 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 	cmd.Flags().StringArrayVar(&claims, "claim", nil, "a claim, e.g. 'per_stream_tps{concurrency=1} >= 490' (repeatable)")
 	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, # comments")
 	cmd.Flags().IntVar(&minSamples, "min-samples", claim.MinSamples, "fewest samples behind a value for a verdict other than inconclusive")
+	cmd.Flags().BoolVar(&acceptPart, "accept-partial", false, "judge claims over traces that hold fewer requests than their run planned (stopped or cut off); otherwise they are at most inconclusive")
 	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "judge single values (one run, too few samples for an interval) on the value itself, as published figures are; the reason says so")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
 	return cmd

@@ -84,3 +84,32 @@ func TestHelpSpeaksPlainly(t *testing.T) {
 		}
 	}
 }
+
+// "A truncated or stopped trace is said so in check, and claims over it are
+// at most INCONCLUSIVE unless --accept-partial": the sample trace cut in
+// half (a crash mid-run) holds 175 of its 366 planned requests.
+func TestPartialTraceIsInconclusive(t *testing.T) {
+	bin := builtBinary(t)
+	src := filepath.Join("..", "..", "traces", "samples", "llamacpp-rtx5090-q4km.trace.zst")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := filepath.Join(t.TempDir(), "half.trace.zst")
+	if err := os.WriteFile(half, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := run(t, nil, bin, "check", src, "--claim", "requests_failed == 0")
+	if code != 0 || !strings.HasPrefix(out, "HOLDS") {
+		t.Fatalf("the whole trace: exit %d %s", code, out)
+	}
+	out, e, code := run(t, nil, bin, "check", half, "--claim", "requests_failed == 0")
+	if code != exitInconclusive || !strings.HasPrefix(out, "INCONCLUSIVE") || !strings.Contains(out, "--accept-partial") ||
+		!strings.Contains(e, "cut off after 175 of 366 requests") {
+		t.Errorf("the cut trace: exit %d\n%s%s", code, out, e)
+	}
+	out, _, code = run(t, nil, bin, "check", half, "--claim", "requests_failed == 0", "--accept-partial")
+	if code != 0 || !strings.HasPrefix(out, "HOLDS") {
+		t.Errorf("--accept-partial: exit %d %s", code, out)
+	}
+}
