@@ -108,6 +108,15 @@ func TestPartialTraceIsInconclusive(t *testing.T) {
 		!strings.Contains(e, "cut off after 175 of 366 requests") {
 		t.Errorf("the cut trace: exit %d\n%s%s", code, out, e)
 	}
+	if out, _, code := run(t, nil, bin, "trace", "info", half); code != 0 || !strings.Contains(out, "cut off after 175 of 366 requests") {
+		t.Errorf("trace info of the cut trace: exit %d\n%s", code, out)
+	}
+	if out, _, _ := run(t, nil, bin, "trace", "info", src); strings.Contains(out, "partial:") {
+		t.Errorf("trace info calls the whole trace partial:\n%s", out)
+	}
+	if js, _, _ := run(t, nil, bin, "analyze", half, "--format", "json"); !strings.Contains(js, `"partial_trace"`) {
+		t.Errorf("analyze --format json of the cut trace has no partial_trace warning")
+	}
 	out, _, code = run(t, nil, bin, "check", half, "--claim", "requests_failed == 0", "--accept-partial")
 	if code != 0 || !strings.HasPrefix(out, "HOLDS") {
 		t.Errorf("--accept-partial: exit %d %s", code, out)

@@ -202,6 +202,15 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		rec += fmt.Sprintf(", %d of them warm-up", c.Warmup)
 	}
 	line("records", "%s", rec)
+	// The same plain-words statement analyze's partial_trace warning makes
+	// (a shard holds its share by design, so it is not judged).
+	if planned := plannedRequests(h); planned > 0 && h.Shard == nil && len(h.ShardsMissing) == 0 {
+		if m := c.Records - c.Warmup; m < planned && r.Truncated() {
+			line("partial", "cut off after %d of %d requests (the run crashed or is still running): %d missing", m, planned, planned-m)
+		} else if m < planned {
+			line("partial", "stopped after %d of %d requests: %d never sent", m, planned, planned-m)
+		}
+	}
 	line("chunks", "%d (%d with text, %d with reasoning; %s on the wire)", c.Chunks, c.TextChunks, c.ReasoningChunks, formatBytes(c.WireBytes))
 	line("text", "%s of output text, %s of reasoning", formatBytes(c.TextBytes), formatBytes(c.ReasoningBytes))
 	if c.Records > 0 {
@@ -215,6 +224,15 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		return usageError(err)
 	}
 	return nil
+}
+
+// plannedRequests is Σ requests of the header's phases.
+func plannedRequests(h trace.Header) int {
+	n := 0
+	for _, p := range h.Phases {
+		n += p.Requests
+	}
+	return n
 }
 
 func formatBytes(n int64) string {
