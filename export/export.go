@@ -142,6 +142,7 @@ func Export(o Options, inputs ...analyze.Input) (*Counts, error) {
 		f, err := os.CreateTemp(o.Dir, "."+name+"-*.tmp")
 		if err == nil {
 			files = append(files, f)
+			err = f.Chmod(0o644) // CreateTemp's 0600 is for secrets; tables are to share
 		}
 		return f, err
 	}
@@ -159,15 +160,18 @@ func Export(o Options, inputs ...analyze.Input) (*Counts, error) {
 	}
 	reqs, chunks, runs := newTable[RequestRow](o.Format, rf), newTable[ChunkRow](o.Format, cf), newTable[RunRow](o.Format, uf)
 
-	for _, in := range inputs {
-		if err := exportTrace(in, reqs, chunks, c); err != nil {
-			return nil, err
-		}
-	}
-	res, err := analyze.AnalyzeFiles(analyze.Options{}, inputs...)
+	// One pass per trace feeds both the tables and the analysis (the runs
+	// table), so a trace is decoded once.
+	a, err := analyze.New(analyze.Options{})
 	if err != nil {
 		return nil, err
 	}
+	for _, in := range inputs {
+		if err := exportTrace(in, a, reqs, chunks, c); err != nil {
+			return nil, err
+		}
+	}
+	res := a.Result()
 	var rows []RunRow
 	for _, g := range res.Groups([]string{analyze.KeyLabel, analyze.KeyPhase, analyze.KeyRepeat, analyze.KeyConcurrency, analyze.KeyInputTokens}) {
 		v := func(k string) float64 { return g.Values[k].Value }
@@ -216,7 +220,7 @@ func toInt(v any) int64 {
 	return 0
 }
 
-func exportTrace(in analyze.Input, reqs table[RequestRow], chunks table[ChunkRow], c *Counts) error {
+func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], chunks table[ChunkRow], c *Counts) error {
 	r, err := trace.Open(in.Path)
 	if err != nil {
 		return err
@@ -232,10 +236,12 @@ func exportTrace(in analyze.Input, reqs table[RequestRow], chunks table[ChunkRow
 	for _, p := range h.Phases {
 		phases[p.Index] = p
 	}
+	acc := a.Trace(label, in.Path, h)
 	var rb []RequestRow
 	var cb []ChunkRow
 	for r.Scan() {
 		rec := r.Record()
+		acc.Add(rec)
 		ph := phases[rec.Phase]
 		row := RequestRow{
 			Label: label, RequestID: rec.ID, Index: int64(rec.Index), Phase: int64(rec.Phase), PhaseName: ph.Name,
@@ -286,6 +292,7 @@ func exportTrace(in analyze.Input, reqs table[RequestRow], chunks table[ChunkRow
 	if err := r.Err(); err != nil {
 		return err
 	}
+	acc.SetTruncated(r.Truncated())
 	if err := reqs.Write(rb); err != nil {
 		return err
 	}

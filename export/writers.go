@@ -19,8 +19,13 @@ func newTable[T any](format string, w io.Writer) table[T] {
 	if format == "csv" {
 		return newCSV[T](w)
 	}
-	return &pq[T]{w: parquet.NewGenericWriter[T](w)}
+	// Row groups of at most rowGroup rows are flushed as they fill, so the
+	// writer holds one group, not the table; snappy keeps chunks.parquet
+	// small at little CPU.
+	return &pq[T]{w: parquet.NewGenericWriter[T](w, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(rowGroup))}
 }
+
+const rowGroup = 128 << 10
 
 type pq[T any] struct{ w *parquet.GenericWriter[T] }
 
