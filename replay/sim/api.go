@@ -129,15 +129,15 @@ func anthropicErrorType(status int) string {
 	return "api_error"
 }
 
-// wire is the union of the request fields the five APIs use.
+// wire is the union of the request fields the served APIs use.
 type wire struct {
-	Model         string          `json:"model"`
-	Messages      []wireMessage   `json:"messages"`
-	System        json.RawMessage `json:"system"` // Anthropic's system prompt
-	Input         json.RawMessage `json:"input"`  // the Responses API's messages or string
-	MaxOutput     *int            `json:"max_output_tokens"`
-	Inputs        json.RawMessage `json:"inputs"` // TGI's prompt
-	Parameters    *struct {
+	Model      string          `json:"model"`
+	Messages   []wireMessage   `json:"messages"`
+	System     json.RawMessage `json:"system"` // Anthropic's system prompt
+	Input      json.RawMessage `json:"input"`  // the Responses API's messages or string
+	MaxOutput  *int            `json:"max_output_tokens"`
+	Inputs     json.RawMessage `json:"inputs"` // TGI's prompt
+	Parameters *struct {
 		MaxNewTokens *int `json:"max_new_tokens"`
 	} `json:"parameters"`
 	Prompt        json.RawMessage `json:"prompt"`
