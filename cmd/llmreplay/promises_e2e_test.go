@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -362,5 +364,122 @@ func TestPromiseCacheStudiesReachTheCache(t *testing.T) {
 	}
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--server-cache", "maybe"); code != 2 || !strings.Contains(e, `--server-cache "maybe" is not a cache setting`) {
 		t.Errorf("--server-cache maybe: %d %s", code, e)
+	}
+}
+
+// README: "Trust warnings when a server's numbers cannot be taken at face
+// value": a server that reports ten times the tokens it sent (usage_mismatch)
+// and one that sends the whole answer at the end (not_streamed), each
+// replayed with default flags, are named by analyze.
+func TestPromiseTrustWarnings(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:2", "--repeats", "1")
+	for _, c := range []struct {
+		fault, warning string
+	}{{"--inflate-usage", "usage_mismatch"}, {"--no-stream", "not_streamed"}} {
+		url := startSim(t, bin, "--profile", "fast", c.fault)
+		tr := filepath.Join(dir, c.warning+".trace.zst")
+		if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
+			t.Fatalf("replay against %s: %d %s", c.fault, code, e)
+		}
+		out, e, _ := run(t, nil, bin, "analyze", tr)
+		if !strings.Contains(out+e, c.warning) {
+			t.Errorf("analyze of a %s server does not warn %s:\n%s\n%s", c.fault, c.warning, out, e)
+		}
+	}
+}
+
+// README: "Scheduled and actual times. Open-loop requests are sent at
+// absolute deadlines …, both times are recorded, and TTFT is also reported
+// from the scheduled time". A constant-rate workload of 10 requests at
+// 20/s: every record has its scheduled time at 50 ms steps and a send time
+// not before it, and analyze reports ttft_sched ≥ ttft.
+func TestPromiseScheduledAndActualTimes(t *testing.T) {
+	bin := builtBinary(t)
+	url := startSim(t, bin, "--profile", "fast")
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "rate:20", "--arrival", "constant", "--requests", "10")
+	tr := filepath.Join(dir, "rate.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
+		t.Fatalf("replay: %d %s", code, e)
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var sched []int64
+	for r.Scan() {
+		rec := r.Record()
+		if rec.Sent < rec.Scheduled || rec.Sent == 0 {
+			t.Errorf("%s: sent at %d, scheduled %d", rec.ID, rec.Sent, rec.Scheduled)
+		}
+		sched = append(sched, rec.Scheduled)
+	}
+	slices.Sort(sched)
+	for i := 1; i < len(sched); i++ {
+		if d := sched[i] - sched[i-1]; d != 50_000_000 {
+			t.Errorf("scheduled times %v: step %d ns, want 50 ms", sched, d)
+			break
+		}
+	}
+	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", "--by", "label", "--metrics", "ttft,ttft_sched", tr)
+	if code != 0 {
+		t.Fatalf("analyze: %s", e)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	head, row := strings.Split(lines[0], ","), strings.Split(lines[len(lines)-1], ",")
+	vals := map[string]float64{}
+	for i, h := range head {
+		if i < len(row) {
+			var v float64
+			fmt.Sscan(row[i], &v)
+			vals[h] = v
+		}
+	}
+	if vals["ttft_sched"] < vals["ttft"] || vals["ttft"] <= 0 {
+		t.Errorf("ttft %v, ttft_sched %v: want 0 < ttft ≤ ttft_sched\n%s", vals["ttft"], vals["ttft_sched"], out)
+	}
+}
+
+// README: "TTFT from the first chunk with text, never from a role-only
+// chunk". A server that sends the role at once and the first text 300 ms
+// later: analyze's TTFT is at least 300 ms (a lower bound, which a busy
+// machine can only lengthen).
+func TestPromiseTTFTFromFirstText(t *testing.T) {
+	bin := builtBinary(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Method != http.MethodPost {
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(300 * time.Millisecond)
+		for i := 1; i <= 3; i++ {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d, \"},\"finish_reason\":null}]}\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer ts.Close()
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "3", "--schedule", "burst:1", "--repeats", "1")
+	tr := filepath.Join(dir, "role.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr); code != 0 {
+		t.Fatalf("replay: %d %s", code, e)
+	}
+	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", "--by", "label", "--metrics", "ttft", tr)
+	if code != 0 {
+		t.Fatalf("analyze: %s", e)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	row := strings.Split(lines[len(lines)-1], ",")
+	var ttft float64
+	fmt.Sscan(row[1], &ttft)
+	if ttft < 300 {
+		t.Errorf("TTFT %.1f ms: measured from the role-only chunk, not the first text 300 ms later\n%s", ttft, out)
 	}
 }
