@@ -81,6 +81,9 @@ func alignment(res *trace.MergeResult) string {
 	}
 }
 
+// counted is "1 phase", "3 phases": a count with its noun agreeing.
+func counted(n int, noun string) string { return fmt.Sprintf("%d %s%s", n, noun, plural(n)) }
+
 func plural(n int) string {
 	if n == 1 {
 		return ""

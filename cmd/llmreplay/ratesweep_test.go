@@ -60,3 +60,23 @@ func TestRateSweepWorkload(t *testing.T) {
 		t.Errorf("rate:1,x,5: exit %d, %v", exitCode(err), err)
 	}
 }
+
+// TestCountsAgree: a single phase is "1 phase", not "1 phases" (issue 12
+// item 7), in workload build's line and workload inspect's summary.
+func TestCountsAgree(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "one.workload.zst")
+	stdout, _, err := runCLI(t, nil, "workload", "build", "--schedule", "burst:1", "--repeats", "1", "--input-tokens", "100", "-o", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "1 request in 1 phase, 100 input tokens") {
+		t.Errorf("build says %q, want \"1 request in 1 phase, 100 input tokens\"", stdout)
+	}
+	stdout, _, err = runCLI(t, nil, "workload", "inspect", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "1 in 1 phase, 100 input tokens") || strings.Contains(stdout, "1 phases") {
+		t.Errorf("inspect says:\n%s", stdout)
+	}
+}

@@ -127,8 +127,8 @@ Schedules:
 			for _, r := range wl.Requests {
 				tokens += r.InputTokens
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d requests in %d phases, %d input tokens (%s), %s\n",
-				out, len(wl.Requests), len(wl.Header.Phases), tokens, wl.Header.Tokenizer, workload.Digest(wl))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s in %s, %s (%s), %s\n",
+				out, counted(len(wl.Requests), "request"), counted(len(wl.Header.Phases), "phase"), counted(tokens, "input token"), wl.Header.Tokenizer, workload.Digest(wl))
 			return nil
 		},
 	}
@@ -224,7 +224,7 @@ func printInspect(w io.Writer, rep workload.Summary) {
 	if p.Note != "" {
 		fmt.Fprintf(w, "note:       %s\n", p.Note)
 	}
-	fmt.Fprintf(w, "requests:   %d in %d phases, %d input tokens\n\n", rep.Requests, len(rep.Phases), rep.InputTokens)
+	fmt.Fprintf(w, "requests:   %d in %s, %s\n\n", rep.Requests, counted(len(rep.Phases), "phase"), counted(rep.InputTokens, "input token"))
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "phase\tname\tkind\tconc\trate/s\trequests\tmax_tokens\tlast offset\tinput tokens")
