@@ -231,7 +231,7 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 	if minSamples < 1 {
 		minSamples = MinSamples
 	}
-	m, _, _ := analyze.LookupMetric(c.Metric)
+	m, stat, _ := analyze.LookupMetric(c.Metric)
 	v := Verdict{Claim: c, Text: c.Text, Unit: m.Unit, Measured: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	g := res.Select(c.Selector)
 	if g == nil {
@@ -267,7 +267,7 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 		minN = 1 // counts are exact
 	}
 	if val.N < minN {
-		v.Verdict, v.Reason = Inconclusive, fmt.Sprintf("%d sample(s); at least %d are needed", val.N, minN)
+		v.Verdict, v.Reason = Inconclusive, fmt.Sprintf("%d sample(s); at least %d are needed", val.N, minN)+moreToBound(m, stat, val.N)
 		return v
 	}
 	sat := func(x float64) bool {
@@ -306,7 +306,7 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 		v.Verdict = Inconclusive
 		v.Reason = "the 95% interval straddles the bound"
 		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-			v.Reason = "too few samples to bound the 95% interval"
+			v.Reason = "too few samples to bound the 95% interval" + moreToBound(m, stat, val.N)
 		}
 	}
 	if v.Reason == "" {
@@ -319,6 +319,26 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 		}
 	}
 	return v
+}
+
+// moreToBound says in a few words how many more samples would give the
+// statistic a bounded 95% order-statistic interval (so a verdict): for a
+// per-run metric a sample is a run, so it counts repeats of the level.
+// "" for statistics without an order-statistic interval (mean, min, max).
+func moreToBound(m *analyze.Metric, stat string, n int64) string {
+	q, ok := map[string]float64{"": 0.5, "p50": 0.5, "p10": 0.1, "p90": 0.9, "p99": 0.99}[stat]
+	if !ok {
+		return ""
+	}
+	for k := max(n+1, 1); k <= n+100000; k++ {
+		if l, h := analyze.OrderCI(k, q, 0.95); l >= 1 && h <= k {
+			if m.Scope == analyze.PerRun {
+				return fmt.Sprintf(": %d more run(s) of this level (--repeats %d in all) would bound it", k-n, k)
+			}
+			return fmt.Sprintf(": %d more successful request(s) would bound it", k-n)
+		}
+	}
+	return ""
 }
 
 func bound(x float64) string {

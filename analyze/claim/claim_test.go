@@ -131,6 +131,19 @@ func TestCheckVerdicts(t *testing.T) {
 	if v := Check(res, agg, CheckOptions{MinSamples: 1, AcceptPoint: true}); v.Verdict != Holds || !near(v.Measured, 65/91.1) {
 		t.Errorf("single run with --accept-point: %s %v (%s)", v.Verdict, v.Measured, v.Reason)
 	}
+	// How many more would decide it. The median's 95% interval needs 6
+	// samples: with n = 6, P(x(1) ≤ median ≤ x(6)) = 1 − 2·(1/2)^6 =
+	// 0.969 ≥ 0.95, while n = 5 gives 1 − 2/32 = 0.9375. One run: 5 more
+	// runs, 6 in all. The p99 of 10 requests: the upper rank needs
+	// P(B ≥ n) = 0.99^n ≤ 0.025, n ≥ 368 (0.99^367 = 0.0250 > 0.025), and
+	// the lower one is then bounded too: 358 more requests.
+	if v := Check(res, agg, CheckOptions{MinSamples: 1}); !strings.Contains(v.Reason, "5 more run(s) of this level (--repeats 6 in all)") {
+		t.Errorf("per-run reason: %s", v.Reason)
+	}
+	p99, _ := ParseClaim("ttft_p99 < 10s")
+	if v := Check(res, p99, CheckOptions{}); !strings.Contains(v.Reason, "358 more successful request(s)") {
+		t.Errorf("p99 reason: %s", v.Reason)
+	}
 	v = Check(res, cl, CheckOptions{MinSamples: 11})
 	if v.Verdict != Inconclusive {
 		t.Errorf("min samples 11: %s", v.Verdict)
