@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/internal/version"
@@ -59,6 +60,9 @@ type BuildConfig struct {
 	Schedule string // burst:1,4,8 | closed:4,8 | rate:R | trace:FILE
 	Repeats  int    // phases per level; default 5 for burst, else 1
 	Requests int    // per phase, closed (default 4×C) and rate (default 100)
+	// Duration bounds each rate phase in time instead of a count: the
+	// phase holds the arrivals that fall before Duration (rate only).
+	Duration time.Duration
 	Arrival  string // rate: poisson (default), constant or gamma:SHAPE
 	Seed     int64
 
@@ -172,6 +176,22 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	if cfg.Window != "" && sp.kind != KindTrace {
 		return nil, fieldErr("Window", "applies to trace:FILE schedules only", fmt.Sprintf("drop it for a %s schedule", sp.kind))
 	}
+	if cfg.Duration != 0 {
+		switch {
+		case sp.kind != KindRate:
+			return nil, fieldErr("Duration", "applies to rate:R schedules only", fmt.Sprintf("drop it for a %s schedule (its phases end when their requests do)", sp.kind))
+		case cfg.Requests != 0:
+			return nil, fieldErr("Duration", "and a request count both bound the phase", "give one of them")
+		case cfg.Duration < time.Millisecond || cfg.Duration > 30*24*time.Hour:
+			return nil, fieldErr("Duration", fmt.Sprintf("%v is out of range", cfg.Duration), "use 1ms to 720h")
+		}
+		for _, r := range sp.rates {
+			rf, _ := r.Float64()
+			if rf*cfg.Duration.Seconds() > MaxRequests {
+				return nil, fieldErr("Duration", fmt.Sprintf("%v at %g requests/s is more than %d requests", cfg.Duration, rf, MaxRequests), "use a shorter duration or a lower rate")
+			}
+		}
+	}
 	if cfg.Requests != 0 && (sp.kind == KindBurst || sp.kind == KindTrace) {
 		return nil, fieldErr("Requests", "applies to closed and rate schedules", fmt.Sprintf("drop it: a %s schedule sets its own count", sp.kind))
 	}
@@ -206,6 +226,7 @@ func Build(cfg BuildConfig) (*Workload, error) {
 			Schedule:    cfg.Schedule,
 			Repeats:     cfg.Repeats,
 			Requests:    cfg.Requests,
+			DurationNS:  int64(cfg.Duration),
 			Arrival:     cfg.Arrival,
 			SaltWords:   cfg.SaltWords,
 		},
@@ -296,13 +317,27 @@ func planSynthetic(h *Header, sp schedSpec, arr arrival, cfg BuildConfig) ([]pla
 				one := sp
 				one.rate = rate
 				one.rateF, _ = rate.Float64()
+				if cfg.Duration > 0 {
+					// Draw enough arrivals to pass the end (mean rate·D, plus
+					// ten standard deviations), then keep those before it.
+					mean := one.rateF * cfg.Duration.Seconds()
+					count = int(math.Ceil(mean+10*math.Sqrt(mean))) + 10
+				}
 				for r := 1; r <= cfg.Repeats; r++ {
 					pi := addPhase(Phase{
 						Name: fmt.Sprintf("rate-%s-in%d-r%d", sp.rateSpecs[ri], n, r), Kind: KindRate,
 						InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Rate: one.rateF, Requests: count,
 					})
 					offs := arr.offsets(count, one, cfg.Seed, streamArrival+uint64(pi))
-					for i := 0; i < count; i++ {
+					if cfg.Duration > 0 {
+						n := 0
+						for n < len(offs) && offs[n] < int64(cfg.Duration) {
+							n++
+						}
+						offs = offs[:n]
+						h.Phases[pi].Requests = n
+					}
+					for i := range offs {
 						plan = append(plan, plannedRequest{phase: pi, offset: offs[i], in: n, out: cfg.MaxTokens})
 					}
 					if len(plan) > MaxRequests {

@@ -93,7 +93,8 @@ type Params struct {
 	Prefix      string  `json:"prefix"` // "unique", "shared" or "shared:K"
 	Schedule    string  `json:"schedule"`
 	Repeats     int     `json:"repeats"`
-	Requests    int     `json:"requests,omitempty"` // per level for closed/rate
+	Requests    int     `json:"requests,omitempty"`    // per level for closed/rate
+	DurationNS  int64   `json:"duration_ns,omitempty"` // rate phases bounded in time (--duration)
 	Arrival     string  `json:"arrival,omitempty"`
 	TimeScale   float64 `json:"time_scale,omitempty"`
 	Window      string  `json:"window,omitempty"`

@@ -80,3 +80,42 @@ func TestCountsAgree(t *testing.T) {
 		t.Errorf("inspect says:\n%s", stdout)
 	}
 }
+
+// TestRateDuration: --duration bounds rate phases in time: with constant
+// arrivals at 2 and 5 requests/s over 3 s the phases hold the arrivals at
+// 0, 0.5, …, 2.5 s (6) and 0, 0.2, …, 2.8 s (15); it is refused with a
+// burst schedule or beside --requests (exit 2).
+func TestRateDuration(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "d.workload.zst")
+	if _, stderr, err := runCLI(t, nil, "workload", "build", "--schedule", "rate:2,5", "--duration", "3s", "--arrival", "constant", "--input-tokens", "100", "-o", out); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	wl, err := workload.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[float64]int{2: 6, 5: 15}
+	for _, ph := range wl.Header.Phases {
+		if ph.Requests != want[ph.Rate] {
+			t.Errorf("phase %s: %d requests, want %d", ph.Name, ph.Requests, want[ph.Rate])
+		}
+	}
+	for _, r := range wl.Requests {
+		if r.Offset >= 3e9 {
+			t.Errorf("request %s at %d ns, past the 3 s duration", r.ID, r.Offset)
+		}
+	}
+	if len(wl.Requests) != 21 {
+		t.Errorf("%d requests, want 6 + 15", len(wl.Requests))
+	}
+	for _, args := range [][]string{
+		{"--schedule", "burst:1", "--duration", "3s"},
+		{"--schedule", "rate:2", "--duration", "3s", "--requests", "5"},
+	} {
+		_, _, err := runCLI(t, nil, append(append([]string{"workload", "build"}, args...), "-o", filepath.Join(dir, "bad.zst"))...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), "--duration") {
+			t.Errorf("%v: exit %d, %v", args, exitCode(err), err)
+		}
+	}
+}

@@ -172,7 +172,7 @@ var flagOf = map[string]string{
 	"Model": "--model", "ServerCache": "--server-cache",
 	// workload.BuildConfig
 	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
-	"Repeats": "--repeats", "Requests": "--requests", "TimeScale": "--time-scale", "Arrival": "--arrival",
+	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",
 	"Window": "--window", "Prefix": "--prefix", "Schedule": "--schedule",
 	// bench.Config, sim, selftest
 	"Concurrency": "--concurrency", "Profile": "--profile", "Dir": "--dir",

@@ -143,6 +143,7 @@ Schedules:
 	f.StringVar(&cfg.Schedule, "schedule", workload.DefaultSchedule, "burst:LEVELS, closed:LEVELS, rate:R (rate:R1,R2,… for a rate sweep) or trace:FILE")
 	f.IntVar(&cfg.Repeats, "repeats", 0, "phases per level (default 5 for burst, 1 otherwise)")
 	f.IntVar(&cfg.Requests, "requests", 0, "requests per phase for closed (default 4×C) and rate (default 100)")
+	f.DurationVar(&cfg.Duration, "duration", 0, "rate phases: last this long (the arrivals before it) instead of --requests, e.g. 60s")
 	f.StringVar(&cfg.Arrival, "arrival", "", "rate arrivals: poisson (default), constant or gamma:SHAPE")
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed for the prose, the salt and random arrivals")
 	f.Float64Var(&cfg.TimeScale, "time-scale", workload.DefaultTimeScale, "trace: multiply the log's times by this (0.5 replays it twice as fast)")
