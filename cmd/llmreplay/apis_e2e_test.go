@@ -23,12 +23,12 @@ import (
 // the OpenAI ones, through the built binary.
 func TestAPIsReplayAndBenchThroughTheBinary(t *testing.T) {
 	bin := builtBinary(t)
-	for _, api := range []string{"anthropic", "openai-responses", "tgi"} {
+	for _, api := range []string{"anthropic", "openai-responses", "tgi", "sglang"} {
 		t.Run(api, func(t *testing.T) {
 			dir := t.TempDir()
 			simURL := startSim(t, bin)
 			// Raw-prompt APIs take the completion shape, chat APIs the default.
-			shape := map[string]string{"tgi": "completion"}[api]
+			shape := map[string]string{"tgi": "completion", "sglang": "completion"}[api]
 			if shape == "" {
 				shape = "chat"
 			}

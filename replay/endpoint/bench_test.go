@@ -141,3 +141,21 @@ func BenchmarkTGIRead(b *testing.B) {
 	events = append(events, []byte(`data:{"index":256,"token":{"id":2,"text":" 256,","logprob":-0.0123,"special":false},"generated_text":"…","details":{"finish_reason":"length","generated_tokens":256,"input_length":812,"seed":null}}`+"\n\n"))
 	benchRead(b, TGI{}, events)
 }
+
+// BenchmarkSGLangRead reads 256-token /generate streams; the text is
+// cumulative, so each event is longer than the last (the delta is taken
+// without copying the text so far more than once).
+func BenchmarkSGLangRead(b *testing.B) {
+	var events [][]byte
+	text := ""
+	for i := 1; i <= 256; i++ {
+		text += " " + strconv.Itoa(i) + ","
+		fin := "null"
+		if i == 256 {
+			fin = `{"type":"length","length":256}`
+		}
+		events = append(events, []byte(`data: {"text":"`+text+`","meta_info":{"id":"a9d8f3b2c1","finish_reason":`+fin+`,"prompt_tokens":812,"completion_tokens":`+strconv.Itoa(i)+`,"cached_tokens":0},"index":0}`+"\n\n"))
+	}
+	events = append(events, []byte("data: [DONE]\n\n"))
+	benchRead(b, SGLang{}, events)
+}

@@ -157,3 +157,8 @@ func FuzzTGIRead(f *testing.F) {
 	seedBodies(f, `data:{"error":"Input validation error: inputs must have less than 4096 tokens","error_type":"validation"}`+"\n\n")
 	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, TGI{}, body, split) })
 }
+
+func FuzzSGLangRead(f *testing.F) {
+	seedFiles(f, "sglang")
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, SGLang{}, body, split) })
+}

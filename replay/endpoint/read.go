@@ -86,7 +86,7 @@ func putState(st *state) {
 	st.p.Reset(nil, nil, stream.SSE, stream.Options{})
 	st.js.reset(nil)
 	if cap(st.doc) > 64<<10 || cap(st.usage) > 64<<10 || cap(st.timings) > 64<<10 ||
-		cap(st.tbuf) > 64<<10 || cap(st.rbuf) > 64<<10 {
+		cap(st.tbuf) > 64<<10 || cap(st.rbuf) > 64<<10 || cap(st.pending) > 64<<10 {
 		return // grown for a rare large event: let it go
 	}
 	statePool.Put(st)

@@ -6,7 +6,7 @@ import (
 )
 
 // Names are the --api values, in the order help text lists them.
-var Names = []string{"openai-chat", "openai-completions", "llamacpp", "ollama-generate", "ollama-chat", "anthropic", "openai-responses", "tgi"}
+var Names = []string{"openai-chat", "openai-completions", "llamacpp", "ollama-generate", "ollama-chat", "anthropic", "openai-responses", "tgi", "sglang"}
 
 // Lookup returns the Endpoint for an --api value.
 func Lookup(name string) (Endpoint, error) {
@@ -27,6 +27,8 @@ func Lookup(name string) (Endpoint, error) {
 		return OpenAIResponses{}, nil
 	case "tgi":
 		return TGI{}, nil
+	case "sglang":
+		return SGLang{}, nil
 	}
 	return nil, fmt.Errorf("unknown API %q: use one of %s", name, strings.Join(Names, ", "))
 }

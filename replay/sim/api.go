@@ -22,6 +22,7 @@ const (
 	apiAnthropic
 	apiResponses
 	apiTGI
+	apiSGLang
 )
 
 // maxOutputTokens bounds max_tokens so one request cannot make the server
@@ -51,6 +52,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/messages", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiAnthropic) }))
 	m.HandleFunc("POST /v1/responses", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiResponses) }))
 	m.HandleFunc("POST /generate_stream", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiTGI) }))
+	m.HandleFunc("POST /generate", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiSGLang) }))
 	m.HandleFunc("GET /v1/models", s.guard(s.models))
 	m.HandleFunc("GET /api/tags", s.guard(s.ollamaTags))
 	m.HandleFunc("POST /tokenize", s.guard(s.tokenizeHandler))
@@ -58,7 +60,7 @@ func (s *Server) routes() {
 	m.Handle("GET /metrics", s.met.handler())
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiChat, http.StatusNotFound, "not_found_error", "",
-			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate, /api/chat, /v1/messages, /v1/responses or /generate_stream", r.Method, r.URL.Path))
+			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate, /api/chat, /v1/messages, /v1/responses, /generate_stream or /generate", r.Method, r.URL.Path))
 	})
 	s.mux = m
 }
@@ -131,12 +133,17 @@ func anthropicErrorType(status int) string {
 
 // wire is the union of the request fields the served APIs use.
 type wire struct {
-	Model      string          `json:"model"`
-	Messages   []wireMessage   `json:"messages"`
-	System     json.RawMessage `json:"system"` // Anthropic's system prompt
-	Input      json.RawMessage `json:"input"`  // the Responses API's messages or string
-	MaxOutput  *int            `json:"max_output_tokens"`
-	Inputs     json.RawMessage `json:"inputs"` // TGI's prompt
+	Model     string          `json:"model"`
+	Messages  []wireMessage   `json:"messages"`
+	System    json.RawMessage `json:"system"` // Anthropic's system prompt
+	Input     json.RawMessage `json:"input"`  // the Responses API's messages or string
+	MaxOutput *int            `json:"max_output_tokens"`
+	Inputs    json.RawMessage `json:"inputs"` // TGI's prompt
+	Text      json.RawMessage `json:"text"`   // SGLang's prompt
+	InputIDs  json.RawMessage `json:"input_ids"`
+	Sampling  *struct {
+		MaxNewTokens *int `json:"max_new_tokens"`
+	} `json:"sampling_params"`
 	Parameters *struct {
 		MaxNewTokens *int `json:"max_new_tokens"`
 	} `json:"parameters"`
@@ -198,6 +205,14 @@ func (s *Server) parse(r *http.Request, a api) (*job, error) {
 		}
 	case apiResponses:
 		limit = in.MaxOutput
+	case apiSGLang:
+		if in.Sampling != nil {
+			limit = in.Sampling.MaxNewTokens
+		}
+		in.Prompt = in.Text
+		if len(in.InputIDs) > 0 {
+			in.Prompt = in.InputIDs
+		}
 	case apiTGI:
 		if in.Parameters != nil {
 			limit = in.Parameters.MaxNewTokens

@@ -88,6 +88,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 	}
 
 	e := s.newEvents(j)
+	e.all = pieces
 	per := max(1, s.cfg.TokensPerChunk)
 	if s.cfg.NoStream {
 		per = n
@@ -252,6 +253,7 @@ type events struct {
 	meta   []byte // `"id":…,"created":…,"model":…` shared by OpenAI events
 	prompt int
 	sse    bool
+	all    []piece // every piece of the answer (SGLang repeats the text so far)
 }
 
 func (s *Server) newEvents(j *job) *events {
@@ -271,6 +273,10 @@ func (s *Server) newEvents(j *job) *events {
 	case apiTGI:
 		e.sse = true
 		e.head = []byte(`data:{"index":`)
+	case apiSGLang:
+		e.sse = true
+		e.meta = []byte(`"id":"sim-` + id + `"`)
+		e.head = []byte(`data: {"text":"`)
 	case apiResponses:
 		e.sse = true
 		e.meta = []byte(`"id":"resp_sim` + id + `","object":"response","created_at":` + created + `,"model":` + string(model))
@@ -355,6 +361,27 @@ func (e *events) content(b []byte, ps []piece, done int, last bool) []byte {
 		b = append(b, e.head...)
 		b = appendText(b, ps)
 		b = append(b, '"')
+	case apiSGLang:
+		// The text so far, cumulative, and the counts so far.
+		b = append(b, e.head...)
+		b = appendText(b, e.all[:done])
+		b = append(b, `","meta_info":{`...)
+		b = append(b, e.meta...)
+		if last {
+			b = append(b, `,"finish_reason":{"type":"length","length":`...)
+			b = strconv.AppendInt(b, int64(j.maxTokens), 10)
+			b = append(b, '}')
+		} else {
+			b = append(b, `,"finish_reason":null`...)
+		}
+		if !e.s.cfg.DropUsage {
+			b = append(b, `,"prompt_tokens":`...)
+			b = strconv.AppendInt(b, int64(e.prompt), 10)
+			b = append(b, `,"completion_tokens":`...)
+			b = strconv.AppendInt(b, int64(e.reported(done)), 10)
+			b = append(b, `,"cached_tokens":0`...)
+		}
+		b = append(b, `},"index":0`...)
 	case apiTGI:
 		// TGI sends one token per event; a chunk of several tokens is
 		// sent as several events in one write.
@@ -485,6 +512,8 @@ func (e *events) final(b []byte, t timing, emit func([]byte) bool, raw func(stri
 		return raw("data: [DONE]\n\n")
 	case apiTGI:
 		return true // the last token's event carried the details
+	case apiSGLang:
+		return raw("data: [DONE]\n\n")
 	case apiResponses:
 		// The generation stopped at max_output_tokens: response.incomplete
 		// with its reason, as OpenAI's streaming events reference lists.
