@@ -187,6 +187,9 @@ type TraceAcc struct {
 	header  trace.Header
 	counter *counter
 	phases  map[int]*run
+	// perPhase counts records (warm-up included) per phase index, to
+	// compare with the header's planned requests.
+	perPhase map[int]int
 }
 
 // Trace starts a trace with the given label ("" = the header's label).
@@ -238,10 +241,11 @@ func (a *Analyzer) Trace(label, path string, h trace.Header) *TraceAcc {
 // holds its share by design and a merge without shards has its own warning,
 // so neither is judged here.
 func (t *TraceAcc) partial() (planned int, msg string) {
+	measured := 0
 	for _, p := range t.header.Phases {
 		planned += p.Requests
+		measured += min(t.perPhase[p.Index], p.Requests)
 	}
-	measured := t.info.Records - t.info.Warmup
 	if t.header.Shard != nil || len(t.header.ShardsMissing) > 0 || planned == 0 {
 		return planned, ""
 	}
@@ -312,6 +316,10 @@ func (t *TraceAcc) runFor(phase int) *run {
 // reader as soon as Add returns.
 func (t *TraceAcc) Add(rec *trace.Record) {
 	t.info.Records++
+	if t.perPhase == nil {
+		t.perPhase = map[int]int{}
+	}
+	t.perPhase[rec.Phase]++
 	if rec.Warmup {
 		t.info.Warmup++
 		return

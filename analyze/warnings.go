@@ -406,7 +406,7 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 		if planned, msg := t.partial(); msg != "" && (msg != "the trace ends in a cut-off tail") {
 			out = append(out, Warning{Code: WarnPartial, Keys: lk,
 				Message:  msg + "; claims over it are at most inconclusive unless check --accept-partial",
-				Evidence: map[string]any{"path": t.info.Path, "planned": planned, "measured": t.info.Records - t.info.Warmup}})
+				Evidence: map[string]any{"path": t.info.Path, "planned": planned}})
 		}
 		if t.info.Truncated {
 			out = append(out, Warning{Code: WarnTruncated, Keys: lk,

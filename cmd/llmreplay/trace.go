@@ -204,8 +204,8 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	line("records", "%s", rec)
 	// The same plain-words statement analyze's partial_trace warning makes
 	// (a shard holds its share by design, so it is not judged).
-	if planned := plannedRequests(h); planned > 0 && h.Shard == nil && len(h.ShardsMissing) == 0 {
-		if m := c.Records - c.Warmup; m < planned && r.Truncated() {
+	if planned, m := plannedRequests(h, c); planned > 0 && h.Shard == nil && len(h.ShardsMissing) == 0 {
+		if m < planned && r.Truncated() {
 			line("partial", "cut off after %d of %d requests (the run crashed or is still running): %d missing", m, planned, planned-m)
 		} else if m < planned {
 			line("partial", "stopped after %d of %d requests: %d never sent", m, planned, planned-m)
@@ -226,13 +226,14 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	return nil
 }
 
-// plannedRequests is Σ requests of the header's phases.
-func plannedRequests(h trace.Header) int {
-	n := 0
+// plannedRequests is Σ requests of the header's phases, and how many of
+// them the trace holds (per phase, at most the phase's planned count).
+func plannedRequests(h trace.Header, c *trace.Stats) (planned, recorded int) {
 	for _, p := range h.Phases {
-		n += p.Requests
+		planned += p.Requests
+		recorded += min(c.PerPhase[p.Index], p.Requests)
 	}
-	return n
+	return planned, recorded
 }
 
 func formatBytes(n int64) string {
