@@ -313,3 +313,70 @@ func TestReportInBrowser(t *testing.T) {
 		}
 	}
 }
+
+// writeInputSweep writes one request per input length at concurrency 1
+// (a long-input sweep), each 8 one-token chunks 2 ms apart.
+func writeInputSweep(t *testing.T, path string, inputs ...int) {
+	t.Helper()
+	h := trace.Header{Label: "long", Tokenizer: "o200k_base", WorkloadDigest: "sha256:w", Model: "m"}
+	for i, in := range inputs {
+		h.Phases = append(h.Phases, trace.Phase{Index: i, Name: fmt.Sprintf("input-%d", in), Kind: "burst", Concurrency: 1, InputTokens: in, MaxTokens: 8, Requests: 1})
+	}
+	w, err := trace.Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range inputs {
+		start := float64(1 + 1000*i)
+		rec := trace.Record{ID: fmt.Sprintf("r%d", i), Phase: i, InputTokens: in, MaxTokens: 8, Scheduled: int64(start * 1e6), Sent: int64(start * 1e6),
+			Status: 200, FinishReason: "length", Usage: `{"completion_tokens":8}`}
+		for k := 0; k < 8; k++ {
+			text := "1"
+			if k%2 == 1 {
+				text = ","
+			}
+			rec.Chunks = append(rec.Chunks, trace.Chunk{T: int64((start + 50 + float64(k)*2) * 1e6), Bytes: 60, Text: text})
+		}
+		rec.Done = rec.Chunks[7].T + 1e6
+		if err := w.Write(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReportAxesAndSmallTraces: an input-length sweep at one concurrency is
+// charted against input length (ticks at 100, 1000, 10k); a one-request
+// trace says it has no intervals instead of pretending.
+func TestReportAxesAndSmallTraces(t *testing.T) {
+	dir := t.TempDir()
+	sweep := filepath.Join(dir, "sweep.trace.zst")
+	writeInputSweep(t, sweep, 100, 1000, 10000)
+	out := filepath.Join(dir, "sweep.html")
+	if _, stderr, err := runAnalyzeCLI(t, nil, "report", sweep, "-o", out); err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr)
+	}
+	b, _ := os.ReadFile(out)
+	page := string(b)
+	if !strings.Contains(page, "input length (tokens)") || strings.Contains(page, "concurrency (streams)") {
+		t.Errorf("input-length sweep not charted against input length")
+	}
+	for _, tick := range []string{">100</text>", ">1000</text>", ">10k</text>"} {
+		if !strings.Contains(page, tick) {
+			t.Errorf("x tick %s missing", tick)
+		}
+	}
+
+	one := filepath.Join(dir, "one.trace.zst")
+	writeInputSweep(t, one, 500)
+	out = filepath.Join(dir, "one.html")
+	if _, stderr, err := runAnalyzeCLI(t, nil, "report", one, "-o", out); err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr)
+	}
+	b, _ = os.ReadFile(out)
+	if !strings.Contains(string(b), "Only one request succeeded") {
+		t.Errorf("one-request trace: the page does not say so")
+	}
+}
