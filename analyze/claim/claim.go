@@ -266,6 +266,13 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 	if m.Scope == analyze.Count || m.Scope == analyze.PerGroup {
 		minN = 1 // counts are exact
 	}
+	if m.Scope == analyze.PerGroup && !o.AcceptPoint {
+		// speedup is a ratio of two medians over a few runs each: no
+		// interval is computed for it, so its value is a point estimate,
+		// not an exact one.
+		v.Verdict, v.Reason = Inconclusive, "a ratio of medians without an interval (a point estimate): pass --accept-point to judge it on the value itself"
+		return v
+	}
 	if val.N < minN {
 		v.Verdict, v.Reason = Inconclusive, fmt.Sprintf("%d sample(s); at least %d are needed", val.N, minN)+moreToBound(m, stat, val.N)
 		return v
@@ -314,6 +321,8 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 			v.Reason = "the measured value itself (point estimates accepted): too few samples for a 95% interval"
 		} else if val.HasInterval() {
 			v.Reason = "the whole 95% interval is on one side of the bound"
+		} else if m.Scope == analyze.PerGroup {
+			v.Reason = "the measured value itself (point estimates accepted): a ratio of medians has no interval here"
 		} else {
 			v.Reason = "exact value"
 		}

@@ -144,6 +144,16 @@ func TestCheckVerdicts(t *testing.T) {
 	if v := Check(res, p99, CheckOptions{}); !strings.Contains(v.Reason, "358 more successful request(s)") {
 		t.Errorf("p99 reason: %s", v.Reason)
 	}
+	// speedup (here 1: the group is its own concurrency-1 baseline) is a
+	// ratio of medians without an interval: a point estimate, judged only
+	// with --accept-point.
+	sp, _ := ParseClaim("speedup{concurrency=1} >= 0.5")
+	if v := Check(res, sp, CheckOptions{}); v.Verdict != Inconclusive || !strings.Contains(v.Reason, "--accept-point") {
+		t.Errorf("speedup without --accept-point: %s (%s)", v.Verdict, v.Reason)
+	}
+	if v := Check(res, sp, CheckOptions{AcceptPoint: true}); v.Verdict != Holds || v.Measured != 1 || !strings.Contains(v.Reason, "point estimates accepted") {
+		t.Errorf("speedup with --accept-point: %s %v (%s)", v.Verdict, v.Measured, v.Reason)
+	}
 	v = Check(res, cl, CheckOptions{MinSamples: 11})
 	if v.Verdict != Inconclusive {
 		t.Errorf("min samples 11: %s", v.Verdict)
