@@ -170,9 +170,16 @@ func (c Config) Resolve() (*Resolved, error) {
 		}
 		u.User = nil
 	}
+	// Routes are stripped from the path only; the query (Azure's
+	// ?api-version=…) is kept and goes after every route.
+	query := u.RawQuery
+	u.RawQuery, u.ForceQuery = "", false
 	base := strings.TrimRight(u.String(), "/")
 	for _, suffix := range apiRoutes {
 		base = strings.TrimSuffix(base, suffix)
+	}
+	if query != "" {
+		base += "?" + query
 	}
 	for _, f := range []struct {
 		name string

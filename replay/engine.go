@@ -76,16 +76,18 @@ func (s *Summary) String() string {
 
 // engine is the state of one run.
 type engine struct {
-	cfg       Config
-	ep        endpoint.Endpoint
-	base      string
-	opts      endpoint.Options
-	tok       tokenize.Tokenizer // for SendTokenIDs
-	client    *http.Client
-	start     time.Time
-	startUnix int64
-	salt      []string // measured requests
-	warmSalt  []string // warm-up requests: different words, so they cannot warm the cache
+	cfg  Config
+	ep   endpoint.Endpoint
+	base string
+	opts endpoint.Options
+	// querySecrets are the URL's query values, redacted like the key.
+	querySecrets []string
+	tok          tokenize.Tokenizer // for SendTokenIDs
+	client       *http.Client
+	start        time.Time
+	startUnix    int64
+	salt         []string // measured requests
+	warmSalt     []string // warm-up requests: different words, so they cannot warm the cache
 
 	reqCtx   context.Context // cancelled Grace after the run's ctx
 	records  chan *trace.Record
@@ -204,6 +206,7 @@ func newEngine(r *Resolved) *engine {
 		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage, PromptCache: promptCache(cfg.ServerCache)},
 		records: make(chan *trace.Record, 4096),
 	}
+	e.querySecrets = querySecrets(r.base)
 	if cfg.Salt {
 		n := maxSaltWords(cfg.Workload)
 		e.salt = workload.SaltWords(cfg.SaltSeed, n)
@@ -559,6 +562,9 @@ func (e *engine) finish(rec *trace.Record) {
 		}
 	}
 	redactKey(rec, e.opts.APIKey)
+	for _, v := range e.querySecrets {
+		redactKey(rec, v)
+	}
 	e.mu.Lock()
 	switch {
 	case rec.Warmup:

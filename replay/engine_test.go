@@ -411,7 +411,7 @@ func TestRedactURL(t *testing.T) {
 	cases := map[string]string{
 		"http://127.0.0.1:8080":            "http://127.0.0.1:8080",
 		"https://u:p@host/v1":              "https://host/v1",
-		"http://host/?api_key=abc&model=x": "http://host/?api_key=REDACTED&model=x",
+		"http://host/?api_key=abc&model=x": "http://host/?api_key=REDACTED&model=REDACTED", // every query value
 		"http://host/?token=abc":           "http://host/?token=REDACTED",
 		"::not a url":                      "(unparseable URL)",
 	}

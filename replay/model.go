@@ -24,7 +24,7 @@ func discoverModel(ctx context.Context, c *http.Client, base, api, key string) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint.JoinURL(base, "", path), nil)
 	if err != nil {
 		return "", err
 	}

@@ -51,14 +51,14 @@ func Show(s string) string {
 }
 
 // Markdown is Show for a Markdown table cell or line: the pipe that would
-// end the cell and the angle bracket that would start HTML are escaped too.
+// end the cell is escaped too. Angle brackets are left alone: our own
+// figures write "p<0.001", and Markdown viewers sanitise HTML themselves.
 func Markdown(s string) string {
 	s = Show(s)
-	if !strings.ContainsAny(s, "|<") {
+	if !strings.Contains(s, "|") {
 		return s
 	}
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "<", "&lt;")
+	return strings.ReplaceAll(s, "|", `\|`)
 }
 
 func clean(s string) bool {

@@ -21,10 +21,21 @@ const (
 // joinURL appends an API path to base. A base that already ends in the
 // API's version prefix (as OpenAI clients' base URLs do: http://host/v1) is
 // not given it twice.
+// A query string stays at the end (Azure-style ?api-version=…): the route
+// goes into the path, not after the "?".
 func joinURL(base, prefix, path string) string {
+	return JoinURL(base, prefix, path)
+}
+
+// JoinURL is joinURL for callers outside the package (model discovery).
+func JoinURL(base, prefix, path string) string {
+	base, query, hasQuery := strings.Cut(base, "?")
 	base = strings.TrimRight(base, "/")
 	if !strings.HasSuffix(base, prefix) {
 		base += prefix
+	}
+	if hasQuery {
+		return base + path + "?" + query
 	}
 	return base + path
 }
