@@ -56,3 +56,18 @@ func TestGoldenTables(t *testing.T) {
 		t.Error("an unknown metric should be an error")
 	}
 }
+
+// Evidence is for people: errors_clustered's per-value breakdown reads as
+// words ("input tokens 5000: 6 of 6 failed (http-status 6)"), not Go's
+// map syntax ("map[classes:map[http-status:6] …]").
+func TestEvidenceInPlainWords(t *testing.T) {
+	ev := map[string]any{"key": "input_tokens", "by_value": []map[string]any{
+		{"input_tokens": 1000, "requests": 6, "failed": 0, "classes": map[string]int{}},
+		{"input_tokens": 5000, "requests": 6, "failed": 6, "classes": map[string]int{"http-status": 6}},
+	}}
+	got := evidenceText(ev)
+	want := "input tokens 1000: 0 of 6 failed; input tokens 5000: 6 of 6 failed (http-status 6) key=input_tokens"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

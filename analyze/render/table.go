@@ -98,9 +98,38 @@ func evidenceText(ev map[string]any) string {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
+		if rows, ok := ev[k].([]map[string]any); ok {
+			// A per-value breakdown (errors_clustered's by_value) in plain
+			// words, not Go's map syntax; JSON keeps the structure.
+			parts = append(parts, byValueText(ev["key"], rows))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s=%v", k, ev[k]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// byValueText renders rows {key: v, requests, failed, classes} as
+// "input tokens 5000: 6 of 6 failed (http-status 6); …".
+func byValueText(key any, rows []map[string]any) string {
+	k, _ := key.(string)
+	var out []string
+	for _, r := range rows {
+		line := fmt.Sprintf("%s %v: %v of %v failed", strings.ReplaceAll(k, "_", " "), r[k], r["failed"], r["requests"])
+		if cl, ok := r["classes"].(map[string]int); ok && len(cl) > 0 {
+			names := make([]string, 0, len(cl))
+			for c := range cl {
+				names = append(names, c)
+			}
+			sort.Strings(names)
+			for i, c := range names {
+				names[i] = fmt.Sprintf("%s %d", c, cl[c])
+			}
+			line += " (" + strings.Join(names, ", ") + ")"
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "; ")
 }
 
 // seedTable is the seeds' comparison: one row per concurrency (and input
