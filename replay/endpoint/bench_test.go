@@ -159,3 +159,12 @@ func BenchmarkSGLangRead(b *testing.B) {
 	events = append(events, []byte("data: [DONE]\n\n"))
 	benchRead(b, SGLang{}, events)
 }
+
+// BenchmarkTRTLLMRead reads 256-token Triton generate_stream responses.
+func BenchmarkTRTLLMRead(b *testing.B) {
+	var events [][]byte
+	for i := 1; i <= 256; i++ {
+		events = append(events, []byte(`data: {"model_name":"ensemble","model_version":"1","sequence_end":false,"sequence_id":0,"sequence_start":false,"text_output":" `+strconv.Itoa(i)+`,"}`+"\n\n"))
+	}
+	benchRead(b, TRTLLM{}, events)
+}

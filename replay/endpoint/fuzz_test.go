@@ -162,3 +162,8 @@ func FuzzSGLangRead(f *testing.F) {
 	seedFiles(f, "sglang")
 	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, SGLang{}, body, split) })
 }
+
+func FuzzTRTLLMRead(f *testing.F) {
+	seedFiles(f, "trtllm")
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, TRTLLM{}, body, split) })
+}

@@ -105,6 +105,9 @@ type api struct {
 	// st.timings). It returns a *trace.Error for data that is not JSON or
 	// not of the API's shape.
 	parse func(st *state, data []byte) *trace.Error
+	// endFinishes is set for an API without a finish field (Triton's
+	// generate_stream): a clean end of the body after an event finishes.
+	endFinishes bool
 }
 
 // read consumes a response body for a. How it treats a server that does not
@@ -204,6 +207,9 @@ func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Recor
 			return st.serverError(st.doc, "an error object")
 		}
 		st.record(rec, docT, docB, &carry)
+	}
+	if a.endFinishes && events > 0 && !st.finished {
+		st.finish, st.finished = append(st.finish[:0], "stop"...), true
 	}
 	if st.finished {
 		return nil

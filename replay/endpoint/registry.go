@@ -6,7 +6,7 @@ import (
 )
 
 // Names are the --api values, in the order help text lists them.
-var Names = []string{"openai-chat", "openai-completions", "llamacpp", "ollama-generate", "ollama-chat", "anthropic", "openai-responses", "tgi", "sglang"}
+var Names = []string{"openai-chat", "openai-completions", "llamacpp", "ollama-generate", "ollama-chat", "anthropic", "openai-responses", "tgi", "sglang", "trtllm"}
 
 // Lookup returns the Endpoint for an --api value.
 func Lookup(name string) (Endpoint, error) {
@@ -29,6 +29,8 @@ func Lookup(name string) (Endpoint, error) {
 		return TGI{}, nil
 	case "sglang":
 		return SGLang{}, nil
+	case "trtllm":
+		return TRTLLM{}, nil
 	}
 	return nil, fmt.Errorf("unknown API %q: use one of %s", name, strings.Join(Names, ", "))
 }

@@ -23,6 +23,7 @@ const (
 	apiResponses
 	apiTGI
 	apiSGLang
+	apiTRTLLM
 )
 
 // maxOutputTokens bounds max_tokens so one request cannot make the server
@@ -53,6 +54,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/responses", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiResponses) }))
 	m.HandleFunc("POST /generate_stream", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiTGI) }))
 	m.HandleFunc("POST /generate", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiSGLang) }))
+	m.HandleFunc("POST /v2/models/{model}/generate_stream", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiTRTLLM) }))
 	m.HandleFunc("GET /v1/models", s.guard(s.models))
 	m.HandleFunc("GET /api/tags", s.guard(s.ollamaTags))
 	m.HandleFunc("POST /tokenize", s.guard(s.tokenizeHandler))
@@ -60,7 +62,7 @@ func (s *Server) routes() {
 	m.Handle("GET /metrics", s.met.handler())
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiChat, http.StatusNotFound, "not_found_error", "",
-			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate, /api/chat, /v1/messages, /v1/responses, /generate_stream or /generate", r.Method, r.URL.Path))
+			fmt.Sprintf("the simulator has no route %s %s: use /v1/chat/completions, /v1/completions, /completion, /api/generate, /api/chat, /v1/messages, /v1/responses, /generate_stream, /generate or /v2/models/NAME/generate_stream", r.Method, r.URL.Path))
 	})
 	s.mux = m
 }
@@ -138,8 +140,9 @@ type wire struct {
 	System    json.RawMessage `json:"system"` // Anthropic's system prompt
 	Input     json.RawMessage `json:"input"`  // the Responses API's messages or string
 	MaxOutput *int            `json:"max_output_tokens"`
-	Inputs    json.RawMessage `json:"inputs"` // TGI's prompt
-	Text      json.RawMessage `json:"text"`   // SGLang's prompt
+	Inputs    json.RawMessage `json:"inputs"`     // TGI's prompt
+	Text      json.RawMessage `json:"text"`       // SGLang's prompt
+	TextInput json.RawMessage `json:"text_input"` // Triton's prompt
 	InputIDs  json.RawMessage `json:"input_ids"`
 	Sampling  *struct {
 		MaxNewTokens *int `json:"max_new_tokens"`
@@ -205,6 +208,11 @@ func (s *Server) parse(r *http.Request, a api) (*job, error) {
 		}
 	case apiResponses:
 		limit = in.MaxOutput
+	case apiTRTLLM:
+		limit = in.MaxTokens
+		in.Prompt = in.TextInput
+		j.model = r.PathValue("model")
+		j.stream = true // the generate_stream route always streams
 	case apiSGLang:
 		if in.Sampling != nil {
 			limit = in.Sampling.MaxNewTokens

@@ -273,6 +273,9 @@ func (s *Server) newEvents(j *job) *events {
 	case apiTGI:
 		e.sse = true
 		e.head = []byte(`data:{"index":`)
+	case apiTRTLLM:
+		e.sse = true
+		e.head = []byte(`data: {"model_name":` + string(model) + `,"model_version":"1","sequence_end":false,"sequence_id":0,"sequence_start":false,"text_output":"`)
 	case apiSGLang:
 		e.sse = true
 		e.meta = []byte(`"id":"sim-` + id + `"`)
@@ -358,6 +361,10 @@ func (e *events) content(b []byte, ps []piece, done int, last bool) []byte {
 		b = appendText(b, ps)
 		b = append(b, `"}`...)
 	case apiResponses:
+		b = append(b, e.head...)
+		b = appendText(b, ps)
+		b = append(b, '"')
+	case apiTRTLLM:
 		b = append(b, e.head...)
 		b = appendText(b, ps)
 		b = append(b, '"')
@@ -514,6 +521,8 @@ func (e *events) final(b []byte, t timing, emit func([]byte) bool, raw func(stri
 		return true // the last token's event carried the details
 	case apiSGLang:
 		return raw("data: [DONE]\n\n")
+	case apiTRTLLM:
+		return true // Triton's stream just ends
 	case apiResponses:
 		// The generation stopped at max_output_tokens: response.incomplete
 		// with its reason, as OpenAI's streaming events reference lists.
