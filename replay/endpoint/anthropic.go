@@ -53,8 +53,8 @@ func (e Anthropic) NewRequest(ctx context.Context, base string, r *workload.Requ
 	if o.Model == "" {
 		return nil, errNoModel(e.Name())
 	}
-	if len(r.Messages) == 0 || o.TokenIDs != nil {
-		return nil, fmt.Errorf("anthropic has no raw-prompt mode but request %s is a completion (prompt or token ids): build the workload with the chat shape, or use a raw-prompt API", r.ID)
+	if err := chatOnly(e.Name(), r, o, "a raw-prompt API"); err != nil {
+		return nil, err
 	}
 	if r.MaxTokens <= 0 {
 		return nil, fmt.Errorf("anthropic requires max_tokens but request %s has none: build the workload with an output length", r.ID)

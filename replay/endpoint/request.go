@@ -67,6 +67,15 @@ func errNoModel(api string) error {
 	return fielderr.New("replay: Config", "Model", fmt.Sprintf("is needed by %s", api), "give the model name")
 }
 
+// chatOnly refuses, at start, a request a chat-only API cannot carry: a
+// raw prompt or token ids. instead names the API to use for it.
+func chatOnly(api string, r *workload.Request, o Options, instead string) error {
+	if len(r.Messages) == 0 || o.TokenIDs != nil {
+		return fmt.Errorf("%s has no raw-prompt mode but request %s is a completion (prompt or token ids): build the workload with the chat shape, or use %s", api, r.ID, instead)
+	}
+	return nil
+}
+
 // rawPrompt is what a raw-prompt API (completions, llama.cpp) sends as its
 // prompt: the token ids when the run sends ids, else the text. A chat
 // request has no raw prompt.

@@ -2,7 +2,6 @@ package endpoint
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 
@@ -42,8 +41,8 @@ func (e OpenAIResponses) NewRequest(ctx context.Context, base string, r *workloa
 	if o.Model == "" {
 		return nil, errNoModel(e.Name())
 	}
-	if len(r.Messages) == 0 || o.TokenIDs != nil {
-		return nil, fmt.Errorf("openai-responses has no raw-prompt mode but request %s is a completion (prompt or token ids): build the workload with the chat shape, or use openai-completions", r.ID)
+	if err := chatOnly(e.Name(), r, o, "openai-completions"); err != nil {
+		return nil, err
 	}
 	b := responsesBody{Model: o.Model, Input: r.Messages, MaxOutputTokens: r.MaxTokens, Temperature: r.Temperature, Stream: true}
 	return newJSONRequest(ctx, joinURL(base, "/v1", "/responses"), b, o, sseAccept)
