@@ -31,7 +31,7 @@ type Config struct {
 	Workload *workload.Workload
 	// URL is the server's base address, e.g. http://127.0.0.1:8080.
 	URL   string
-	API   string // an endpoint name, see endpoint.Names ("": DefaultAPI)
+	API   string // an endpoint name, see endpoint.Names ("": DefaultAPI), or APIAuto
 	Model string // empty: ask the server (/v1/models) for its first model
 	Label string
 	// APIKey is sent as a bearer token and written nowhere else.
@@ -102,6 +102,10 @@ type Config struct {
 	// trace records how late it was.
 	StartAt time.Time
 
+	// OnAPI, if set, hears which API --api auto chose and why, before
+	// anything is sent.
+	OnAPI func(Detection)
+
 	// OnRecord, if set, sees every record after it was written (progress):
 	// a convenience for a SinkFunc after the trace file.
 	OnRecord func(*trace.Record)
@@ -142,9 +146,12 @@ func (c Config) Resolve() (*Resolved, error) {
 	if c.API == "" {
 		c.API = DefaultAPI
 	}
-	ep, err := endpoint.Lookup(c.API)
-	if err != nil {
-		return nil, fieldErr("API", fmt.Sprintf("%q is not known", c.API), "use one of "+strings.Join(endpoint.Names, ", "))
+	var ep endpoint.Endpoint
+	if c.API != APIAuto { // auto: the engine asks the server before the run
+		var err error
+		if ep, err = endpoint.Lookup(c.API); err != nil {
+			return nil, fieldErr("API", fmt.Sprintf("%q is not known", c.API), "use one of "+strings.Join(endpoint.Names, ", ")+" or "+APIAuto)
+		}
 	}
 	if strings.TrimSpace(c.URL) == "" {
 		return nil, fieldErr("URL", "is empty", "give the server's base address, e.g. http://127.0.0.1:8080 (llmreplay bench runs the built-in simulator without one)")

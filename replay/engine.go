@@ -82,6 +82,8 @@ type engine struct {
 	opts endpoint.Options
 	// querySecrets are the URL's query values, redacted like the key.
 	querySecrets []string
+	// detected is what --api auto found (nil when --api named the API).
+	detected *Detection
 	tok          tokenize.Tokenizer // for SendTokenIDs
 	client       *http.Client
 	start        time.Time
@@ -119,8 +121,21 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	cfg := r.Config
 	e := newEngine(r)
 	defer e.client.CloseIdleConnections()
+	if e.ep == nil {
+		d, err := detectAPI(ctx, e.client, e.base, cfg.APIKey, cfg.Workload.Header.Shape, e.scrub)
+		if err != nil {
+			return nil, err
+		}
+		if e.ep, err = endpoint.Lookup(d.API); err != nil {
+			return nil, err
+		}
+		e.detected = &d
+		if cfg.OnAPI != nil {
+			cfg.OnAPI(d)
+		}
+	}
 	if e.opts.Model == "" {
-		m, err := discoverModel(ctx, e.client, e.base, e.ep.Name(), cfg.APIKey)
+		m, err := discoverModel(ctx, e.client, e.base, e.ep.Name(), cfg.APIKey, e.scrub)
 		if err != nil {
 			return nil, err
 		}
@@ -305,6 +320,9 @@ func (e *engine) header() trace.Header {
 			"continuous_usage": strconv.FormatBool(e.cfg.ContinuousUsage),
 			"server_cache":     e.cfg.ServerCache,
 		},
+	}
+	if e.detected != nil {
+		h.Options["api_auto"] = e.detected.Why
 	}
 	if h.Label == "" {
 		h.Label = e.opts.Model

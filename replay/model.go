@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/llmreplay/llmreplay/replay/endpoint"
@@ -14,13 +15,23 @@ import (
 // discoverModel asks the server which model it serves, so --model can be
 // left out for the common one-model local server. llama.cpp's native API
 // ignores the model name, so it needs none.
-func discoverModel(ctx context.Context, c *http.Client, base, api, key string) (string, error) {
+func discoverModel(ctx context.Context, c *http.Client, base, api, key string, scrub func(string) string) (string, error) {
+	// Everything the server says here is scrubbed of the key and the URL's
+	// query values before it is kept or shown: a model list answering
+	// {"id": "model-<key>"} would put the key into the trace header.
+	m, err := askModel(ctx, c, base, api, key, scrub)
+	return scrub(m), err
+}
+
+func askModel(ctx context.Context, c *http.Client, base, api, key string, scrub func(string) string) (string, error) {
 	path, isOllama := "/v1/models", false
 	switch api {
 	case "llamacpp":
 		return "", nil
 	case "ollama-generate", "ollama-chat":
 		path, isOllama = "/api/tags", true
+	case "trtllm":
+		return tritonModel(ctx, c, base, key, scrub)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -31,12 +42,12 @@ func discoverModel(ctx context.Context, c *http.Client, base, api, key string) (
 	endpoint.AuthHeaders(api, req.Header, key)
 	resp, err := c.Do(req)
 	if err != nil {
-		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves failed: %s", RedactURL(base), path, cleanMessage(err)), "start the server, or give the model name")
+		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves failed: %s", RedactURL(base), path, scrub(cleanMessage(err))), "start the server, or give the model name")
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves got HTTP %s", RedactURL(base), path, resp.Status), "give the model name")
+		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves got HTTP %s", RedactURL(base), path, scrub(resp.Status)), "give the model name")
 	}
 	var list struct {
 		Data []struct {
@@ -56,4 +67,54 @@ func discoverModel(ctx context.Context, c *http.Client, base, api, key string) (
 		return list.Models[0].Name, nil
 	}
 	return "", fieldErr("Model", fmt.Sprintf("is empty and the server at %s lists no model", RedactURL(base)), "give the model name")
+}
+
+// tritonModel picks the model of a Triton server serving TensorRT-LLM from
+// its repository index (POST /v2/repository/index, KServe's model
+// repository extension): the "ensemble" model that chains tokenizer,
+// engine and detokenizer, else the "tensorrt_llm_bls" one, else the only
+// ready model. Anything else is ambiguous and needs --model.
+func tritonModel(ctx context.Context, c *http.Client, base, key string, scrub func(string) string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	const path = "/v2/repository/index"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.JoinURL(base, "", path), strings.NewReader(`{"ready":true}`))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	endpoint.AuthHeaders("trtllm", req.Header, key)
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which models it serves failed: %s", RedactURL(base), path, scrub(cleanMessage(err))), "start the server, or give the Triton model name (e.g. ensemble)")
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which models it serves got HTTP %s", RedactURL(base), path, scrub(resp.Status)), "give the Triton model name (e.g. ensemble)")
+	}
+	var index []struct {
+		Name  string `json:"name"`
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal(b, &index); err != nil {
+		return "", fieldErr("Model", fmt.Sprintf("is empty and the model index at %s%s is not a JSON list", RedactURL(base), path), "give the Triton model name (e.g. ensemble)")
+	}
+	var ready []string
+	for _, m := range index {
+		if m.Name != "" && (m.State == "" || m.State == "READY") {
+			ready = append(ready, m.Name)
+		}
+	}
+	for _, want := range []string{"ensemble", "tensorrt_llm_bls"} {
+		for _, n := range ready {
+			if n == want {
+				return n, nil
+			}
+		}
+	}
+	if len(ready) == 1 {
+		return ready[0], nil
+	}
+	return "", fieldErr("Model", fmt.Sprintf("is empty and the server at %s serves %d ready models, none named ensemble or tensorrt_llm_bls", RedactURL(base), len(ready)), "give the Triton model name")
 }

@@ -35,6 +35,18 @@ func redactKey(rec *trace.Record, key string) {
 	}
 }
 
+// scrub removes the key and the URL's query values from s: for what the
+// server said outside a record (model discovery, --api auto's probes).
+func (e *engine) scrub(s string) string {
+	if len(e.cfg.APIKey) >= minRedactKey {
+		s = strings.ReplaceAll(s, e.cfg.APIKey, "REDACTED")
+	}
+	for _, v := range e.querySecrets {
+		s = strings.ReplaceAll(s, v, "REDACTED")
+	}
+	return s
+}
+
 // querySecrets are the values of base's query string that are long enough
 // to redact: a server echoing the request line (or an error quoting it)
 // must not put them into the trace.

@@ -120,3 +120,79 @@ func TestAnthropicKeyGoesInXAPIKeyOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIAutoThroughTheBinary: `replay --api auto` asks the server which
+// engine it is and picks that engine's most specific API for the
+// workload's shape, says so on stderr before the run, and `trace info`
+// shows the choice and its evidence. The simulator answers each engine's
+// identity route with --identity; a raw-prompt workload to Triton also
+// finds its model ("ensemble") in the repository index, with no --model.
+func TestAPIAutoThroughTheBinary(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	chat := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
+	raw := filepath.Join(dir, "raw.workload.zst")
+	if _, e, code := run(t, nil, bin, "workload", "build", "--shape", "completion", "--input-tokens", "100", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", raw); code != 0 {
+		t.Fatalf("workload build: %s", e)
+	}
+	for _, c := range []struct {
+		identity, workload, api, evidence string
+	}{
+		{"", chat, "openai-chat", "GET /v1/models lists models and no engine route answered"},
+		{"", raw, "openai-completions", "a raw-prompt workload goes to openai-completions"},
+		{"vllm", chat, "openai-chat", "vLLM 0.11.0: GET /version answered"},
+		{"ollama", chat, "ollama-chat", "Ollama 0.12.0: GET /api/version answered"},
+		{"ollama", raw, "ollama-generate", "a raw-prompt workload goes to ollama-generate"},
+		{"llamacpp", raw, "llamacpp", "llama.cpp b6000-sim: GET /props"},
+		{"tgi", raw, "tgi", "TGI 3.3.6: GET /info"},
+		{"tgi", chat, "openai-chat", "a chat workload goes to openai-chat"},
+		{"sglang", raw, "sglang", "SGLang: GET /get_model_info answered"},
+		{"triton", raw, "trtllm", "Triton 2.60.0: GET /v2 answered"},
+		{"anthropic", chat, "anthropic", "GET /v1/models lists typed models"},
+	} {
+		t.Run(c.identity+"-"+c.api, func(t *testing.T) {
+			var args []string
+			if c.identity != "" {
+				args = []string{"--identity", c.identity}
+			}
+			simURL := startSim(t, bin, append(args, "--profile", "fast")...)
+			tr := filepath.Join(t.TempDir(), "a.trace.zst")
+			_, e, code := run(t, nil, bin, "replay", c.workload, "--url", simURL, "--api", "auto", "-o", tr)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, e)
+			}
+			if !strings.Contains(e, "api: "+c.api+", chosen by --api auto: ") || !strings.Contains(e, c.evidence) || !strings.Contains(e, "2 ok, 0 failed") {
+				t.Errorf("stderr:\n%s", e)
+			}
+			info, _, _ := run(t, nil, bin, "trace", "info", tr)
+			if !strings.Contains(info, "api="+c.api) || !strings.Contains(info, "chosen by --api auto: ") || !strings.Contains(info, c.evidence) {
+				t.Errorf("trace info:\n%s", info)
+			}
+		})
+	}
+	// What auto cannot carry is refused before anything is sent: Triton's
+	// generate_stream has no chat, Anthropic's Messages no raw prompt.
+	for _, c := range []struct{ identity, workload, want string }{
+		{"triton", chat, "--api is auto and the server is Triton 2.60.0 (GET /v2 answered with KServe server metadata), which takes no chat workload: build a raw-prompt workload (--shape completion), or give --api"},
+		{"anthropic", raw, "which takes no raw-prompt workload: build a chat workload (--shape chat), or give --api"},
+	} {
+		simURL := startSim(t, bin, "--identity", c.identity, "--profile", "fast")
+		_, e, code := run(t, nil, bin, "replay", c.workload, "--url", simURL, "--api", "auto", "-o", filepath.Join(dir, c.identity+".trace.zst"))
+		if code != 2 || !strings.Contains(e, c.want) || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+			t.Errorf("%s: exit %d, stderr %q", c.identity, code, e)
+		}
+		if _, err := os.Stat(filepath.Join(dir, c.identity+".trace.zst")); err == nil {
+			t.Errorf("%s: a refused run left a trace", c.identity)
+		}
+	}
+	// Nothing listening: one line naming the address and the fix.
+	_, e, code := run(t, nil, bin, "replay", chat, "--url", "http://127.0.0.1:1", "--api", "auto", "-o", filepath.Join(dir, "down.trace.zst"))
+	if code != 2 || !strings.Contains(e, "--api is auto and the server at http://127.0.0.1:1 did not answer") || !strings.Contains(e, "start the server or check --url") {
+		t.Errorf("server down: exit %d, stderr %q", code, e)
+	}
+	// bench --api auto on the built-in simulator.
+	out, e, code := run(t, nil, bin, "bench", "--api", "auto", "--concurrency", "1", "--input-tokens", "64", "--max-tokens", "4", "--repeats", "1", "--results", filepath.Join(dir, "results"))
+	if code != 0 || !strings.Contains(e, "api: openai-chat, chosen by --api auto") {
+		t.Errorf("bench --api auto: exit %d\n%s\n%s", code, out, e)
+	}
+}

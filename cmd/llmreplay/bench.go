@@ -74,6 +74,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			}
 			progress := &progress{w: errw}
 			cfg.Replay.OnRecord = progress.record
+			cfg.Replay.OnAPI = announceAPI(errw)
 			res, err := bench.Run(cmd.Context(), cfg)
 			if err != nil {
 				if res != nil && res.Summary != nil {

@@ -7,7 +7,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
+	"github.com/llmreplay/llmreplay/replay/sim"
 )
 
 // flagValues are the values shell completion offers for a flag, wherever
@@ -15,7 +17,8 @@ import (
 // so completion cannot offer a value the command refuses.
 func flagValues() map[string]func(cmd *cobra.Command) []string {
 	return map[string]func(*cobra.Command) []string{
-		"api":         func(*cobra.Command) []string { return endpoint.Names },
+		"api":         func(*cobra.Command) []string { return append(append([]string{}, endpoint.Names...), replay.APIAuto) },
+		"identity":    func(*cobra.Command) []string { return sim.Identities },
 		"profile":     func(*cobra.Command) []string { return profileNames() },
 		"definitions": func(*cobra.Command) []string { return analyze.DefinitionNames() },
 		"format": func(cmd *cobra.Command) []string {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/llmreplay/llmreplay/internal/outfile"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/llmreplay/llmreplay/internal/outfile"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +39,7 @@ type replayFlags struct {
 
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.api, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", "))
+	fs.StringVar(&f.api, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", or auto (ask the server which it speaks)")
 	fs.StringVar(&f.model, "model", "", "model name to request (default: the server's first model from /v1/models)")
 	fs.StringVar(&f.label, "label", "", "label for this run in tables (default: the model name)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a bearer token, written nowhere)")
@@ -195,11 +197,17 @@ func flagError(err error) error {
 	return err
 }
 
+// announceAPI prints what --api auto chose, before the run starts.
+func announceAPI(w io.Writer) func(replay.Detection) {
+	return func(d replay.Detection) { fmt.Fprintf(w, "api: %s, chosen by --api auto: %s\n", d.API, d.Why) }
+}
+
 // runReplay runs one replay and prints its summary line.
 func runReplay(cmd *cobra.Command, cfg replay.Config, failOnError bool) error {
 	errw := cmd.ErrOrStderr()
 	progress := &progress{w: errw, total: len(cfg.Workload.Requests)}
 	cfg.OnRecord = progress.record
+	cfg.OnAPI = announceAPI(errw)
 	sum, err := replay.Run(cmd.Context(), cfg)
 	if err != nil {
 		if sum == nil {

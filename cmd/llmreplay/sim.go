@@ -18,7 +18,7 @@ func newSimCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "sim",
-		Short: "Serve a simulated inference server (OpenAI, llama.cpp and Ollama APIs) until interrupted",
+		Short: "Serve a simulated inference server (every API replay speaks) until interrupted",
 		Long: `sim serves a simulated LLM inference server. It models an engine, not a
 sleep: requests wait for a slot, prefill costs time per uncached prompt token
 (with a prefix cache), every running stream gets one token per decode step
@@ -31,7 +31,11 @@ delay and measures the client itself. Fault flags make it misbehave on
 purpose, to show what the analysis catches.
 
 Routes: POST /v1/chat/completions, /v1/completions, /completion (llama.cpp),
-/api/generate, /api/chat (Ollama), /tokenize; GET /v1/models, /metrics.`,
+/api/generate, /api/chat (Ollama), /v1/messages (Anthropic), /v1/responses
+(OpenAI Responses), /generate_stream (TGI), /generate (SGLang),
+/v2/models/NAME/generate_stream (Triton), /tokenize; GET /v1/models,
+/api/tags, /health, /metrics, and with --identity that engine's identity
+route (/version, /get_model_info, /info, /props, /api/version or /v2).`,
 		Example: `  # list the profiles and their parameters
   llmreplay sim --list
 
@@ -93,6 +97,7 @@ Routes: POST /v1/chat/completions, /v1/completions, /completion (llama.cpp),
 	f.StringVar(&model, "model", "", "model name to report (default: the profile name)")
 	f.IntVar(&cfg.DefaultMaxTokens, "default-max-tokens", 256, "output tokens when a request sets no limit")
 	f.BoolVar(&noCache, "no-prefix-cache", false, "prefill every prompt token, even of a repeated prompt")
+	f.StringVar(&cfg.PoseAs, "identity", "", "answer the identity routes of one engine, for --api auto: "+strings.Join(sim.Identities, ", ")+" (default: a generic OpenAI-compatible server)")
 	f.BoolVar(&sendTimes, "send-times", false, `test mode: every chunk carries "sim_sent_unix_ns", the server's send time`)
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed for --error-rate")
 	f.DurationVar(&cfg.TokenInterval, "token-interval", 0, "pace every stream at one token per interval (e.g. 20ms), on top of the profile; with --profile fast, streams of a fixed, known speed")

@@ -168,6 +168,11 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		for i, k := range keys {
 			opts[i] = k + "=" + h.Options[k]
 		}
+		// --api auto's choice is a sentence, not a setting: its own line.
+		if why, ok := h.Options["api_auto"]; ok {
+			line("api", "%s, chosen by --api auto: %s", h.API, why)
+			opts = slices.DeleteFunc(opts, func(o string) bool { return strings.HasPrefix(o, "api_auto=") })
+		}
 		line("options", "%s", strings.Join(opts, " "))
 	}
 	for _, p := range h.Phases {

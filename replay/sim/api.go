@@ -55,7 +55,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /generate_stream", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiTGI) }))
 	m.HandleFunc("POST /generate", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiSGLang) }))
 	m.HandleFunc("POST /v2/models/{model}/generate_stream", s.guard(func(w http.ResponseWriter, r *http.Request) { s.handle(w, r, apiTRTLLM) }))
-	m.HandleFunc("GET /v1/models", s.guard(s.models))
+	m.HandleFunc("GET /v1/models", s.guard(s.modelList))
+	s.identityRoutes(m)
 	m.HandleFunc("GET /api/tags", s.guard(s.ollamaTags))
 	m.HandleFunc("POST /tokenize", s.guard(s.tokenizeHandler))
 	m.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
@@ -362,21 +363,6 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, a api) {
 	s.met.requests.WithLabelValues("200").Inc()
 	s.met.prompt.Add(float64(len(j.promptIDs)))
 	s.run(w, r, j)
-}
-
-func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
-	type model struct {
-		ID          string `json:"id"`
-		Object      string `json:"object"`
-		Created     int64  `json:"created"`
-		OwnedBy     string `json:"owned_by"`
-		MaxModelLen int    `json:"max_model_len,omitempty"`
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{
-		"object": "list",
-		"data":   []model{{ID: s.model, Object: "model", Created: time.Now().Unix(), OwnedBy: "llmreplay-sim", MaxModelLen: s.cfg.MaxContext}},
-	})
 }
 
 // ollamaTags is Ollama's model list, which clients (llmreplay replay among

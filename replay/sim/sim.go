@@ -82,6 +82,11 @@ type Config struct {
 	ResetAfter int
 	// ErrorRate is the fraction of requests answered with HTTP 500.
 	ErrorRate float64
+
+	// PoseAs makes the server answer the identity routes of one engine
+	// (see Identities), for --api auto; "" answers as a generic
+	// OpenAI-compatible server.
+	PoseAs string
 }
 
 // Server is a running simulator. Its methods are safe for concurrent use.
@@ -132,6 +137,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("sim: negative fault or limit setting: use 0 to switch it off")
 	case cfg.ErrorRate < 0 || cfg.ErrorRate > 1:
 		return nil, fmt.Errorf("sim: error rate %v is outside [0, 1]: give a fraction such as 0.05", cfg.ErrorRate)
+	}
+	if err := validIdentity(cfg.PoseAs); err != nil {
+		return nil, err
 	}
 	if !p.Instant && p.StepBase <= 0 && p.StepCompute <= 0 {
 		return nil, fmt.Errorf("sim: profile %q has no step time: set StepBase or StepCompute, or Instant", p.Name)
