@@ -279,7 +279,7 @@ func TestPromiseREADMEBench(t *testing.T) {
 			t.Errorf("row %d is not the concurrency-%s row with a per-stream / aggregate cell: %q", i+1, c, lines[3+i])
 		}
 	}
-	for _, w := range []string{"87 requests sent, 87 ok, 0 failed", "trace: results/", "table: results/", "json:  results/", "report: results/"} {
+	for _, w := range []string{"174 requests sent, 174 ok, 0 failed", "trace: results/", "table: results/", "json:  results/", "report: results/"} {
 		if !strings.Contains(out+errOut, w) {
 			t.Errorf("output lacks %q:\n%s\n%s", w, out, errOut)
 		}
@@ -288,6 +288,19 @@ func TestPromiseREADMEBench(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(dir, "results", "*"+ext))
 		if len(m) != 1 {
 			t.Errorf("results/ has %d *%s files, want 1", len(m), ext)
+		}
+	}
+	// Its default repeats give check verdicts on per-run claims (issue #12
+	// item 4): one aggregate_tps sample per run, 6 runs per level.
+	traces, _ := filepath.Glob(filepath.Join(dir, "results", "*.trace.zst"))
+	if len(traces) == 1 {
+		claims := []string{"check", traces[0]}
+		for _, c := range []string{"1", "4", "8", "16"} {
+			claims = append(claims, "--claim", "aggregate_tps{concurrency="+c+"} > 0", "--claim", "per_stream_tps{concurrency="+c+"} > 0")
+		}
+		out, e, code := run(t, nil, bin, claims...)
+		if code != 0 || checkVerdicts(t, "check on bench's trace", out) != 8 || strings.Count(out, "aggregate_tps") != 4 || strings.Count(out, " n=6 ") < 5 {
+			t.Errorf("check on bench's trace: exit %d, want 8 HOLDS (aggregate over 6 runs):\n%s%s", code, out, e)
 		}
 	}
 }

@@ -56,7 +56,7 @@ Schedules:
   rate:R1,R2,…        a rate sweep: one open-loop phase per rate (per input length and repeat)
   trace:FILE          arrivals and lengths from a Mooncake/Qwen-Bailian JSONL, Azure
                       LLM inference CSV or BurstGPT CSV log; --time-scale, --window`,
-		Example: `  # the per-stream / aggregate concurrency sweep: 800-token prompts, bursts of 1 to 32, 5 repeats
+		Example: `  # the per-stream / aggregate concurrency sweep: 800-token prompts, bursts of 1 to 32, 6 repeats
   llmreplay workload build -o sweep.workload.zst
 
   # long inputs as raw completions for a Qwen model, counted by its own tokenizer
@@ -141,7 +141,7 @@ Schedules:
 	f.IntVar(&cfg.MaxTokens, "max-tokens", workload.DefaultMaxTokens, "output tokens per request (the server is asked to ignore end-of-sequence)")
 	f.StringVar(&cfg.Prefix, "prefix", workload.DefaultPrefix, "unique (no shared prefix past the salt), shared (identical prompts) or shared:K (first K tokens identical)")
 	f.StringVar(&cfg.Schedule, "schedule", workload.DefaultSchedule, "burst:LEVELS, closed:LEVELS, rate:R (rate:R1,R2,… for a rate sweep) or trace:FILE")
-	f.IntVar(&cfg.Repeats, "repeats", 0, "phases per level (default 5 for burst, 1 otherwise)")
+	f.IntVar(&cfg.Repeats, "repeats", 0, "phases per level (default 6 for burst: the fewest whose median over runs has a 95% interval; 1 otherwise)")
 	f.IntVar(&cfg.Requests, "requests", 0, "requests per phase for closed (default 4×C) and rate (default 100)")
 	f.DurationVar(&cfg.Duration, "duration", 0, "rate phases: last this long (the arrivals before it) instead of --requests, e.g. 60s")
 	f.StringVar(&cfg.Arrival, "arrival", "", "rate arrivals: poisson (default), constant or gamma:SHAPE")

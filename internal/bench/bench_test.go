@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/trace"
 )
@@ -61,5 +62,26 @@ func TestBadConcurrencyIsRefused(t *testing.T) {
 	_, err := Run(context.Background(), Config{Concurrency: []int{0}, Results: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "Config.Concurrency 0 is out of range") {
 		t.Fatalf("want a Config.Concurrency error, got %v", err)
+	}
+}
+
+// bench's default repeats are the fewest runs per level whose median over
+// runs (aggregate tok/s, one sample per run) has a bounded 95% interval:
+// with one run fewer, check could only say INCONCLUSIVE on every per-run
+// claim over bench's own trace. Ranks from the same order-statistic
+// interval check uses (2·(1/2)⁶ = 0.031 ≤ 0.05 < 2·(1/2)⁵ = 0.0625).
+func TestDefaultRepeatsBoundTheMedianOverRuns(t *testing.T) {
+	bounded := func(n int64) bool {
+		l, h := analyze.OrderCI(n, 0.5, analyze.Confidence)
+		return l >= 1 && h <= n
+	}
+	if !bounded(DefaultRepeats) {
+		t.Errorf("DefaultRepeats %d leaves the median over runs without a 95%% interval", DefaultRepeats)
+	}
+	if bounded(DefaultRepeats - 1) {
+		t.Errorf("DefaultRepeats %d is more than needed: %d runs already bound the median", DefaultRepeats, DefaultRepeats-1)
+	}
+	if DefaultRepeats != 6 {
+		t.Errorf("DefaultRepeats = %d; the docs (README, METRICS.md) say 6", DefaultRepeats)
 	}
 }
