@@ -3,7 +3,9 @@ package replay
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -74,6 +76,19 @@ type Config struct {
 	// default, so cache studies reach the cache). The trace header records
 	// what was sent.
 	ServerCache string
+
+	// Headers are sent with every request to the server (model discovery
+	// included), after llmreplay's own, so an Authorization or User-Agent
+	// given here replaces llmreplay's; the transport and format headers
+	// (Content-Type, Accept, Accept-Encoding, Host …) are refused. The
+	// trace header records them with secret values redacted.
+	Headers http.Header
+	// ExtraBody is a JSON object merged into every request body: keys the
+	// API's body lacks are added, objects are merged, and a key llmreplay
+	// sends itself (model, stream, max_tokens, the prompt …) is refused at
+	// start (endpoint.MergeBody). The trace header records it with values
+	// under secret-looking keys redacted.
+	ExtraBody json.RawMessage
 
 	// Grace is how long in-flight requests may finish after ctx is
 	// cancelled (SIGINT) before they are cut off and marked cancelled;
@@ -216,6 +231,12 @@ func (c Config) Resolve() (*Resolved, error) {
 		if c.SaltSeed == 0 {
 			c.SaltSeed = 1
 		}
+	}
+	if c.Headers, err = checkHeaders(c.Headers); err != nil {
+		return nil, err
+	}
+	if c.ExtraBody, err = checkExtraBody(c.ExtraBody, ep, base, c.Workload, c.Model); err != nil {
+		return nil, err
 	}
 	r := &Resolved{Config: c, ep: ep, base: base}
 	if c.Trace != "" {

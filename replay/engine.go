@@ -218,10 +218,10 @@ func newEngine(r *Resolved) *engine {
 		ep:      r.ep,
 		base:    r.base,
 		tok:     r.tok,
-		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage, PromptCache: promptCache(cfg.ServerCache)},
+		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage, PromptCache: promptCache(cfg.ServerCache), ExtraBody: cfg.ExtraBody},
 		records: make(chan *trace.Record, 4096),
 	}
-	e.querySecrets = querySecrets(r.base)
+	e.querySecrets = append(querySecrets(r.base), append(headerSecrets(cfg.Headers), bodySecrets(cfg.ExtraBody)...)...)
 	if cfg.Salt {
 		n := maxSaltWords(cfg.Workload)
 		e.salt = workload.SaltWords(cfg.SaltSeed, n)
@@ -281,7 +281,7 @@ func newClient(cfg Config, conns int) *http.Client {
 		WriteBufferSize:     32 << 10,
 	}
 	return &http.Client{
-		Transport: tr,
+		Transport: withHeaders(tr, cfg.Headers),
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
@@ -311,6 +311,8 @@ func (e *engine) header() trace.Header {
 		Host:            hostInfo(),
 		Salt:            e.cfg.Salt,
 		SaltSeed:        e.cfg.SaltSeed,
+		RequestHeaders:  RedactHeaders(e.cfg.Headers),
+		ExtraBody:       RedactBody(e.cfg.ExtraBody),
 		Options: map[string]string{
 			"timeout":          e.cfg.Timeout.String(),
 			"idle_timeout":     e.cfg.IdleTimeout.String(),

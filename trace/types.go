@@ -7,6 +7,8 @@
 // after the trace was recorded, is computed from it offline.
 package trace
 
+import "encoding/json"
+
 // FormatName is the magic at the start of every trace.
 const FormatName = "llmreplay-trace"
 
@@ -60,6 +62,13 @@ type Header struct {
 	// Options records how the replay ran (timeouts, warm-up, token ids …)
 	// as name → value, for the reader's information.
 	Options map[string]string `json:"options,omitempty"`
+	// RequestHeaders are the headers the run added to every request
+	// (--header), secret values as "REDACTED"; ExtraBody is the JSON
+	// object merged into every request body (--extra-body), values under
+	// secret-looking keys as "REDACTED". Both absent when not used
+	// (format 1.x readers before they existed skip them).
+	RequestHeaders map[string]string `json:"request_headers,omitempty"`
+	ExtraBody      json.RawMessage   `json:"extra_body,omitempty"`
 
 	// Shard is set in the trace of one shard of a sharded run (1.1).
 	Shard *Shard `json:"shard,omitempty"`

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +38,8 @@ type replayFlags struct {
 	continuousUsage        bool
 	serverCache            string
 	failOnError            bool
+	headers                []string
+	extraBody              string
 }
 
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
@@ -54,6 +59,8 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.BoolVar(&f.sendTokenIDs, "send-token-ids", false, "send prompts as token ids (openai-completions, llamacpp; the workload's tokenizer must be the model's)")
 	fs.BoolVar(&f.continuousUsage, "continuous-usage", false, "ask for per-chunk token counts (vLLM's continuous_usage_stats)")
 	fs.BoolVar(&f.failOnError, "fail-on-error", false, "exit with status 1 when any request failed")
+	fs.StringArrayVar(&f.headers, "header", nil, `HTTP header sent with every request, as "NAME: VALUE" (repeatable; e.g. a routing header, or Authorization instead of --api-key-env); recorded in the trace with secret values redacted`)
+	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, or @FILE holding one (e.g. '{"chat_template_kwargs":{"enable_thinking":false}}', '{"top_k":20}'); may add fields and extend objects, never replace a field llmreplay sends itself`)
 	fs.StringVar(&f.serverCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
 }
 
@@ -67,7 +74,17 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 	default:
 		return cfg, usagef("--salt %q: use on or off", f.salt)
 	}
+	headers, err := parseHeaders(f.headers)
+	if err != nil {
+		return cfg, err
+	}
+	extra, err := readExtraBody(f.extraBody)
+	if err != nil {
+		return cfg, err
+	}
 	cfg = replay.Config{
+		Headers:         headers,
+		ExtraBody:       extra,
 		Workload:        wl,
 		URL:             f.url,
 		API:             f.api,
@@ -89,6 +106,49 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 		ServerCache:     f.serverCache,
 	}
 	return cfg, nil
+}
+
+// parseHeaders reads --header values, "NAME: VALUE" or "NAME:VALUE". The
+// value is never echoed in an error: it may be a key.
+func parseHeaders(vals []string) (http.Header, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	h := http.Header{}
+	for _, v := range vals {
+		name, value, ok := strings.Cut(v, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, usagef(`--header needs NAME: VALUE (one was given without a name before ":"), e.g. --header "X-Priority: high"`)
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return h, nil
+}
+
+// readExtraBody reads --extra-body: the JSON itself, or @FILE. Whether it
+// is a usable object is replay.Config.Resolve's to check.
+func readExtraBody(v string) (json.RawMessage, error) {
+	if path, ok := strings.CutPrefix(v, "@"); ok {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--extra-body @%s: %v", path, fileProblem(err))
+		}
+		return b, nil
+	}
+	if v == "" {
+		return nil, nil
+	}
+	return json.RawMessage(v), nil
+}
+
+// fileProblem is a file error without its repeated path.
+func fileProblem(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 func newReplayCmd() *cobra.Command {
@@ -171,7 +231,7 @@ var flagOf = map[string]string{
 	// replay.Config
 	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
 	"IdleTimeout": "--idle-timeout", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
-	"Model": "--model", "ServerCache": "--server-cache",
+	"Model": "--model", "ServerCache": "--server-cache", "Headers": "--header", "ExtraBody": "--extra-body",
 	// workload.BuildConfig
 	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
 	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",

@@ -6,6 +6,7 @@ package endpoint
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 
@@ -28,6 +29,10 @@ type Options struct {
 	// server's cached prompt (llama.cpp cache_prompt), sends it: "on" or
 	// "off"; "" sends nothing, leaving the server's default.
 	PromptCache string
+	// ExtraBody, when set, is a JSON object merged into every request body
+	// (see MergeBody): fields a server takes beyond the API's common ones
+	// (vLLM's chat_template_kwargs, top_k, Ollama's options).
+	ExtraBody json.RawMessage
 }
 
 // Endpoint is one API shape.

@@ -40,8 +40,9 @@ func JoinURL(base, prefix, path string) string {
 	return base + path
 }
 
-// newJSONRequest builds a POST with body b encoded as JSON. The API key
-// goes into the Authorization header only, and only when there is one.
+// newJSONRequest builds a POST with body b encoded as JSON, with
+// Options.ExtraBody merged in (MergeBody). The API key goes into the
+// Authorization header only, and only when there is one.
 func newJSONRequest(ctx context.Context, url string, b any, o Options, accept string) (*http.Request, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -49,7 +50,14 @@ func newJSONRequest(ctx context.Context, url string, b any, o Options, accept st
 	if err := enc.Encode(b); err != nil {
 		return nil, fmt.Errorf("encoding the request body: %v", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(buf.Bytes()))
+	body := buf.Bytes()
+	if len(o.ExtraBody) > 0 {
+		var err error
+		if body, err = MergeBody(body, o.ExtraBody); err != nil {
+			return nil, err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		// The URL carries no key, so the error can be shown as it is.
 		return nil, fielderr.New("replay: Config", "URL", fmt.Sprintf("makes no request (%v)", err), "check the address")
