@@ -104,6 +104,12 @@ func checkExtraBody(raw json.RawMessage, ep endpoint.Endpoint, base string, wl *
 		}
 		return nil, fieldErr("ExtraBody", problem, `give one like '{"chat_template_kwargs":{"enable_thinking":false}}' (single quotes around it in the shell)`)
 	}
+	if ep == nil {
+		// --api auto: the API is known only once the server answered; the
+		// run's check of its first request refuses a clash then, before
+		// anything is sent.
+		return raw, nil
+	}
 	if model == "" {
 		model = "model" // not known before discovery; only the keys matter here
 	}

@@ -155,6 +155,7 @@ func TestHeaderAndExtraBodyRefusals(t *testing.T) {
 		{"null", []string{"--extra-body", `null`}, "--extra-body is not a JSON object"},
 		{"owned stream", []string{"--extra-body", `{"stream":false}`}, `--extra-body sets "stream", which llmreplay sends itself`},
 		{"owned max_tokens", []string{"--extra-body", `{"max_tokens":9}`}, `--extra-body sets "max_tokens"`},
+		{"owned, --api auto", []string{"--api", "auto", "--extra-body", `{"stream":false}`}, `--extra-body sets "stream", which llmreplay sends itself`},
 		{"owned model", []string{"--extra-body", `{"model":"other"}`}, `--extra-body sets "model"`},
 		{"owned nested", []string{"--extra-body", `{"stream_options":{"include_usage":false}}`}, `--extra-body sets "stream_options.include_usage"`},
 		{"missing file", []string{"--extra-body", "@" + filepath.Join(dir, "nope.json")}, "--extra-body @"},
@@ -165,7 +166,14 @@ func TestHeaderAndExtraBodyRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tr := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".trace.zst")
 			_, e, code := run(t, nil, bin, append([]string{"replay", wl, "--url", srv, "--model", "m", "-o", tr}, c.args...)...)
-			if code != 2 || !strings.Contains(e, c.want) || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+			// --api auto says first which API it chose; the error is one line.
+			errLines := 0
+			for _, l := range strings.Split(strings.TrimSpace(e), "\n") {
+				if !strings.HasPrefix(l, "api: ") {
+					errLines++
+				}
+			}
+			if code != 2 || !strings.Contains(e, c.want) || errLines != 1 {
 				t.Errorf("exit %d, stderr %q; want 2 and one line with %q", code, e, c.want)
 			}
 			if strings.Contains(e, "NOT-ECHOED") {
