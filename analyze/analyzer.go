@@ -284,7 +284,10 @@ type run struct {
 
 	ok, failed int
 	failedBy   map[trace.ErrorClass]int
-	sources    map[string]int
+	// failedEx is ErrorText of the first failure of each class: the
+	// server's own words for tables and warnings.
+	failedEx map[trace.ErrorClass]string
+	sources  map[string]int
 
 	firstSend, lastToken, lastDone int64
 	outTokens, inTokens            int64
@@ -305,7 +308,7 @@ func (t *TraceAcc) runFor(phase int) *run {
 			break
 		}
 	}
-	r := &run{trace: t, phase: p, failedBy: map[trace.ErrorClass]int{}, sources: map[string]int{},
+	r := &run{trace: t, phase: p, failedBy: map[trace.ErrorClass]int{}, failedEx: map[trace.ErrorClass]string{}, sources: map[string]int{},
 		firstSend: math.MaxInt64, dists: make([]Dist, len(Metrics))}
 	t.phases[phase] = r
 	t.a.runs = append(t.a.runs, r)
@@ -345,6 +348,9 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 	if !f.ok {
 		r.failed++
 		r.failedBy[rec.Error.Class]++
+		if _, ok := r.failedEx[rec.Error.Class]; !ok {
+			r.failedEx[rec.Error.Class] = ErrorText(rec.Error)
+		}
 		return
 	}
 	r.ok++
@@ -489,6 +495,9 @@ type Group struct {
 	// ("ttft", "ttft_p99", "per_stream_tps_min" …).
 	Values        map[string]Value `json:"metrics"`
 	FailedByClass map[string]int   `json:"requests_failed_by_class"`
+	// ErrorExamples is, per error class, the first failure's message with
+	// the server's own explanation (ErrorText), as the server sent it.
+	ErrorExamples map[string]string `json:"error_examples,omitempty"`
 	TokenSources  map[string]int   `json:"output_token_sources"`
 	Runs          int              `json:"runs"`
 	Warnings      []Warning        `json:"-"`
@@ -629,11 +638,20 @@ func (res *Result) fill(g *Group) {
 	g.Values = map[string]Value{}
 	g.samples = map[string][]float64{}
 	g.FailedByClass = map[string]int{}
+	g.ErrorExamples = nil
 	g.TokenSources = map[string]int{}
 	g.Runs = len(g.runs)
 	for _, r := range g.runs {
 		for c, n := range r.failedBy {
 			g.FailedByClass[string(c)] += n
+		}
+		for c, m := range r.failedEx {
+			if _, ok := g.ErrorExamples[string(c)]; !ok {
+				if g.ErrorExamples == nil {
+					g.ErrorExamples = map[string]string{}
+				}
+				g.ErrorExamples[string(c)] = m
+			}
 		}
 		for s, n := range r.sources {
 			g.TokenSources[s] += n

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Number formatting shared by the renderers and the claim checker: one
@@ -53,4 +54,70 @@ func FormatNum(v float64, raw bool) string {
 	default:
 		return fmt.Sprintf("%.2f", v)
 	}
+}
+
+// IsCount reports whether a metric's unit counts things (requests, tokens):
+// such values print as integers, never "5.00".
+func (m *Metric) IsCount() bool { return m.Unit == "requests" || m.Unit == "tokens" }
+
+// FormatCount prints a count: a whole number as an integer ("1492", like
+// the other figures of a table, without separators), and a count that is
+// not whole (a median between two counts, a mean) as FormatTPS does; with
+// the ±% of its interval, as FormatTPS, when it has one.
+func FormatCount(v Value, raw bool) string {
+	if !v.Valid() || math.IsInf(v.Value, 0) {
+		if raw {
+			return ""
+		}
+		return "—"
+	}
+	if v.Value != math.Trunc(v.Value) {
+		if raw {
+			return fmt.Sprintf("%.6g", v.Value)
+		}
+		return FormatTPS(Value{Value: v.Value, Lo: v.Lo, Hi: v.Hi, N: v.N}, false)
+	}
+	s := fmt.Sprintf("%d", int64(v.Value))
+	if raw {
+		return s
+	}
+	if v.N > 1 && v.HasInterval() && !math.IsInf(v.Lo, 0) && !math.IsInf(v.Hi, 0) && v.Value != 0 {
+		pct := math.Max(v.Value-v.Lo, v.Hi-v.Value) / math.Abs(v.Value) * 100
+		if pct >= 0.5 {
+			s += fmt.Sprintf(" ±%.0f%%", pct)
+		}
+	}
+	return s
+}
+
+// GroupDigits writes n with a comma between thousands: 5000 → "5,000".
+func GroupDigits(n int64) string {
+	s := fmt.Sprintf("%d", n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// FormatMetric prints the value of a metric column (name with its
+// statistic suffix): counts as integers, the rest as FormatTPS.
+func FormatMetric(name string, v Value, raw bool) string {
+	if m, _, err := LookupMetric(name); err == nil && m.IsCount() {
+		return FormatCount(v, raw)
+	}
+	if raw {
+		return FormatNum(v.Value, true)
+	}
+	return FormatTPS(v, false)
 }

@@ -262,7 +262,9 @@ func runWarnings(r *run) []Warning {
 		add(WarnSlowingDown, fmt.Sprintf("per-stream speed fell during the run (%.1f → %.1f tok/s, first vs last requests): the server degrades as it runs", first, last),
 			map[string]any{"first_median_tps": round3(first), "last_median_tps": round3(last), "p_value": round3(p), "n_requests": w.seen})
 	}
-	if lat := &r.dists[metricIndex["lateness"]]; lat.N() > 0 {
+	// When nothing succeeded there is no measurement the schedule could
+	// have distorted; the cell says "all N failed" instead.
+	if lat := &r.dists[metricIndex["lateness"]]; lat.N() > 0 && r.ok > 0 {
 		limit, why := latenessP99Ms, "send lateness p99 above 1 ms"
 		if ttft := &r.dists[metricIndex["ttft"]]; r.phase.Kind == "burst" && ttft.N() > 0 {
 			if l := burstLatenessShare * ttft.Quantile(0.5); l > limit {
@@ -457,19 +459,25 @@ func clusteredErrors(t *TraceAcc, runs []*run, key string) []Warning {
 		value       int
 		req, failed int
 		classes     map[string]int
+		examples    map[string]string
 	}
 	by := map[int]*tally{}
 	for _, r := range runs {
 		v := r.keyValue(key).(int)
 		x, ok := by[v]
 		if !ok {
-			x = &tally{value: v, classes: map[string]int{}}
+			x = &tally{value: v, classes: map[string]int{}, examples: map[string]string{}}
 			by[v] = x
 		}
 		x.req += r.ok + r.failed
 		x.failed += r.failed
 		for c, n := range r.failedBy {
 			x.classes[string(c)] += n
+		}
+		for c, m := range r.failedEx {
+			if _, ok := x.examples[string(c)]; !ok {
+				x.examples[string(c)] = m
+			}
 		}
 	}
 	if len(by) < 2 {
@@ -500,7 +508,14 @@ func clusteredErrors(t *TraceAcc, runs []*run, key string) []Warning {
 	sort.Ints(vals)
 	for _, v := range vals {
 		x := by[v]
-		rows = append(rows, map[string]any{key: v, "requests": x.req, "failed": x.failed, "classes": x.classes})
+		row := map[string]any{key: v, "requests": x.req, "failed": x.failed, "classes": x.classes}
+		// The server's own explanation, when one class is most of the
+		// failures at this value ("request (5000 tokens) exceeds the
+		// available context size"): it names the limit better than a count.
+		if c, _ := mainClass(x.classes); c != "" && 2*x.classes[c] > x.failed {
+			row["message"] = x.examples[c]
+		}
+		rows = append(rows, row)
 	}
 	name := strings.ReplaceAll(key, "_", " ")
 	return []Warning{{Code: WarnErrorsClustered, Keys: map[string]any{KeyLabel: t.info.Label},

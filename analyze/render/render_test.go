@@ -2,12 +2,16 @@ package render
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/internal/golden"
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -58,16 +62,150 @@ func TestGoldenTables(t *testing.T) {
 }
 
 // Evidence is for people: errors_clustered's per-value breakdown reads as
-// words ("input tokens 5000: 6 of 6 failed (http-status 6)"), not Go's
-// map syntax ("map[classes:map[http-status:6] …]").
+// words ("input tokens 5,000: 6 of 6 failed (http-status 6)"), not Go's
+// map syntax ("map[classes:map[http-status:6] …]"); when one class is most
+// of a value's failures, the server's own message is quoted instead of the
+// class count. The key, failing and clean lists are not repeated.
 func TestEvidenceInPlainWords(t *testing.T) {
-	ev := map[string]any{"key": "input_tokens", "by_value": []map[string]any{
-		{"input_tokens": 1000, "requests": 6, "failed": 0, "classes": map[string]int{}},
-		{"input_tokens": 5000, "requests": 6, "failed": 6, "classes": map[string]int{"http-status": 6}},
-	}}
-	got := evidenceText(ev)
-	want := "input tokens 1000: 0 of 6 failed; input tokens 5000: 6 of 6 failed (http-status 6) key=input_tokens"
-	if got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
+	cases := []struct {
+		name string
+		rows []map[string]any
+		want string
+	}{
+		{"classes", []map[string]any{
+			{"input_tokens": 1000, "requests": 6, "failed": 0, "classes": map[string]int{}},
+			{"input_tokens": 5000, "requests": 6, "failed": 6, "classes": map[string]int{"http-status": 6}},
+		}, "input tokens 1,000: 0 of 6 failed; input tokens 5,000: 6 of 6 failed (http-status 6)"},
+		{"server message", []map[string]any{
+			{"input_tokens": 1000, "requests": 6, "failed": 0, "classes": map[string]int{}},
+			{"input_tokens": 5000, "requests": 6, "failed": 6, "classes": map[string]int{"http-status": 6},
+				"message": "HTTP 400 Bad Request: request (5000 tokens) exceeds the available context size"},
+		}, "input tokens 1,000: 0 of 6 failed; input tokens 5,000: 6 of 6 failed, HTTP 400 Bad Request: request (5000 tokens) exceeds the available context size"},
+	}
+	for _, c := range cases {
+		ev := map[string]any{"key": "input_tokens", "failing": []int{5000}, "clean": []int{1000}, "by_value": c.rows}
+		if got := evidenceText(ev); got != c.want {
+			t.Errorf("%s:\ngot  %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}
+
+// failingTrace is a hand-made run: at concurrency 1 one request of two
+// fails with HTTP 500; at concurrency 2 both fail with HTTP 400 and
+// llama.cpp's explanation in the body, sent 50 ms behind their schedule
+// (a client_behind warning would be noise on a cell with nothing measured).
+func failingTrace(t *testing.T) *analyze.Result {
+	t.Helper()
+	ms := int64(1_000_000)
+	ph := func(i, c int) trace.Phase {
+		return trace.Phase{Index: i, Name: fmt.Sprintf("c%d", c), Kind: "burst", Concurrency: c, InputTokens: 100, MaxTokens: 3, Requests: 2}
+	}
+	h := trace.Header{Format: trace.FormatName, Major: 1, Label: "srv", Tokenizer: "o200k_base", WorkloadDigest: "sha256:w", Model: "m",
+		Phases: []trace.Phase{ph(0, 1), ph(1, 2)}}
+	ok := trace.Record{ID: "a", Phase: 0, InputTokens: 100, MaxTokens: 3, Scheduled: 0, Sent: 0, Done: 40 * ms, Status: 200,
+		Chunks: []trace.Chunk{{T: 10 * ms, Text: "1", Tokens: 1}, {T: 20 * ms, Text: ",", Tokens: 1}, {T: 30 * ms, Text: " 2", Tokens: 1}}}
+	e500 := trace.Record{ID: "b", Phase: 0, InputTokens: 100, MaxTokens: 3, Scheduled: 40 * ms, Sent: 40 * ms, Done: 41 * ms, Status: 500,
+		Error: &trace.Error{Class: trace.ErrHTTPStatus, Message: "HTTP 500 Internal Server Error", Body: "boom\nstack trace…"}}
+	body := `{"error":{"code":400,"message":"request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error"}}`
+	e400 := func(id string) trace.Record {
+		return trace.Record{ID: id, Phase: 1, InputTokens: 100, MaxTokens: 3, Scheduled: 0, Sent: 50 * ms, Done: 51 * ms, Status: 400,
+			Error: &trace.Error{Class: trace.ErrHTTPStatus, Message: "HTTP 400 Bad Request", Body: body}}
+	}
+	a, err := analyze.New(analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := a.Trace("", "", h)
+	for _, r := range []trace.Record{ok, e500, e400("c"), e400("d")} {
+		acc.Add(&r)
+	}
+	return a.Result()
+}
+
+// Item: failures are visible in every table. A cell with some failed
+// requests says how many and why; a cell where all failed says "all N
+// failed" (not "— / —"), with the server's own words as a footnote; the
+// CSV is tidy (one value per column); counts print as integers.
+func TestFailuresInTables(t *testing.T) {
+	res := failingTrace(t)
+	render := func(o TableOptions, f func(*bytes.Buffer, *Table) error) string {
+		tab, err := BuildTable(res, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := f(&b, tab); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	text := render(TableOptions{}, func(b *bytes.Buffer, t *Table) error { return RenderText(b, t) })
+	for _, want := range []string{
+		// c1: per-stream (3−1)/(30−10 ms) = 100 tok/s; aggregate 3 tokens
+		// over 30 ms (first send 0 → last token 30 ms) = 100 tok/s.
+		"100 / 100 (1 of 2 failed: http-status) [1]",
+		"all 2 failed: http-status [2]",
+		"[1] failed requests (http-status): HTTP 500 Internal Server Error: boom",
+		"[2] failed requests (http-status): HTTP 400 Bad Request: request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text table lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "— / —") || strings.Contains(text, "client_behind") {
+		t.Errorf("an all-failed cell shows no speeds and no lateness footnote:\n%s", text)
+	}
+	md := render(TableOptions{}, func(b *bytes.Buffer, t *Table) error { return RenderMarkdown(b, t) })
+	if !strings.Contains(md, "| all 2 failed: http-status [2] |") {
+		t.Errorf("Markdown table lacks the all-failed cell:\n%s", md)
+	}
+	check(t, "seed_table_failures.golden.txt", []byte(text))
+
+	csvText := render(TableOptions{Raw: true}, func(b *bytes.Buffer, t *Table) error { return RenderCSV(b, t) })
+	rows, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rows[0], ",") != strings.Join(SweepColumns, ",") {
+		t.Errorf("CSV header %v, want %v", rows[0], SweepColumns)
+	}
+	col := map[string]int{}
+	for i, c := range rows[0] {
+		col[c] = i
+	}
+	if len(rows) != 3 {
+		t.Fatalf("CSV rows: %d, want header + 2:\n%s", len(rows), csvText)
+	}
+	for _, r := range rows[1:] {
+		for i, v := range r {
+			if strings.Contains(v, "/") || strings.Contains(v, " ") {
+				t.Errorf("CSV cell %s=%q holds more than one value", rows[0][i], v)
+			}
+		}
+	}
+	c1, c2 := rows[1], rows[2]
+	for _, w := range []struct {
+		row       []string
+		col, want string
+	}{
+		{c1, "per_stream_tps_median", "100"}, {c1, "aggregate_tps_median", "100"}, {c1, "ttft_p50_ms", "10"},
+		{c1, "requests_ok", "1"}, {c1, "requests_failed", "1"}, {c1, "error_class", "http-status"},
+		{c2, "per_stream_tps_median", ""}, {c2, "requests_ok", "0"}, {c2, "requests_failed", "2"},
+	} {
+		if got := w.row[col[w.col]]; got != w.want {
+			t.Errorf("CSV %s of concurrency %s = %q, want %q", w.col, w.row[col["concurrency"]], got, w.want)
+		}
+	}
+
+	mt := render(TableOptions{Metrics: []string{"requests_ok", "requests_failed", "output_tokens_p50", "ttft_p50"}},
+		func(b *bytes.Buffer, t *Table) error { return RenderText(b, t) })
+	check(t, "metrics_failures.golden.txt", []byte(mt))
+	for _, bad := range []string{"1.00", "2.00", "3.00", "0.00"} {
+		if strings.Contains(mt, bad) {
+			t.Errorf("a count prints as %q, not an integer:\n%s", bad, mt)
+		}
+	}
+	if !strings.Contains(mt, "all 2 failed: http-status [2]") {
+		t.Errorf("metric table lacks the failed column:\n%s", mt)
 	}
 }

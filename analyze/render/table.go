@@ -63,9 +63,18 @@ type notes struct {
 }
 
 func (n *notes) mark(ws []analyze.Warning) string {
-	if len(ws) == 0 {
+	return marks(n.warningIDs(ws))
+}
+
+// marks writes footnote numbers as one mark: " [1,3]"; "" for none.
+func marks(ids []string) string {
+	if len(ids) == 0 {
 		return ""
 	}
+	return " [" + strings.Join(ids, ",") + "]"
+}
+
+func (n *notes) warningIDs(ws []analyze.Warning) []string {
 	var ids []string
 	for _, w := range ws {
 		id := w.Code + fmt.Sprint(sortedKV(w.Keys))
@@ -77,7 +86,48 @@ func (n *notes) mark(ws []analyze.Warning) string {
 		}
 		ids = append(ids, fmt.Sprint(k))
 	}
-	return " [" + strings.Join(ids, ",") + "]"
+	return ids
+}
+
+// cellMarks is the one mark of a cell: its failure's footnote, then its
+// warnings'.
+func (n *notes) cellMarks(f analyze.Failures, ws []analyze.Warning) string {
+	return marks(append(n.failIDs(f), n.warningIDs(ws)...))
+}
+
+// failMark numbers the server's own explanation of a failure class as a
+// footnote, once per distinct (class, message), so a cell can point at it
+// ("4 of 8 failed: http-status [2]") without repeating a long message in
+// every row.
+func (n *notes) failIDs(f analyze.Failures) []string {
+	if f.Message == "" {
+		return nil
+	}
+	id := "\x00failed\x00" + f.Class + "\x00" + f.Message
+	k, ok := n.index[id]
+	if !ok {
+		k = len(n.lines) + 1
+		n.index[id] = k
+		n.lines = append(n.lines, fmt.Sprintf("[%d] failed requests (%s): %s", k, f.Class, f.Message))
+	}
+	return []string{fmt.Sprint(k)}
+}
+
+// failText says in a cell that not every request succeeded: "4 of 8
+// failed: http-status", "all 8 failed: http-status", "mostly" when there
+// are several classes; "" when none failed.
+func failText(f analyze.Failures) string {
+	if f.Failed == 0 {
+		return ""
+	}
+	class := f.Class
+	if f.Classes > 1 {
+		class = "mostly " + class
+	}
+	if f.All() {
+		return fmt.Sprintf("all %d failed: %s", f.Requests, class)
+	}
+	return fmt.Sprintf("%d of %d failed: %s", f.Failed, f.Requests, class)
 }
 
 func sortedKV(m map[string]any) string {
@@ -96,8 +146,12 @@ func evidenceText(ev map[string]any) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	_, perValue := ev["by_value"].([]map[string]any)
 	var parts []string
 	for _, k := range keys {
+		if perValue && (k == "key" || k == "failing" || k == "clean") {
+			continue // the per-value breakdown and the message say these
+		}
 		if rows, ok := ev[k].([]map[string]any); ok {
 			// A per-value breakdown (errors_clustered's by_value) in plain
 			// words, not Go's map syntax; JSON keeps the structure.
@@ -109,14 +163,24 @@ func evidenceText(ev map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
-// byValueText renders rows {key: v, requests, failed, classes} as
-// "input tokens 5000: 6 of 6 failed (http-status 6); …".
+// byValueText renders rows {key: v, requests, failed, classes[, message]}
+// as "input tokens 5,000: 6 of 6 failed, HTTP 400 Bad Request: request
+// (5000 tokens) exceeds the available context size; …", or with the
+// classes counted ("(http-status 4, reset 2)") when no class dominates.
 func byValueText(key any, rows []map[string]any) string {
 	k, _ := key.(string)
 	var out []string
 	for _, r := range rows {
-		line := fmt.Sprintf("%s %v: %v of %v failed", strings.ReplaceAll(k, "_", " "), r[k], r["failed"], r["requests"])
-		if cl, ok := r["classes"].(map[string]int); ok && len(cl) > 0 {
+		v := fmt.Sprint(r[k])
+		if n, ok := r[k].(int); ok {
+			v = analyze.GroupDigits(int64(n))
+		}
+		line := fmt.Sprintf("%s %s: %v of %v failed", strings.ReplaceAll(k, "_", " "), v, r["failed"], r["requests"])
+		if msg, ok := r["message"].(string); ok && msg != "" {
+			// One class is most of the failures: the server's own
+			// words say more than the class name.
+			line += ", " + msg
+		} else if cl, ok := r["classes"].(map[string]int); ok && len(cl) > 0 {
 			names := make([]string, 0, len(cl))
 			for c := range cl {
 				names = append(names, c)
@@ -132,14 +196,16 @@ func byValueText(key any, rows []map[string]any) string {
 	return strings.Join(out, "; ")
 }
 
-// seedTable is the seeds' comparison: one row per concurrency (and input
-// length when there are several), one column per label holding
-// "per-stream / aggregate tok/s", and the label's TTFT p50.
+// seedTable is the concurrency-sweep comparison: one row per concurrency
+// (and input length when there are several), one column per label holding
+// "per-stream / aggregate tok/s", and the label's TTFT p50. A cell whose
+// requests did not all succeed says how many failed and why; a cell where
+// all failed says only that. For CSV (o.Raw) the same numbers come tidy:
+// one row per label and row key, one value per column.
 func seedTable(res *analyze.Result, o TableOptions) *Table {
 	groups := res.Groups([]string{analyze.KeyConcurrency, analyze.KeyInputTokens})
 	var labels []string
 	seenL := map[string]bool{}
-	type rowKey struct{ c, in int }
 	var rows []rowKey
 	seenR := map[rowKey]bool{}
 	inputs := map[int]bool{}
@@ -165,6 +231,9 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 		}
 		return rows[i].c < rows[j].c
 	})
+	if o.Raw {
+		return seedTableTidy(res, labels, rows, cell)
+	}
 	t := &Table{Title: fmt.Sprintf("per-stream / aggregate output tok/s (definitions: %s)", res.Definitions.Name)}
 	t.Columns = []string{"concurrency"}
 	multiIn := len(inputs) > 1
@@ -190,9 +259,18 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 				row = append(row, "—", "—")
 				continue
 			}
+			f := g.Failures()
+			if f.All() {
+				// No speed to show: say so, not "— / —".
+				row = append(row, failText(f)+n.cellMarks(f, g.Warnings), "—")
+				continue
+			}
 			ps, agg := g.Values["per_stream_tps"], g.Values["aggregate_tps"]
-			text := analyze.FormatTPS(ps, o.Raw) + " / " + analyze.FormatTPS(agg, o.Raw)
-			row = append(row, text+n.mark(g.Warnings), analyze.FormatMs(g.Values["ttft_p50"].Value, o.Raw))
+			text := analyze.FormatTPS(ps, false) + " / " + analyze.FormatTPS(agg, false)
+			if ft := failText(f); ft != "" {
+				text += " (" + ft + ")"
+			}
+			row = append(row, text+n.cellMarks(f, g.Warnings), analyze.FormatMs(g.Values["ttft_p50"].Value, false))
 		}
 		if compare {
 			a, b := cell[labels[0]][rk], cell[labels[1]][rk]
@@ -211,6 +289,74 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 	return t
 }
 
+type rowKey struct{ c, in int }
+
+// SweepColumns are the columns of the concurrency sweep as CSV: one value
+// each, so pandas, DuckDB or a spreadsheet read numbers, not "a / b"
+// strings. _lo and _hi bound the median's 95% interval (empty when too few
+// samples bound that side); the delta columns compare a label with the
+// first label (empty on the first label's rows and with one label).
+var SweepColumns = []string{analyze.KeyLabel, analyze.KeyConcurrency, analyze.KeyInputTokens,
+	"per_stream_tps_median", "per_stream_tps_lo", "per_stream_tps_hi",
+	"aggregate_tps_median", "aggregate_tps_lo", "aggregate_tps_hi",
+	"ttft_p50_ms", "requests_ok", "requests_failed", "error_class",
+	"per_stream_tps_delta_pct", "per_stream_tps_delta_p", "aggregate_tps_delta_pct", "aggregate_tps_delta_p"}
+
+func seedTableTidy(res *analyze.Result, labels []string, rows []rowKey, cell map[string]map[rowKey]*analyze.Group) *Table {
+	t := &Table{Title: fmt.Sprintf("concurrency sweep (definitions: %s)", res.Definitions.Name), Columns: SweepColumns}
+	num := func(x float64) string { return analyze.FormatNum(x, true) }
+	interval := func(v analyze.Value) []string {
+		lo, hi := "", ""
+		if v.HasInterval() {
+			lo, hi = num(v.Lo), num(v.Hi)
+		}
+		return []string{num(v.Value), lo, hi}
+	}
+	for li, l := range labels {
+		for _, rk := range rows {
+			g := cell[l][rk]
+			if g == nil {
+				continue
+			}
+			f := g.Failures()
+			row := []string{l, fmt.Sprint(rk.c), fmt.Sprint(rk.in)}
+			row = append(row, interval(g.Values["per_stream_tps"])...)
+			row = append(row, interval(g.Values["aggregate_tps"])...)
+			row = append(row, num(g.Values["ttft_p50"].Value), fmt.Sprint(f.Requests-f.Failed), fmt.Sprint(f.Failed), f.Class)
+			for _, m := range []string{"per_stream_tps", "aggregate_tps"} {
+				pct, p := "", ""
+				if li > 0 {
+					if d, ok := deltaOf(cell[labels[0]][rk], g, m); ok {
+						pct, p = num(d.pct), num(d.p)
+					}
+				}
+				row = append(row, pct, p)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t
+}
+
+// change is the comparison of one metric between two groups: the change
+// of the median in percent and the Mann-Whitney p-value of the samples.
+type change struct {
+	pct, p float64
+	na, nb int
+}
+
+func deltaOf(a, b *analyze.Group, metric string) (change, bool) {
+	if a == nil || b == nil {
+		return change{}, false
+	}
+	va, vb := a.Values[metric], b.Values[metric]
+	if !va.Valid() || !vb.Valid() || va.Value == 0 {
+		return change{}, false
+	}
+	sa, sb := a.Samples(metric), b.Samples(metric)
+	return change{pct: (vb.Value/va.Value - 1) * 100, p: analyze.MannWhitneyP(sa, sb), na: len(sa), nb: len(sb)}, sa != nil && sb != nil
+}
+
 // delta is benchstat's comparison cell: the change of the median, or "~"
 // when the samples do not differ significantly.
 func delta(a, b *analyze.Group, metric string) string {
@@ -221,23 +367,27 @@ func delta(a, b *analyze.Group, metric string) string {
 	if !va.Valid() || !vb.Valid() || va.Value == 0 {
 		return ""
 	}
-	sa, sb := a.Samples(metric), b.Samples(metric)
-	p := analyze.MannWhitneyP(sa, sb)
-	if sa == nil || sb == nil || p > analyze.Alpha {
-		return fmt.Sprintf("~ (p=%.2f n=%d+%d)", p, len(sa), len(sb))
+	d, ok := deltaOf(a, b, metric)
+	if !ok || d.p > analyze.Alpha {
+		sa, sb := a.Samples(metric), b.Samples(metric)
+		return fmt.Sprintf("~ (p=%.2f n=%d+%d)", analyze.MannWhitneyP(sa, sb), len(sa), len(sb))
 	}
-	ps := fmt.Sprintf("p=%.3f", p)
-	if p < 0.001 {
+	ps := fmt.Sprintf("p=%.3f", d.p)
+	if d.p < 0.001 {
 		ps = "p<0.001"
 	}
-	return fmt.Sprintf("%+.1f%% (%s n=%d+%d)", (vb.Value/va.Value-1)*100, ps, len(sa), len(sb))
+	return fmt.Sprintf("%+.1f%% (%s n=%d+%d)", d.pct, ps, d.na, d.nb)
 }
 
 // DefaultBy is the grouping of the metric table when TableOptions.By is
 // empty (and the CLI's --by default).
 func DefaultBy() []string { return []string{analyze.KeyConcurrency} }
 
-// metricTable is one row per group and one column per metric.
+// metricTable is one row per group and one column per metric. Counts
+// print as integers. When some group's requests did not all succeed, a
+// "failed" column says how many and why (CSV: requests_failed and
+// error_class columns, always there so the columns do not depend on the
+// data).
 func metricTable(res *analyze.Result, o TableOptions, metrics []string) *Table {
 	by := o.By
 	if len(by) == 0 {
@@ -247,13 +397,27 @@ func metricTable(res *analyze.Result, o TableOptions, metrics []string) *Table {
 	keys := append([]string{analyze.KeyLabel}, analyze.WithoutLabel(by)...)
 	t := &Table{Title: fmt.Sprintf("metrics by %s (definitions: %s; times in ms)", strings.Join(keys, ", "), res.Definitions.Name)}
 	t.Columns = append(t.Columns, keys...)
+	hasFailed := false
 	for _, m := range metrics {
 		t.Columns = append(t.Columns, m)
 		if o.Raw {
 			t.Columns = append(t.Columns, m+"_lo", m+"_hi")
 		}
+		hasFailed = hasFailed || m == "requests_failed"
 	}
-	if !o.Raw {
+	anyFailed := false
+	for _, g := range groups {
+		anyFailed = anyFailed || g.Failures().Failed > 0
+	}
+	if o.Raw {
+		if !hasFailed {
+			t.Columns = append(t.Columns, "requests_failed")
+		}
+		t.Columns = append(t.Columns, "error_class")
+	} else {
+		if anyFailed {
+			t.Columns = append(t.Columns, "failed")
+		}
 		t.Columns = append(t.Columns, "warnings")
 	}
 	n := &notes{index: map[string]int{}}
@@ -262,19 +426,28 @@ func metricTable(res *analyze.Result, o TableOptions, metrics []string) *Table {
 		for _, k := range keys {
 			row = append(row, fmt.Sprint(g.Keys[k]))
 		}
+		f := g.Failures()
 		for _, m := range metrics {
 			v := g.Values[m]
 			if o.Raw {
 				lo, hi := "", ""
 				if v.HasInterval() {
-					lo, hi = analyze.FormatNum(v.Lo, true), analyze.FormatNum(v.Hi, true)
+					lo, hi = analyze.FormatMetric(m, analyze.Value{Value: v.Lo}, true), analyze.FormatMetric(m, analyze.Value{Value: v.Hi}, true)
 				}
-				row = append(row, analyze.FormatNum(v.Value, true), lo, hi)
+				row = append(row, analyze.FormatMetric(m, v, true), lo, hi)
 				continue
 			}
-			row = append(row, analyze.FormatTPS(v, false))
+			row = append(row, analyze.FormatMetric(m, v, false))
 		}
-		if !o.Raw {
+		if o.Raw {
+			if !hasFailed {
+				row = append(row, fmt.Sprint(f.Failed))
+			}
+			row = append(row, f.Class)
+		} else {
+			if anyFailed {
+				row = append(row, strings.TrimSpace(failText(f)+marks(n.failIDs(f))))
+			}
 			row = append(row, strings.TrimSpace(n.mark(g.Warnings)))
 		}
 		t.Rows = append(t.Rows, row)

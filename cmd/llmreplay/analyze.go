@@ -81,10 +81,16 @@ name=path; otherwise its header's label is used. With repeats, medians carry
 a 95% interval (±%); with two labels a Δ column marks differences that are
 not significant with "~".
 
-Cells with a trust problem (not streamed, usage mismatch, implausible speed,
-stopped early, did not count, client fell behind …) carry a [n] mark whose
-footnote gives the evidence. In csv and json modes the warnings go to stderr
-(and into the JSON document). docs/METRICS.md defines every metric.`,
+A cell whose requests did not all succeed says so ("4 of 8 failed:
+http-status", or "all 8 failed: http-status"), with the server's own error
+message as a footnote. Cells with a trust problem (not streamed, usage
+mismatch, implausible speed, stopped early, did not count, client fell
+behind …) carry a [n] mark whose footnote gives the evidence.
+
+csv is tidy: one row per label and level, one value per column
+(per_stream_tps_median, per_stream_tps_lo, …, requests_failed,
+error_class). In csv and json modes the warnings go to stderr (and into the
+JSON document). docs/METRICS.md defines every metric and column.`,
 		Example: `  # the concurrency-sweep comparison of three servers
   llmreplay analyze q4=q4.trace.zst q8=q8.trace.zst vllm=vllm.trace.zst
 
