@@ -498,9 +498,9 @@ type Group struct {
 	// ErrorExamples is, per error class, the first failure's message with
 	// the server's own explanation (ErrorText), as the server sent it.
 	ErrorExamples map[string]string `json:"error_examples,omitempty"`
-	TokenSources  map[string]int   `json:"output_token_sources"`
-	Runs          int              `json:"runs"`
-	Warnings      []Warning        `json:"-"`
+	TokenSources  map[string]int    `json:"output_token_sources"`
+	Runs          int               `json:"runs"`
+	Warnings      []Warning         `json:"-"`
 	// WarningCodes names the group's warnings; the document's top-level
 	// warnings list carries their evidence.
 	WarningCodes []string `json:"warnings"`
