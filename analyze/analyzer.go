@@ -414,6 +414,10 @@ func (r *run) keyValue(k string) any {
 		return r.phase.InputTokens
 	case KeyRepeat:
 		return r.phase.Repeat
+	case KeyRate:
+		// Open-loop phases' arrival rate (requests/s); 0 for burst and
+		// closed phases, which have a concurrency instead.
+		return r.phase.Rate
 	}
 	return nil
 }
@@ -425,10 +429,11 @@ const (
 	KeyConcurrency = "concurrency"
 	KeyInputTokens = "input_tokens"
 	KeyRepeat      = "repeat"
+	KeyRate        = "rate"
 )
 
 // Keys are the grouping keys in their canonical order.
-var Keys = []string{KeyLabel, KeyPhase, KeyConcurrency, KeyInputTokens, KeyRepeat}
+var Keys = []string{KeyLabel, KeyPhase, KeyConcurrency, KeyRate, KeyInputTokens, KeyRepeat}
 
 // NormalizeKey accepts a key as users type it ("input-tokens") and returns
 // its canonical name.
@@ -439,7 +444,7 @@ func NormalizeKey(k string) (string, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("unknown grouping key %q: use one of label, phase, concurrency, input-tokens, repeat", k)
+	return "", fmt.Errorf("unknown grouping key %q: use one of label, phase, concurrency, rate, input-tokens, repeat", k)
 }
 
 // Result is the analysis of every trace added, ready to be grouped.
@@ -591,6 +596,15 @@ func compareAny(a, b any) int {
 	switch x := a.(type) {
 	case int:
 		y := b.(int)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case float64:
+		y := b.(float64)
 		switch {
 		case x < y:
 			return -1

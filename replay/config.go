@@ -77,6 +77,13 @@ type Config struct {
 	// what was sent.
 	ServerCache string
 
+	// Duration, when not zero, bounds every open-loop phase (rate, trace)
+	// in time: a request the schedule puts at or after Duration from its
+	// phase's start is not sent (boundOpenPhases). Requests in flight at
+	// the bound finish as usual. The trace header records it (option
+	// "duration") and plans only the requests due within it.
+	Duration time.Duration
+
 	// Headers are sent with every request to the server (model discovery
 	// included), after llmreplay's own, so an Authorization or User-Agent
 	// given here replaces llmreplay's; the transport and format headers
@@ -135,6 +142,9 @@ type Resolved struct {
 	// TokenizerSource is the tokenizer.json used for token ids ("" for a
 	// built-in encoding), for the caller to say which file it was.
 	TokenizerSource string
+	// BeyondDuration is how many of the workload's requests Duration
+	// leaves unsent (due at or after the bound).
+	BeyondDuration int
 	sink            sinks // the trace file, Sinks, OnRecord: in that order
 	ep              endpoint.Endpoint
 	base            string             // the server's base URL, credentials and API routes stripped
@@ -232,13 +242,27 @@ func (c Config) Resolve() (*Resolved, error) {
 			c.SaltSeed = 1
 		}
 	}
+	if c.Duration < 0 {
+		return nil, fieldErr("Duration", "is negative", "give a positive duration, or 0 for the whole schedule")
+	}
+	beyond := 0
+	if c.Duration > 0 {
+		if c.WorkloadDigest == "" {
+			// The trace names the workload file it came from, not the
+			// bounded copy, as a shard's trace does.
+			c.WorkloadDigest = workload.Digest(c.Workload)
+		}
+		if c.Workload, beyond, err = boundOpenPhases(c.Workload, c.Duration); err != nil {
+			return nil, err
+		}
+	}
 	if c.Headers, err = checkHeaders(c.Headers); err != nil {
 		return nil, err
 	}
 	if c.ExtraBody, err = checkExtraBody(c.ExtraBody, ep, base, c.Workload, c.Model); err != nil {
 		return nil, err
 	}
-	r := &Resolved{Config: c, ep: ep, base: base}
+	r := &Resolved{Config: c, ep: ep, base: base, BeyondDuration: beyond}
 	if c.Trace != "" {
 		r.sink = append(r.sink, &TraceFile{Path: c.Trace, FlushInterval: c.FlushInterval})
 	}

@@ -326,6 +326,9 @@ func (e *engine) header() trace.Header {
 	if e.detected != nil {
 		h.Options["api_auto"] = e.detected.Why
 	}
+	if e.cfg.Duration > 0 {
+		h.Options["duration"] = e.cfg.Duration.String()
+	}
 	if h.Label == "" {
 		h.Label = e.opts.Model
 	}

@@ -149,7 +149,7 @@ JSON document). docs/METRICS.md defines every metric and column.`,
 		},
 	}
 	tf.register(cmd)
-	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, input-tokens, phase, label, repeat (comma-separated for several)")
+	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, rate (open-loop phases' requests/s), input-tokens, phase, label, repeat (comma-separated for several)")
 	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the concurrency-sweep table")
 	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
 	cmd.Flags().BoolVar(&listMetrics, "list-metrics", false, "print every metric with its definition and exit")

@@ -156,6 +156,7 @@ func newReplayCmd() *cobra.Command {
 	var sf shardFlags
 	var out string
 	var force bool
+	var duration time.Duration
 	cmd := &cobra.Command{
 		Use:   "replay WORKLOAD --url URL [flags]",
 		Short: "Send a workload to a server on its schedule and record every streamed chunk",
@@ -180,6 +181,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 			if err != nil {
 				return err
 			}
+			cfg.Duration = duration
 			if err := sf.apply(&cfg, wl, time.Now()); err != nil {
 				return err
 			}
@@ -194,6 +196,10 @@ with Ctrl-C (the trace is closed cleanly).`,
 			res, err := cfg.Resolve()
 			if err != nil {
 				return flagError(err)
+			}
+			if res.BeyondDuration > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "duration: %v bounds each rate or trace phase: %d of %d requests are due within it, %d later ones are not sent\n",
+					duration, len(res.Workload.Requests), len(cfg.Workload.Requests), res.BeyondDuration)
 			}
 			if res.TokenizerSource != "" && f.tokenizer == "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in the workload)\n", res.TokenizerSource)
@@ -220,6 +226,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "with --send-token-ids: the path of the workload's tokenizer.json (not needed for o200k_base/cl100k_base)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "trace file to write (default results/LABEL-TIME.trace.zst)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the output file if it exists (never an input)")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "bound each rate or trace phase in time: requests the schedule puts later than this after the phase's start are not sent (recorded in the trace; 0: the whole schedule)")
 	return cmd
 }
 
