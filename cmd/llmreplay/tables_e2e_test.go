@@ -247,3 +247,75 @@ func TestLongPromptIsStreamed(t *testing.T) {
 		t.Errorf("a streamed 32k-prompt response is called not_streamed:\n%s%s", out, e)
 	}
 }
+
+// Issue 12 item 13: `trace cat --requests` through the binary on a
+// hand-made trace, every figure worked out by hand; and the median of the
+// ok rows' per_stream_tps is analyze's per-stream figure.
+func TestTraceCatRequests(t *testing.T) {
+	bin := builtBinary(t)
+	const ms = int64(1_000_000)
+	h := trace.Header{Label: "hand", Tokenizer: "o200k_base", Model: "m", Phases: []trace.Phase{
+		{Index: 0, Name: "c2", Kind: "burst", Concurrency: 2, InputTokens: 100, MaxTokens: 4, Requests: 3}}}
+	chunks := func(at ...int64) []trace.Chunk {
+		var c []trace.Chunk
+		for i, t := range at {
+			c = append(c, trace.Chunk{T: t * ms, Bytes: 40, Text: []string{"1", ",", " 2"}[i], Tokens: []int{1, 1, 2}[i]})
+		}
+		return c
+	}
+	recs := []trace.Record{
+		// a: sent 10 ms (scheduled 0: 10 ms late); first chunk 110 ms →
+		// ttft 0.1 s; done 150 ms → e2e 0.14 s; 1+1+2 = 4 tokens (the
+		// server's per-chunk counts); per-stream (4−1)/(0.13−0.11 s) = 150;
+		// tpot (140 − 100 ms)/(4 − 1) = 13.333 ms.
+		{ID: "a", Index: 0, Phase: 0, InputTokens: 100, MaxTokens: 4, Scheduled: 0, Sent: 10 * ms, Done: 150 * ms, Status: 200,
+			Chunks: chunks(110, 120, 130), FinishReason: "length"},
+		// b: sent 0; ttft 0.2 s; e2e 0.26 s; per-stream 3/(0.26−0.2 s) = 50;
+		// tpot (260 − 200)/3 = 20 ms; usage says 120 prompt tokens.
+		{ID: "b", Index: 1, Phase: 0, InputTokens: 100, MaxTokens: 4, Scheduled: 0, Sent: 0, Done: 260 * ms, Status: 200,
+			Chunks: chunks(200, 230, 260), FinishReason: "length", Usage: `{"prompt_tokens":120,"completion_tokens":4}`},
+		// c: HTTP 503 after 5 ms, with a plain-text body.
+		{ID: "c", Index: 2, Phase: 0, InputTokens: 100, MaxTokens: 4, Scheduled: 0, Sent: 0, Done: 5 * ms, Status: 503,
+			Error: &trace.Error{Class: trace.ErrHTTPStatus, Message: "HTTP 503 Service Unavailable", Body: "server is loading the model\n"}},
+	}
+	p := filepath.Join(t.TempDir(), "hand.trace.zst")
+	w, err := trace.Create(p, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, e, code := run(t, nil, bin, "trace", "cat", "--requests", p)
+	if code != 0 || e != "" {
+		t.Fatalf("trace cat --requests: %d %s", code, e)
+	}
+	want := []string{
+		`{"label":"hand","id":"a","index":0,"phase":"c2","phase_index":0,"concurrency":2,"repeat":0,"ok":true,"status":200,"sent_s":0.01,"lateness_s":0.01,"ttft_s":0.1,"e2e_s":0.14,"tpot_s":0.013333333,"input_tokens":100,"output_tokens":4,"output_tokens_source":"chunk-tokens","per_stream_tps":150,"chunks":3,"finish_reason":"length"}`,
+		`{"label":"hand","id":"b","index":1,"phase":"c2","phase_index":0,"concurrency":2,"repeat":0,"ok":true,"status":200,"sent_s":0,"lateness_s":0,"ttft_s":0.2,"e2e_s":0.26,"tpot_s":0.02,"input_tokens":120,"output_tokens":4,"output_tokens_source":"usage","per_stream_tps":50,"chunks":3,"finish_reason":"length"}`,
+		`{"label":"hand","id":"c","index":2,"phase":"c2","phase_index":0,"concurrency":2,"repeat":0,"ok":false,"status":503,"sent_s":0,"lateness_s":0,"ttft_s":null,"e2e_s":0.005,"tpot_s":null,"input_tokens":100,"output_tokens":0,"output_tokens_source":"tokenizer","per_stream_tps":null,"chunks":0,"error_class":"http-status","error_message":"HTTP 503 Service Unavailable: server is loading the model"}`,
+	}
+	got := strings.Split(strings.TrimSpace(out), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(got), len(want), out)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d:\ngot  %s\nwant %s", i+1, got[i], want[i])
+		}
+	}
+	// The median of the ok rows' per-stream speeds, (150 + 50)/2 = 100,
+	// is analyze's per-stream figure for the same requests.
+	csvOut, e, code := run(t, nil, bin, "analyze", p, "--format", "csv")
+	if code != 0 {
+		t.Fatalf("analyze: %d %s", code, e)
+	}
+	if r := csvByKey(t, csvOut)[0]; r["per_stream_tps_median"] != "100" || r["requests_failed"] != "1" {
+		t.Errorf("analyze's per-stream %s, failed %s; want 100 and 1", r["per_stream_tps_median"], r["requests_failed"])
+	}
+}

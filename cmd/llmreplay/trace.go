@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/trace"
 )
@@ -23,7 +25,7 @@ func newTraceCmd() *cobra.Command {
 		Long: `Inspect the NAME.trace.zst files that replay writes.
 
   info  the header (server, workload, host) and counts of records, failures and chunks
-  cat   one JSON object per request, chunks included, for jq
+  cat   one JSON object per request, chunks included, for jq; --requests: its metrics
   merge the traces of a run sent from several machines (replay --shard), as one
 
 Use - as TRACE to read standard input. docs/TRACE_FORMAT.md describes the file byte by byte.`,
@@ -263,23 +265,53 @@ type recordNoChunks struct {
 }
 
 func newTraceCatCmd() *cobra.Command {
-	var noChunks bool
+	var (
+		noChunks    bool
+		requests    bool
+		definitions string
+	)
 	cmd := &cobra.Command{
 		Use:   "cat TRACE...",
-		Short: "Print every record as one JSON object per line, for jq",
+		Short: "Print every record as one JSON object per line, for jq; --requests prints each request's metrics",
 		Long: `Print every record as one JSON object per line (JSON Lines), with the
 field names of the trace format (times in nanoseconds since the run start).
 Usage and timings are the server's own JSON, kept as strings: use jq's
-fromjson to open them.`,
+fromjson to open them.
+
+With --requests, print each request's metrics instead, one JSON object per
+line: label, id, index, phase, concurrency, repeat, ok, status, sent_s,
+lateness_s, ttft_s, e2e_s, tpot_s, input_tokens, output_tokens (and their
+source), per_stream_tps, chunks, finish_reason, error_class and
+error_message (the server's own words). They are computed as analyze
+computes them (docs/METRICS.md, "Per-request rows"): the median of the ok
+rows' per_stream_tps is analyze's per-stream figure.`,
 		Example: `  llmreplay trace cat run.trace.zst | jq -c '{id, ttft_ms: ((.chunks[0].t_ns - .sent_ns) / 1e6)}'
-  llmreplay trace cat --no-chunks run.trace.zst | jq -r 'select(.error) | .error.class' | sort | uniq -c`,
+  llmreplay trace cat --no-chunks run.trace.zst | jq -r 'select(.error) | .error.class' | sort | uniq -c
+
+  # per-request metrics; the slowest first tokens
+  llmreplay trace cat --requests run.trace.zst | jq -c 'select(.ttft_s > 1) | {phase, ttft_s, error_class}'`,
 		Args: func(_ *cobra.Command, args []string) error { return needTraces(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if requests && noChunks {
+				return usagef("--requests and --no-chunks print different things: give one")
+			}
+			if cmd.Flags().Changed("definitions") && !requests {
+				return usagef("--definitions applies to --requests only")
+			}
+			if _, err := analyze.LookupDefinitions(definitions); err != nil {
+				return flagError(usageError(err))
+			}
 			bw := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
 			enc := json.NewEncoder(bw)
 			enc.SetEscapeHTML(false)
 			for _, path := range args {
-				if err := traceCat(cmd, path, enc, noChunks); err != nil {
+				var err error
+				if requests {
+					err = traceRequests(cmd, path, enc, definitions)
+				} else {
+					err = traceCat(cmd, path, enc, noChunks)
+				}
+				if err != nil {
 					bw.Flush()
 					return err
 				}
@@ -288,6 +320,9 @@ fromjson to open them.`,
 		},
 	}
 	cmd.Flags().BoolVar(&noChunks, "no-chunks", false, "leave out the chunks (print chunk_count instead)")
+	cmd.Flags().BoolVar(&requests, "requests", false, "print each request's metrics (TTFT, E2E, tokens, per-stream tok/s, error) instead of its record")
+	cmd.Flags().StringVar(&definitions, "definitions", analyze.DefaultDefinitions,
+		"with --requests: compute per-stream tok/s and TPOT the way a tool does: "+strings.Join(analyze.DefinitionNames(), "|"))
 	return cmd
 }
 
@@ -309,6 +344,35 @@ func traceCat(cmd *cobra.Command, path string, enc *json.Encoder, noChunks bool)
 			rec.Chunks = emptyChunks
 		}
 		if err := enc.Encode(v); err != nil {
+			return writeError(err)
+		}
+	}
+	return finishScan(cmd, path, r)
+}
+
+// traceRequests prints one analyze.RequestRow per record. A trace without
+// a label of its own is labelled by its file name, as analyze does.
+func traceRequests(cmd *cobra.Command, path string, enc *json.Encoder, definitions string) error {
+	r, err := openTrace(cmd, path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	label := ""
+	if r.Header().Label == "" {
+		label = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".zst"), ".trace")
+	}
+	l, err := analyze.NewRequestLister(label, r.Header(), definitions)
+	if err != nil {
+		return usageError(err)
+	}
+	if why := l.TokenizerFallback(); why != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: the trace's tokenizer could not be loaded (%s); output tokens without server counts are chunk counts (output_tokens_source \"chunks\")\n",
+			path, safetext.Show(why))
+	}
+	for r.Scan() {
+		row := l.Row(r.Record())
+		if err := enc.Encode(&row); err != nil {
 			return writeError(err)
 		}
 	}

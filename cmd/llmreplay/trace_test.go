@@ -135,6 +135,33 @@ func TestTraceCatNoChunks(t *testing.T) {
 	}
 }
 
+// TestTraceCatRequests on the golden trace of format 1.0: one metrics
+// line per record, every line valid JSON with the documented fields
+// (docs/METRICS.md, "Per-request rows"; the hand-computed values are in
+// TestTraceCatRequests through the binary).
+func TestTraceCatRequestsGolden(t *testing.T) {
+	out, errOut, err := runCLI(t, nil, "trace", "cat", "--requests", goldenTrace)
+	if err != nil || errOut != "" {
+		t.Fatalf("err %v, stderr %q", err, errOut)
+	}
+	checkGolden(t, "trace-cat-requests.golden", out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("%d lines for the golden trace's 7 records", len(lines))
+	}
+	for _, line := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"label", "id", "index", "phase", "concurrency", "ok", "ttft_s", "e2e_s", "input_tokens", "output_tokens", "per_stream_tps"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("no %s: %s", k, line)
+			}
+		}
+	}
+}
+
 func TestTraceBadInput(t *testing.T) {
 	dir := t.TempDir()
 	notTrace := filepath.Join(dir, "notes.txt")
@@ -150,6 +177,9 @@ func TestTraceBadInput(t *testing.T) {
 		{"missing file", []string{"trace", "cat", filepath.Join(dir, "nope.trace.zst")}, "no such file"},
 		{"not a trace", []string{"trace", "info", notTrace}, "not an llmreplay trace"},
 		{"bad flag", []string{"trace", "cat", "--chunks=no", goldenTrace}, "unknown flag"},
+		{"requests and no-chunks", []string{"trace", "cat", "--requests", "--no-chunks", goldenTrace}, "give one"},
+		{"definitions without requests", []string{"trace", "cat", "--definitions", "vllm", goldenTrace}, "--requests only"},
+		{"unknown definitions", []string{"trace", "cat", "--requests", "--definitions", "nope", goldenTrace}, "nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

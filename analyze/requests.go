@@ -1,0 +1,123 @@
+package analyze
+
+import (
+	"math"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// RequestRow is one request's metrics, as `trace cat --requests` prints
+// them (one JSON object per line). It is computed by the same code as the
+// tables' per-request metrics (docs/METRICS.md, "Per-request rows"), so a
+// row and a table never disagree on what a request's TTFT or speed was.
+// Times are seconds to the nanosecond, speeds tok/s to 0.001; a figure that does not exist for this request (no
+// content arrived, too few tokens, no response end) is null.
+type RequestRow struct {
+	Label       string `json:"label"`
+	ID          string `json:"id"`
+	Index       int    `json:"index"`
+	Phase       string `json:"phase"`
+	PhaseIndex  int    `json:"phase_index"`
+	Concurrency int    `json:"concurrency"`
+	Repeat      int    `json:"repeat"`
+	Warmup      bool   `json:"warmup,omitempty"`
+	OK          bool   `json:"ok"`
+	Status      int    `json:"status"`
+
+	// SentS is the actual send, seconds since the run start; LatenessS
+	// is how late it was against the schedule.
+	SentS     float64  `json:"sent_s"`
+	LatenessS float64  `json:"lateness_s"`
+	TTFTS     *float64 `json:"ttft_s"`
+	E2ES      *float64 `json:"e2e_s"`
+	TPOTS     *float64 `json:"tpot_s"`
+
+	InputTokens        int      `json:"input_tokens"`
+	OutputTokens       int      `json:"output_tokens"`
+	OutputTokensSource string   `json:"output_tokens_source"`
+	PerStreamTPS       *float64 `json:"per_stream_tps"`
+	Chunks             int      `json:"chunks"`
+
+	FinishReason string `json:"finish_reason,omitempty"`
+	ErrorClass   string `json:"error_class,omitempty"`
+	// ErrorMessage is ErrorText: the error with the server's own words,
+	// clipped; as the server sent it (JSON escapes it, a reader must
+	// escape it before showing it on a terminal).
+	ErrorMessage string `json:"error_message,omitempty"`
+}
+
+// RequestLister turns the records of one trace into RequestRows, counting
+// received text with the trace's tokenizer as the analysis does.
+type RequestLister struct {
+	label   string
+	phases  map[int]trace.Phase
+	defs    DefinitionSet
+	counter *counter
+	f       facts
+}
+
+// NewRequestLister prepares rows for a trace with header h; label ""
+// takes the header's; definitions "" is the default set.
+func NewRequestLister(label string, h trace.Header, definitions string) (*RequestLister, error) {
+	d, err := LookupDefinitions(definitions)
+	if err != nil {
+		return nil, err
+	}
+	if label == "" {
+		label = h.Label
+	}
+	name := h.Tokenizer
+	if name == "" {
+		name = DefaultTokenizer
+	}
+	l := &RequestLister{label: label, phases: map[int]trace.Phase{}, defs: d,
+		counter: newCounter(name, h.TokenizerPath, h.TokenizerDigest, "")}
+	for _, p := range h.Phases {
+		l.phases[p.Index] = p
+	}
+	return l, nil
+}
+
+// TokenizerFallback says why the trace's tokenizer could not be loaded
+// (output tokens are then chunk counts, and the rows' source says so); ""
+// when it loaded.
+func (l *RequestLister) TokenizerFallback() string { return l.counter.fallback }
+
+// Row computes rec's row. rec is not kept.
+func (l *RequestLister) Row(rec *trace.Record) RequestRow {
+	f := &l.f
+	f.build(rec, l.counter, &l.defs)
+	p, ok := l.phases[rec.Phase]
+	if !ok {
+		p = trace.Phase{Index: rec.Phase}
+	}
+	row := RequestRow{
+		Label: l.label, ID: rec.ID, Index: rec.Index, Phase: p.Name, PhaseIndex: rec.Phase,
+		Concurrency: p.Concurrency, Repeat: p.Repeat, Warmup: rec.Warmup, OK: f.ok, Status: rec.Status,
+		SentS: seconds(rec.Sent), LatenessS: seconds(rec.Sent - rec.Scheduled),
+		InputTokens: f.input, OutputTokens: f.tokens, OutputTokensSource: f.source,
+		Chunks: len(rec.Chunks), FinishReason: rec.FinishReason,
+	}
+	if f.content > 0 {
+		row.TTFTS = ptr(seconds(f.ttft))
+	}
+	if f.e2e > 0 {
+		row.E2ES = ptr(seconds(f.e2e))
+	}
+	// Speeds only for successful requests, as in the tables: the median
+	// of the ok rows' per_stream_tps is the table's per_stream_tps.
+	if v, ok := f.tpotMs(&l.defs); ok && f.ok {
+		row.TPOTS = ptr(math.Round(v*1e6) / 1e9) // ms → s, to the ns
+	}
+	if v, ok := f.perStream(&l.defs); ok && f.ok {
+		row.PerStreamTPS = ptr(math.Round(v*1e3) / 1e3)
+	}
+	if rec.Error != nil {
+		row.ErrorClass, row.ErrorMessage = string(rec.Error.Class), ErrorText(rec.Error)
+	}
+	return row
+}
+
+func seconds(ns int64) float64 { return float64(ns) / 1e9 }
+
+func ptr(v float64) *float64 { return &v }
