@@ -385,8 +385,9 @@ func RenderVerdicts(w io.Writer, vs []Verdict) error {
 			warn = "; warnings: " + strings.Join(v.Warnings, ", ")
 		}
 		measured := analyze.FormatNum(v.Measured, false)
-		if v.Unit == "requests" && !math.IsNaN(v.Measured) {
-			measured = fmt.Sprintf("%.0f", v.Measured)
+		if v.Unit == "requests" || v.Unit == "tokens" {
+			// Counts as integers (a median between two counts keeps its .5).
+			measured = analyze.FormatCount(analyze.Value{Value: v.Measured, Lo: math.NaN(), Hi: math.NaN()}, false)
 		}
 		comment := ""
 		if v.Claim.Comment != "" {

@@ -90,6 +90,19 @@ func TestEvidenceInPlainWords(t *testing.T) {
 	}
 }
 
+// Evidence values read as words and numbers: merged counts (float64) as
+// integers, lists with commas, finish reasons counted by name.
+func TestEvidenceValues(t *testing.T) {
+	ev := map[string]any{"n_requests": 5.0, "of_requests": 1e6, "max_last_chunk_share": 0.75,
+		"finish_reasons": map[string]int{"stop": 2, "length": 5, "": 1}, "per_stream_tps_median_by_repeat": []float64{500, 480.5},
+		"missing": []int{1, 3}, "models": []string{"a", "b"}}
+	got := evidenceText(ev)
+	want := "finish_reasons=(none) 1, length 5, stop 2 max_last_chunk_share=0.75 missing=1,3 models=a,b n_requests=5 of_requests=1000000 per_stream_tps_median_by_repeat=500,480.5"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
 // failingTrace is a hand-made run: at concurrency 1 one request of two
 // fails with HTTP 500; at concurrency 2 both fail with HTTP 400 and
 // llama.cpp's explanation in the body, sent 50 ms behind their schedule

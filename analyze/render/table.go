@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -158,9 +159,52 @@ func evidenceText(ev map[string]any) string {
 			parts = append(parts, byValueText(ev["key"], rows))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s=%v", k, ev[k]))
+		parts = append(parts, k+"="+evidenceValue(ev[k]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// evidenceValue writes one evidence value for people: counts as integers
+// (merged counts are float64: 5, not 5.000 or 1e+06), lists joined by
+// commas, a count per name as "length 5, stop 2" — never Go's [a b] or
+// map[k:v] syntax.
+func evidenceValue(v any) string {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return fmt.Sprint(int64(x))
+		}
+		return fmt.Sprint(x)
+	case []int:
+		s := make([]string, len(x))
+		for i, n := range x {
+			s[i] = fmt.Sprint(n)
+		}
+		return strings.Join(s, ",")
+	case []float64:
+		s := make([]string, len(x))
+		for i, n := range x {
+			s[i] = evidenceValue(n)
+		}
+		return strings.Join(s, ",")
+	case []string:
+		return strings.Join(x, ",")
+	case map[string]int:
+		names := make([]string, 0, len(x))
+		for k := range x {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for i, k := range names {
+			if k == "" {
+				names[i] = fmt.Sprintf("(none) %d", x[k])
+			} else {
+				names[i] = fmt.Sprintf("%s %d", k, x[k])
+			}
+		}
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprint(v)
 }
 
 // byValueText renders rows {key: v, requests, failed, classes[, message]}
