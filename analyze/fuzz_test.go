@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/llmreplay/llmreplay/trace"
 )
@@ -71,6 +72,29 @@ func FuzzServerCounts(f *testing.F) {
 					t.Fatalf("%s = %v from counts %d, %d, usage %q", m, v.Value, a, b, usage)
 				}
 			}
+		}
+	})
+}
+
+// FuzzErrorText: whatever body a server sends with an error, ErrorText
+// never panics, stays within maxErrorText runes, is valid UTF-8 when its
+// inputs are, and is never empty (the class at least).
+func FuzzErrorText(f *testing.F) {
+	for _, b := range []string{
+		`{"error":{"code":400,"message":"request (5000 tokens) exceeds the available context size","type":"exceed_context_size_error"}}`,
+		`{"object":"error","message":"maximum context length is 2048 tokens","code":400}`,
+		`{"error":"model not found"}`, `{"detail":[{"loc":["body"],"msg":"bad"}]}`, `{"error":{"message":42}}`,
+		"plain\nsecond line", "<html>502</html>", `{`, "", "\x1b[2J" + strings.Repeat("é", 300),
+	} {
+		f.Add("HTTP 400 Bad Request", b)
+	}
+	f.Fuzz(func(t *testing.T, msg, body string) {
+		s := ErrorText(&trace.Error{Class: trace.ErrHTTPStatus, Message: msg, Body: body})
+		if s == "" || utf8.RuneCountInString(s) > maxErrorText {
+			t.Fatalf("ErrorText(%q, %q) = %q (%d runes)", msg, body, s, utf8.RuneCountInString(s))
+		}
+		if utf8.ValidString(msg) && utf8.ValidString(body) && !utf8.ValidString(s) {
+			t.Fatalf("ErrorText of valid UTF-8 is not: %q", s)
 		}
 	})
 }

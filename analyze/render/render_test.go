@@ -222,3 +222,34 @@ func TestFailuresInTables(t *testing.T) {
 		t.Errorf("metric table lacks the failed column:\n%s", mt)
 	}
 }
+
+// A server's error message is shown escaped: a body that tries to clear
+// the screen or end a Markdown cell does neither.
+func TestServerMessageEscaped(t *testing.T) {
+	h := trace.Header{Format: trace.FormatName, Major: 1, Label: "srv", Tokenizer: "o200k_base",
+		Phases: []trace.Phase{{Index: 0, Name: "c1", Kind: "burst", Concurrency: 1, MaxTokens: 3, Requests: 1}}}
+	rec := trace.Record{ID: "x", Phase: 0, MaxTokens: 3, Sent: 1, Done: 2, Status: 400,
+		Error: &trace.Error{Class: trace.ErrHTTPStatus, Message: "HTTP 400 Bad Request", Body: `{"error":"evil\u001b[2J | FAKE 999 tok/s"}`}}
+	a, err := analyze.New(analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Trace("", "", h).Add(&rec)
+	tab, err := BuildTable(a.Result(), TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var txt, md bytes.Buffer
+	if err := RenderText(&txt, tab); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderMarkdown(&md, tab); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(txt.String(), "\x1b") || !strings.Contains(txt.String(), `evil\x1b[2J | FAKE`) {
+		t.Errorf("text: the escape is not escaped:\n%s", txt.String())
+	}
+	if !strings.Contains(md.String(), `evil\x1b[2J \| FAKE`) {
+		t.Errorf("Markdown: the pipe or escape is not escaped:\n%s", md.String())
+	}
+}
