@@ -15,6 +15,7 @@ require (
 	github.com/tiktoken-go/tokenizer v0.10.0
 	golang.org/x/sys v0.48.0
 	golang.org/x/text v0.41.0
+	gonum.org/v1/gonum v0.17.0
 	k8s.io/api v0.35.4
 	sigs.k8s.io/yaml v1.6.0
 )

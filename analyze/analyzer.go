@@ -490,6 +490,7 @@ func (a *Analyzer) Result() *Result {
 		res.Traces = append(res.Traces, t.info)
 	}
 	res.Warnings = traceWarnings(a, res)
+	res.Warnings = append(res.Warnings, superlinearWarnings(res)...)
 	return res
 }
 
@@ -696,6 +697,12 @@ func (res *Result) fill(g *Group) {
 			g.Values[m.Name+"_min"] = point(all.Min(), all.N())
 			g.Values[m.Name+"_max"] = point(all.Max(), all.N())
 			g.samples[m.Name] = all.Values()
+		case AcrossInputs:
+			v := point(math.NaN(), 0)
+			if f, ok := fitExponent(g.runs, metricIndex[m.fit]); ok {
+				v = f.Value
+			}
+			g.Values[m.Name] = v
 		case Count:
 			sum := 0.0
 			for _, r := range g.runs {

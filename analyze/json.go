@@ -58,6 +58,9 @@ type Document struct {
 	Groups      []*Group          `json:"groups"`
 	Warnings    []Warning         `json:"warnings"`
 	Units       map[string]string `json:"units"`
+	// PrefillScaling is how TTFT and prefill_tps scale with input length,
+	// per label and concurrency that ran two input lengths or more.
+	PrefillScaling []Scaling `json:"prefill_scaling"`
 }
 
 // NewDocument builds the JSON document for the given grouping.
@@ -81,6 +84,10 @@ func NewDocument(res *Result, by []string) *Document {
 	}
 	for _, m := range Metrics {
 		doc.Units[m.Name] = m.Unit
+	}
+	doc.PrefillScaling = res.PrefillScaling()
+	if doc.PrefillScaling == nil {
+		doc.PrefillScaling = []Scaling{}
 	}
 	return doc
 }

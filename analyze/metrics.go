@@ -27,6 +27,10 @@ const (
 	Count
 	// PerGroup metrics are computed from whole groups (speed-up).
 	PerGroup
+	// AcrossInputs metrics are fitted over the input lengths of a group's
+	// runs (how TTFT scales with the prompt); they need two lengths or
+	// more and carry a 95% interval from the fit.
+	AcrossInputs
 )
 
 // Metric is one entry of the registry: a name shared by tables, JSON and
@@ -45,6 +49,9 @@ type Metric struct {
 	request func(f *facts, d *DefinitionSet, out *Dist)
 	run     func(r *run, d *DefinitionSet) (float64, bool)
 	group   func(g, base *Group) (float64, bool)
+	// fit names the per-request metric whose logarithm an AcrossInputs
+	// metric fits against the logarithm of the input length.
+	fit string
 }
 
 // Stats lists the statistic suffixes a metric supports; "" is the bare
@@ -238,6 +245,14 @@ var Metrics = append([]*Metric{
 			}
 			return a.Value / b.Value, true
 		},
+	},
+	{
+		Name: "ttft_exponent", Unit: "exponent", Scope: AcrossInputs, fit: "ttft",
+		Doc: "how TTFT scales with input length: k in ttft ∝ input_tokens^k, the slope of a least-squares fit of ln(ttft) on ln(input_tokens) over every successful request of the group's input lengths (two or more; 1: prefill linear in the prompt, 2: quadratic; a fixed cost pulls k below the prefill's own exponent); interval k ± t(0.975, n−2)·se(k)",
+	},
+	{
+		Name: "prefill_tps_exponent", Unit: "exponent", Scope: AcrossInputs, fit: "prefill_tps",
+		Doc: "how prefill speed scales with input length: k in prefill_tps ∝ input_tokens^k, fitted as ttft_exponent is (0: constant speed; −1: quadratic prefill, each doubling of the prompt halves the speed)",
 	},
 }, serverMetrics...)
 

@@ -29,6 +29,9 @@ const (
 	WarnClockAlignment   = "clock_alignment"
 	WarnDuplicateTrace   = "duplicate_trace"
 	WarnPartial          = "partial_trace"
+	// WarnPrefillSuperlinear: TTFT grows clearly faster than the input
+	// length (scaling.go has the fit and its thresholds).
+	WarnPrefillSuperlinear = "prefill_superlinear"
 )
 
 // Thresholds of the trust warnings.

@@ -335,6 +335,9 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 // per-run metric a sample is a run, so it counts repeats of the level.
 // "" for statistics without an order-statistic interval (mean, min, max).
 func moreToBound(m *analyze.Metric, stat string, n int64) string {
+	if m.Scope == analyze.AcrossInputs {
+		return "" // a fit's interval, not an order statistic's
+	}
 	q, ok := map[string]float64{"": 0.5, "p50": 0.5, "p10": 0.1, "p90": 0.9, "p99": 0.99}[stat]
 	if !ok {
 		return ""

@@ -238,3 +238,50 @@ func TestCheckPoolsLabels(t *testing.T) {
 		t.Errorf("label A: %+v", v)
 	}
 }
+
+// scalingClaimTrace: concurrency 1 at 100 and 1,000 input tokens, perN
+// requests each, TTFT = 0.01 ms · L² (100 ms and 10,000 ms): ttft ∝ L²
+// exactly, so ttft_exponent = 2 with interval [2, 2] from 3 requests on
+// (no scatter), and prefill_tps = L/TTFT ∝ L^−1.
+func scalingClaimTrace(perN int) testTrace {
+	h := header("s", phase(0, 1, 100, 0, 0), phase(1, 1, 1000, 0, 0))
+	h.Reference = ""
+	var recs []trace.Record
+	s := 0.0
+	for ph, in := range []int{100, 1000} {
+		ttft := 0.01 * float64(in*in)
+		for i := 0; i < perN; i++ {
+			recs = append(recs, trace.Record{ID: fmt.Sprint(ph, i), Phase: ph, InputTokens: in, Scheduled: int64(s * float64(msNs)), Sent: int64(s * float64(msNs)),
+				Done: int64((s + ttft + 200) * float64(msNs)), Status: 200,
+				Chunks: []trace.Chunk{chunk(s+ttft, "1", 0), chunk(s+ttft+100, ",", 0)}, Usage: `{"completion_tokens":2}`})
+			s += ttft + 1000
+		}
+	}
+	return testTrace{h: h, records: recs}
+}
+
+func TestCheckPrefillExponent(t *testing.T) {
+	res := analyzeTraces(t, analyze.Options{}, scalingClaimTrace(2))
+	for _, c := range []struct{ claim, verdict string }{
+		{"ttft_exponent{concurrency=1} <= 1.2", DoesNotHold}, // [2, 2]
+		{"ttft_exponent <= 2.5", Holds},
+		{"prefill_tps_exponent >= -1.5", Holds}, // [−1, −1]
+		{"ttft_exponent{input_tokens=100} <= 2", Inconclusive},
+	} {
+		cl, err := ParseClaim(c.claim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := Check(res, cl, CheckOptions{}); v.Verdict != c.verdict || v.Unit != "exponent" {
+			t.Errorf("%s: %s %s (%s; measured %v [%v, %v] n=%d), want %s", c.claim, v.Verdict, v.Unit, v.Reason, v.Measured, v.Lo, v.Hi, v.N, c.verdict)
+		}
+	}
+	// One request per length: the fit has no degree of freedom left, so
+	// no interval and fewer than 3 samples; no "more runs" advice, which
+	// is about medians.
+	res = analyzeTraces(t, analyze.Options{}, scalingClaimTrace(1))
+	cl, _ := ParseClaim("ttft_exponent <= 1.2")
+	if v := Check(res, cl, CheckOptions{}); v.Verdict != Inconclusive || !near(v.Measured, 2) || strings.Contains(v.Reason, "more") {
+		t.Errorf("two requests: %s %v (%s)", v.Verdict, v.Measured, v.Reason)
+	}
+}

@@ -330,6 +330,7 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 	if compare {
 		t.Notes = append(t.Notes, fmt.Sprintf("Δ: %s relative to %s; ~ means no significant difference (Mann-Whitney U, p > %.2f)", labels[1], labels[0], analyze.Alpha))
 	}
+	t.Notes = append(t.Notes, scalingNotes(res)...)
 	return t
 }
 
@@ -499,6 +500,6 @@ func metricTable(res *analyze.Result, o TableOptions, metrics []string) *Table {
 	for _, w := range res.Warnings {
 		n.mark([]analyze.Warning{w})
 	}
-	t.Notes = n.lines
+	t.Notes = append(n.lines, scalingNotes(res)...)
 	return t
 }

@@ -38,7 +38,9 @@ type seq struct {
 //     budget, oldest first (chunked prefill). A zero budget means all
 //     pending prompts in this one step (MLX's batch prefill).
 //  4. Duration = max(StepBase + StepPerSeq·b, StepCompute·b) +
-//     PrefillPerToken·x, with x the prompt tokens computed in the step.
+//     PrefillPerToken·x + PrefillPerPair·pairs, with x the prompt tokens
+//     computed in the step and pairs the earlier prompt tokens each of
+//     them attends to (zero in every built-in profile).
 //  5. At the end of the step each decoding stream has one more token; a
 //     prompt whose prefill completed samples its first token and its
 //     blocks enter the prefix cache. Streams at max_tokens leave and free
@@ -136,6 +138,7 @@ func (c *core) step() (d time.Duration, emitted []*seq, ok bool) {
 		}
 	}
 	x := 0
+	var pairs int64 // (prompt token, earlier prompt token) pairs computed
 	c.emitted = c.emitted[:0]
 	c.next = c.next[:0]
 	// Decode: one token each.
@@ -157,6 +160,7 @@ func (c *core) step() (d time.Duration, emitted []*seq, ok bool) {
 		if budget > 0 && n > budget {
 			n = budget
 		}
+		pairs += prefillPairs(s.promptTokens-s.prefillLeft, n)
 		s.prefillLeft -= n
 		x += n
 		if budget > 0 {
@@ -180,7 +184,7 @@ func (c *core) step() (d time.Duration, emitted []*seq, ok bool) {
 	}
 	c.prefill = keep
 	c.decode, c.next = c.next, c.decode
-	return c.p.stepTime(b, x), c.emitted, true
+	return c.p.stepTime(b, x, pairs), c.emitted, true
 }
 
 // kvBlocks is the number of KV-cache blocks the admitted streams hold.

@@ -32,6 +32,15 @@ type Profile struct {
 	StepCompute time.Duration
 	// PrefillPerToken is the cost of one uncached prompt token in a step.
 	PrefillPerToken time.Duration
+	// PrefillPerPair is attention's quadratic term: each computed prompt
+	// token also costs this per earlier token of its prompt (cached ones
+	// included, as attention reads them), so a whole prompt of L tokens
+	// costs PrefillPerPair·L(L−1)/2 on top of PrefillPerToken·L. No
+	// built-in profile sets it (real engines' kernels keep prefill close
+	// to linear at these lengths); Config.QuadraticPrefill switches it on
+	// as a fault, for a server whose prefill time grows with the square of
+	// the input.
+	PrefillPerPair time.Duration
 	// PrefillBudget is the most tokens (decode tokens included) one step
 	// processes, as vLLM's max_num_batched_tokens or llama.cpp's n_batch;
 	// 0 prefills every pending prompt in one step (MLX batch generate).
@@ -69,8 +78,12 @@ func (p Profile) String() string {
 	if p.StepCompute > 0 {
 		step = fmt.Sprintf("max(%s, %v·b)", step, p.StepCompute)
 	}
-	return fmt.Sprintf("%-22s %s\n%22s slots=%s step=%s prefill=%v/tok budget/step=%s overhead=%v window=%v block=%d cache=%d blocks",
-		p.Name, p.Description, "", slots, step, p.PrefillPerToken, budget, p.Overhead, p.BatchWindow, p.BlockSize, p.CacheBlocks)
+	prefill := fmt.Sprintf("%v/tok", p.PrefillPerToken)
+	if p.PrefillPerPair > 0 {
+		prefill += fmt.Sprintf("+%v/tok·earlier tok", p.PrefillPerPair)
+	}
+	return fmt.Sprintf("%-22s %s\n%22s slots=%s step=%s prefill=%s budget/step=%s overhead=%v window=%v block=%d cache=%d blocks",
+		p.Name, p.Description, "", slots, step, prefill, budget, p.Overhead, p.BatchWindow, p.BlockSize, p.CacheBlocks)
 }
 
 // Profiles lists the built-in profiles, the default first.
@@ -156,11 +169,19 @@ func LookupProfile(name string) (Profile, error) {
 }
 
 // stepTime is the duration of one forward pass over b decoding streams and
-// x prompt tokens.
-func (p Profile) stepTime(b, x int) time.Duration {
+// x prompt tokens, which attend to pairs earlier prompt tokens in all.
+func (p Profile) stepTime(b, x int, pairs int64) time.Duration {
 	d := p.StepBase + time.Duration(b)*p.StepPerSeq
 	if c := time.Duration(b) * p.StepCompute; c > d {
 		d = c
 	}
-	return d + time.Duration(x)*p.PrefillPerToken
+	return d + time.Duration(x)*p.PrefillPerToken + time.Duration(pairs)*p.PrefillPerPair
+}
+
+// prefillPairs is how many (token, earlier token) pairs of one prompt a
+// prefill chunk of n tokens starting at position from computes:
+// Σ_{i=from}^{from+n−1} i = n·from + n(n−1)/2. Summed over the chunks of
+// a whole L-token prompt it is L(L−1)/2, whatever the chunking.
+func prefillPairs(from, n int) int64 {
+	return int64(n)*int64(from) + int64(n)*int64(n-1)/2
 }

@@ -82,6 +82,14 @@ type Config struct {
 	ResetAfter int
 	// ErrorRate is the fraction of requests answered with HTTP 500.
 	ErrorRate float64
+	// QuadraticPrefill, if positive, makes prefill time grow with the
+	// square of the input, as a server whose attention has no
+	// memory-efficient kernel: every prompt token also costs this much per
+	// earlier token of its prompt (Profile.PrefillPerPair), so an L-token
+	// prompt takes QuadraticPrefill·L(L−1)/2 longer (50ns: +1.6 s at
+	// 8,000 tokens, +41 s at 40,000). Needs a profile with an engine
+	// model (not Instant).
+	QuadraticPrefill time.Duration
 
 	// PoseAs makes the server answer the identity routes of one engine
 	// (see Identities), for --api auto; "" answers as a generic
@@ -140,6 +148,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	if err := validIdentity(cfg.PoseAs); err != nil {
 		return nil, err
+	}
+	if cfg.QuadraticPrefill < 0 {
+		return nil, errors.New("sim: negative quadratic prefill: use 0 to switch it off")
+	}
+	if cfg.QuadraticPrefill > 0 {
+		if p.Instant {
+			return nil, fmt.Errorf("sim: profile %q has no engine model, so no prefill to make quadratic: use another profile (e.g. %s)", p.Name, DefaultProfile)
+		}
+		p.PrefillPerPair = cfg.QuadraticPrefill
 	}
 	if !p.Instant && p.StepBase <= 0 && p.StepCompute <= 0 {
 		return nil, fmt.Errorf("sim: profile %q has no step time: set StepBase or StepCompute, or Instant", p.Name)

@@ -15,6 +15,7 @@ func (p Profile) Scaled(f float64) Profile {
 	s := func(d time.Duration) time.Duration { return time.Duration(math.Round(float64(d) * f)) }
 	p.StepBase, p.StepPerSeq, p.StepCompute = s(p.StepBase), s(p.StepPerSeq), s(p.StepCompute)
 	p.PrefillPerToken, p.Overhead, p.BatchWindow = s(p.PrefillPerToken), s(p.Overhead), s(p.BatchWindow)
+	p.PrefillPerPair = s(p.PrefillPerPair)
 	return p
 }
 
