@@ -162,7 +162,20 @@ type TraceInfo struct {
 	Records       int            `json:"records"`
 	Warmup        int            `json:"warmup_skipped"`
 	Truncated     bool           `json:"truncated,omitempty"`
-	TokenSources  map[string]int `json:"output_token_sources"`
+	// Damaged says which entries of the file could not be read (skipped
+	// between good ones, or the file unreadable past a point); "" when
+	// every byte was read. The analysis uses every record that could be.
+	Damaged      string         `json:"damaged,omitempty"`
+	TokenSources map[string]int `json:"output_token_sources"`
+	// Clipped counts the responses whose text the trace holds only in
+	// part (Record.Clipped), and the bytes it does not hold.
+	Clipped      int   `json:"clipped_responses,omitempty"`
+	ClippedBytes int64 `json:"clipped_bytes,omitempty"`
+	// LateFinish counts the responses that went on after their first
+	// finish signal (more finish reasons, or text); LateNote is the first
+	// one's note.
+	LateFinish int    `json:"late_finish,omitempty"`
+	LateNote   string `json:"late_note,omitempty"`
 	// Planned is Σ requests of the header's phases; Partial says in plain
 	// words when fewer measured requests are in the trace ("" when whole).
 	Planned int    `json:"planned_requests,omitempty"`
@@ -250,6 +263,8 @@ func (t *TraceAcc) partial() (planned int, msg string) {
 		return planned, ""
 	}
 	switch {
+	case t.info.Damaged != "":
+		return planned, fmt.Sprintf("damaged: %s; %d of %d requests could be read", t.info.Damaged, measured, planned)
 	case measured < planned && t.info.Truncated:
 		return planned, fmt.Sprintf("cut off after %d of %d requests (the run crashed or is still running): %d missing", measured, planned, planned-measured)
 	case measured < planned:
@@ -319,6 +334,16 @@ func (t *TraceAcc) runFor(phase int) *run {
 // reader as soon as Add returns.
 func (t *TraceAcc) Add(rec *trace.Record) {
 	t.info.Records++
+	if rec.Clipped > 0 {
+		t.info.Clipped++
+		t.info.ClippedBytes += rec.Clipped
+	}
+	if rec.Notes != "" && (strings.Contains(rec.Notes, "after the first") || strings.Contains(rec.Notes, "after the finish")) {
+		if t.info.LateFinish == 0 {
+			t.info.LateNote = rec.ID + ": " + rec.Notes
+		}
+		t.info.LateFinish++
+	}
 	if t.perPhase == nil {
 		t.perPhase = map[int]int{}
 	}
@@ -797,11 +822,37 @@ func (a *Analyzer) AddReader(label, path string, r *trace.Reader) error {
 	for r.Scan() {
 		acc.Add(r.Record())
 	}
-	if err := r.Err(); err != nil {
-		return err
-	}
 	acc.SetTruncated(r.Truncated())
+	if n, first := r.Skipped(); n > 0 {
+		acc.SetDamaged(fmt.Sprintf("%d %s could not be read and %s skipped (the first: %v)", n, plural(n, "entry", "entries"), plural(n, "was", "were"), first))
+	}
+	if err := r.Err(); err != nil {
+		// The records before the damage are as good as any: use them, and
+		// say the rest could not be read. A file with none is refused.
+		if acc.info.Records == 0 {
+			return err
+		}
+		acc.SetDamaged(joinDamage(acc.info.Damaged, fmt.Sprintf("nothing after record %d could be read (%v)", acc.info.Records, err)))
+	}
 	return nil
+}
+
+// SetDamaged records that part of the trace could not be read; the result
+// says so, and claims over it are partial.
+func (t *TraceAcc) SetDamaged(msg string) { t.info.Damaged = msg }
+
+func joinDamage(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Input is one trace file to analyse; Label "" takes the header's label,

@@ -32,6 +32,8 @@ const (
 	// WarnPrefillSuperlinear: TTFT grows clearly faster than the input
 	// length (scaling.go has the fit and its thresholds).
 	WarnPrefillSuperlinear = "prefill_superlinear"
+	WarnClipped            = "clipped_text"
+	WarnLateFinish         = "after_finish"
 )
 
 // Thresholds of the trust warnings.
@@ -417,6 +419,18 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 			out = append(out, Warning{Code: WarnTruncated, Keys: lk,
 				Message:  "the trace ends in a cut-off tail (the run crashed or is still running); the last requests are missing",
 				Evidence: map[string]any{"path": t.info.Path, "records": t.info.Records}})
+		}
+		if t.info.Clipped > 0 {
+			out = append(out, Warning{Code: WarnClipped, Keys: lk,
+				Message: fmt.Sprintf("%d %s longer than a trace keeps: %d bytes of text are not stored; their output tokens come from the server's usage where it sent one, else from the text kept, which undercounts them",
+					t.info.Clipped, plural(t.info.Clipped, "response was", "responses were"), t.info.ClippedBytes),
+				Evidence: map[string]any{"responses": t.info.Clipped, "bytes": t.info.ClippedBytes}})
+		}
+		if t.info.LateFinish > 0 {
+			out = append(out, Warning{Code: WarnLateFinish, Keys: lk,
+				Message: fmt.Sprintf("%d %s on after the finish signal (more finish reasons, or text): the first finish reason is the one counted, the rest are kept as notes (%s)",
+					t.info.LateFinish, plural(t.info.LateFinish, "response went", "responses went"), t.info.LateNote),
+				Evidence: map[string]any{"responses": t.info.LateFinish, "first": t.info.LateNote}})
 		}
 		if n := len(t.info.ShardsMissing); n > 0 {
 			out = append(out, Warning{Code: WarnShardsMissing, Keys: lk,

@@ -82,6 +82,8 @@ type engine struct {
 	opts endpoint.Options
 	// querySecrets are the URL's query values, redacted like the key.
 	querySecrets []string
+	// redactSecrets are the key and querySecrets, for every record.
+	redactSecrets []string
 	// detected is what --api auto found (nil when --api named the API).
 	detected *Detection
 	tok          tokenize.Tokenizer // for SendTokenIDs
@@ -222,6 +224,7 @@ func newEngine(r *Resolved) *engine {
 		records: make(chan *trace.Record, 4096),
 	}
 	e.querySecrets = append(querySecrets(r.base), append(headerSecrets(cfg.Headers), bodySecrets(cfg.ExtraBody)...)...)
+	e.redactSecrets = e.secrets()
 	if cfg.Salt {
 		n := maxSaltWords(cfg.Workload)
 		e.salt = workload.SaltWords(cfg.SaltSeed, n)
@@ -584,10 +587,7 @@ func (e *engine) finish(rec *trace.Record) {
 			rec.Chunks[i].ServerT = st - e.startUnix
 		}
 	}
-	redactKey(rec, e.opts.APIKey)
-	for _, v := range e.querySecrets {
-		redactKey(rec, v)
-	}
+	redactRecord(rec, e.redactSecrets)
 	e.mu.Lock()
 	switch {
 	case rec.Warmup:

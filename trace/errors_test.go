@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,8 +85,11 @@ func TestNotATraceRefused(t *testing.T) {
 	}
 }
 
-// TestCorruptEntries checks entries that are wrong, as opposed to cut short:
-// each must stop the scan with Err, after the good records before it.
+// TestCorruptEntries checks entries that are wrong, as opposed to cut short.
+// An entry whose framing holds (its length is right) is skipped and the
+// records on both sides of it are read: a damaged record must not hide the
+// rest of a run. An entry that breaks the framing stops the scan with Err,
+// after the good records before it.
 func TestCorruptEntries(t *testing.T) {
 	good := appendRecordV1(nil, &Record{ID: "ok", Chunks: []Chunk{{T: 5, Text: "hi", Bytes: 2}}})
 	tooMany := appendRecordV1(nil, &Record{ID: "x"})
@@ -93,23 +97,35 @@ func TestCorruptEntries(t *testing.T) {
 	textPastEnd := appendRecordV1(nil, &Record{ID: "y", Chunks: []Chunk{{Text: "abc"}, {Text: "def"}}})
 	textPastEnd = textPastEnd[:len(textPastEnd)-3]
 	overflow := append([]byte{1, 'z'}, bytes.Repeat([]byte{0xff}, 10)...)
+	// An entry over the reader's limit whose bytes are there: skipped
+	// (the limit lowered to 64 KiB for the test; random bytes, which do
+	// not look like a zstd bomb).
+	defer func(l uint64) { entryLimit = l }(entryLimit)
+	entryLimit = 64 << 10
+	oversized := binary.AppendUvarint([]byte{tagRecord}, entryLimit+1)
+	noise := make([]byte, entryLimit+1)
+	rand.NewChaCha8([32]byte{1}).Read(noise)
+	oversized = append(oversized, noise...)
 	tests := []struct {
-		name  string
-		entry []byte
-		want  string
+		name    string
+		entry   []byte
+		skipped bool // framing held: the record after it is read too
+		want    string
 	}{
-		{"tag 0", []byte{0, 0}, "tag 0"},
-		{"length 2^62", binary.AppendUvarint([]byte{tagRecord}, 1<<62), "exceeds"},
-		{"chunk count 2^40", entry(nil, tagRecord, tooMany), "exceeds"},
-		{"texts past end", entry(nil, tagRecord, textPastEnd), "chunk texts"},
-		{"varint overflow", entry(nil, tagRecord, overflow), "overflow"},
-		{"empty body", entry(nil, tagRecord, nil), "ends early"},
+		{"tag 0", []byte{0, 0}, false, "tag 0"},
+		{"length 2^62", binary.AppendUvarint([]byte{tagRecord}, 1<<62), false, "exceeds"},
+		{"oversized entry", oversized, true, "an entry of 65537 bytes exceeds the 65536-byte limit"},
+		{"chunk count 2^40", entry(nil, tagRecord, tooMany), true, "exceeds"},
+		{"texts past end", entry(nil, tagRecord, textPastEnd), true, "chunk texts"},
+		{"varint overflow", entry(nil, tagRecord, overflow), true, "overflow"},
+		{"empty body", entry(nil, tagRecord, nil), true, "ends early"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			raw := rawStream(1, 0, "{}")
 			raw = entry(raw, tagRecord, good)
 			raw = append(raw, tt.entry...)
+			raw = entry(raw, tagRecord, good)
 			r, err := NewReader(bytes.NewReader(compress(t, raw)))
 			if err != nil {
 				t.Fatal(err)
@@ -118,11 +134,21 @@ func TestCorruptEntries(t *testing.T) {
 			for r.Scan() {
 				n++
 			}
-			if n != 1 {
-				t.Errorf("read %d records before the bad one, want 1", n)
+			skipped, first := r.Skipped()
+			if !tt.skipped {
+				if n != 1 {
+					t.Errorf("read %d records before the bad one, want 1", n)
+				}
+				if r.Err() == nil || !strings.Contains(r.Err().Error(), tt.want) {
+					t.Fatalf("Err() = %v, want it to contain %q", r.Err(), tt.want)
+				}
+				return
 			}
-			if r.Err() == nil || !strings.Contains(r.Err().Error(), tt.want) {
-				t.Fatalf("Err() = %v, want it to contain %q", r.Err(), tt.want)
+			if n != 2 || r.Err() != nil || r.Truncated() {
+				t.Fatalf("read %d records (Err %v, Truncated %v), want both good ones around the bad entry", n, r.Err(), r.Truncated())
+			}
+			if skipped != 1 || first == nil || !strings.Contains(first.Error(), tt.want) {
+				t.Fatalf("Skipped() = %d, %v; want 1 with %q", skipped, first, tt.want)
 			}
 		})
 	}

@@ -22,8 +22,8 @@ func writeFuzzSeeds(t *testing.T, golden []byte) {
 		},
 		"FuzzRecordV1": {},
 	}
-	for i := range goldenV1Records {
-		seeds["FuzzRecordV1"]["golden-"+strconv.Itoa(i)] = appendRecordV1(nil, &goldenV1Records[i])
+	for i, r := range goldenRecords(FormatMinor) {
+		seeds["FuzzRecordV1"]["golden-"+strconv.Itoa(i)] = appendRecordV1(nil, &r)
 	}
 	for target, files := range seeds {
 		dir := filepath.Join("testdata", "fuzz", target)
@@ -66,8 +66,8 @@ func FuzzReader(f *testing.F) {
 // FuzzRecordV1 feeds arbitrary bodies straight to the v1 record decoder,
 // past the zstd layer that makes most mutations of a whole file useless.
 func FuzzRecordV1(f *testing.F) {
-	for i := range goldenV1Records {
-		f.Add(appendRecordV1(nil, &goldenV1Records[i]))
+	for _, r := range goldenRecords(FormatMinor) {
+		f.Add(appendRecordV1(nil, &r))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var d v1Decoder

@@ -116,6 +116,36 @@ var goldenV1Records = []Record{
 	},
 }
 
+// goldenV12Records are written from format 1.2 on: a response the writer
+// clipped, with the client's notes.
+var goldenV12Records = []Record{
+	{
+		ID: "rate5-2", Index: 7, Phase: 2, InputTokens: 40000, MaxTokens: 16,
+		Scheduled: 500_000_000, Sent: 500_000_700, Headers: 501_000_000, Done: 502_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 501_500_000, Bytes: 4000, Text: "aaaa"},
+			{T: 501_600_000, Bytes: 4000},
+		},
+		FinishReason: "length",
+		Clipped:      7900,
+		Notes:        "finish reasons after the first: stop; 7900 bytes of text are not kept",
+	},
+	{
+		ID: "rate5-3", Index: 8, Phase: 2, InputTokens: 40000, MaxTokens: 16,
+		Scheduled: 600_000_000, Sent: 600_000_700, Headers: 0, Done: 600_100_000, Status: 0,
+		Error: &Error{Class: ErrRefused, Message: "connection refused"},
+		Notes: "no chunks, a note alone",
+	},
+}
+
+// goldenRecords are the records a 1.minor golden trace holds.
+func goldenRecords(minor int) []Record {
+	if minor < 2 {
+		return goldenV1Records
+	}
+	return append(append([]Record{}, goldenV1Records...), goldenV12Records...)
+}
+
 func goldenName(major, minor int) string {
 	return filepath.Join(goldenDir, fmt.Sprintf("v%d", major), fmt.Sprintf("golden-%d.%d.trace.zst", major, minor))
 }
@@ -128,8 +158,9 @@ func writeGolden(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range goldenV1Records {
-		if err := w.Write(&goldenV1Records[i]); err != nil {
+	recs := goldenRecords(FormatMinor)
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 1 {
@@ -175,7 +206,8 @@ func TestGolden(t *testing.T) {
 			var want []Record
 			switch major {
 			case 1:
-				wantH, want = goldenV1Header, goldenV1Records
+				_, minor := r.Version()
+				wantH, want = goldenV1Header, goldenRecords(minor)
 			default:
 				t.Fatalf("no expected content for format %d.x: add it to golden_test.go", major)
 			}

@@ -45,6 +45,8 @@ type Reader struct {
 
 	err       error
 	truncated bool
+	skipped   int   // undecodable entries passed over (Skipped)
+	skipErr   error // the first one's problem
 	done      bool
 
 	// shard is the index of the last shard entry (1.1, merged traces).
@@ -278,8 +280,18 @@ func (r *Reader) Scan() bool {
 		if tag == 0 {
 			return r.stop(errors.New("entry tag 0 is never written: the file is corrupt"))
 		}
-		if n > maxEntryBytes {
-			return r.stop(fmt.Errorf("an entry of %d bytes exceeds the %d-byte limit: the file is corrupt", n, maxEntryBytes))
+		if n > entryLimit {
+			// No writer makes such an entry (Writer.bound). Skip it: the
+			// records after it are still good if the length is (the bytes
+			// are there), and a length that is not runs into the end.
+			if n > maxSkipBytes {
+				return r.stop(fmt.Errorf("an entry of %d bytes exceeds the %d-byte limit: the file is corrupt", n, maxEntryBytes))
+			}
+			r.skip(fmt.Errorf("an entry of %d bytes exceeds the %d-byte limit", n, entryLimit))
+			if _, err := r.br.Discard(int(n)); err != nil {
+				return r.stop(noEOF(err))
+			}
+			continue
 		}
 		if tag == tagShard {
 			if n > binary.MaxVarintLen64 {
@@ -314,7 +326,10 @@ func (r *Reader) Scan() bool {
 		// a future major version adds its decoder here, and v1 stays.
 		rec, err := r.v1.decode(string(b))
 		if err != nil {
-			return r.stop(fmt.Errorf("record %d: %v: the file is corrupt", r.v1.count, err))
+			// The entry's framing held (its length was right, the next
+			// entry starts after it): skip this record, keep the others.
+			r.skip(fmt.Errorf("record %d: %v", r.v1.count+r.skipped, err))
+			continue
 		}
 		r.v1.count++
 		if r.hasShard {
@@ -346,6 +361,27 @@ func (r *Reader) stop(err error) bool {
 	r.err = r.errorf("%v", err)
 	return false
 }
+
+// maxSkipBytes is the largest oversized entry Scan skips rather than
+// stopping at: skipping reads (and decompresses) the bytes, and a larger
+// length is a corrupt field, not an entry.
+const maxSkipBytes = 4 << 30
+
+// entryLimit is maxEntryBytes, a variable only so a test can skip an
+// oversized entry without building a 256 MiB one.
+var entryLimit uint64 = maxEntryBytes
+
+func (r *Reader) skip(err error) {
+	if r.skipped == 0 {
+		r.skipErr = err
+	}
+	r.skipped++
+}
+
+// Skipped reports the entries Scan passed over because they could not be
+// decoded (a damaged record between good ones), and the first one's
+// problem. The records around them were returned.
+func (r *Reader) Skipped() (n int, first error) { return r.skipped, r.skipErr }
 
 // Record returns the record Scan read. It and everything it points to
 // (chunks, error) are reused by the next Scan; strings stay valid.

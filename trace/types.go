@@ -19,7 +19,9 @@ const (
 	// 1.1 added the shard entry (per-record shard ids in merged traces)
 	// and the header's shard, shards and shards_missing fields; a 1.0
 	// reader skips the one and ignores the others.
-	FormatMinor = 1
+	// 1.2 appended two fields to a record's body, written only when set:
+	// clipped_bytes and notes; a 1.0 or 1.1 reader ignores them.
+	FormatMinor = 2
 )
 
 // Header is written once, at the start of a trace. All times in records are
@@ -132,6 +134,17 @@ type Record struct {
 
 	Error *Error `json:"error,omitempty"`
 
+	// Clipped is how many bytes of the response's text (and reasoning)
+	// the trace does not hold (1.2): the writer keeps a record within
+	// what every reader accepts (see Writer), cutting text, never times.
+	// Chunks keep their times and wire byte counts; the cut text is the
+	// end of the response.
+	Clipped int64 `json:"clipped_bytes,omitempty"`
+	// Notes are what the client saw that is odd but not a failure (1.2),
+	// e.g. finish reasons sent after the first one, text after the finish:
+	// one line, "; " between notes.
+	Notes string `json:"notes,omitempty"`
+
 	// Shard is the index of the shard that sent the request, in a merged
 	// trace; nil elsewhere (1.1: stored as a shard entry before the first
 	// record of each run of records from one shard).
@@ -169,6 +182,7 @@ const (
 	ErrServer       ErrorClass = "server-error"  // an error object inside a 200 stream
 	ErrIncomplete   ErrorClass = "incomplete"    // ended without the API's finish signal
 	ErrCancelled    ErrorClass = "cancelled"     // the run was stopped (SIGINT)
+	ErrOverlong     ErrorClass = "overlong"      // far past max_tokens: reading stopped
 	ErrOther        ErrorClass = "other"
 )
 

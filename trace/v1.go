@@ -103,6 +103,12 @@ func appendRecordV1(b []byte, r *Record) []byte {
 			b = append(b, r.Chunks[i].Reasoning...)
 		}
 	}
+	// 1.2 fields, only when set: a record without them is byte for byte
+	// a 1.1 record.
+	if r.Clipped != 0 || r.Notes != "" {
+		b = binary.AppendVarint(b, r.Clipped)
+		b = appendString(b, r.Notes)
+	}
 	return b
 }
 
@@ -254,6 +260,7 @@ func (d *v1Decoder) decode(body string) (*Record, error) {
 		return nil, c.err
 	}
 	if n == 0 {
+		d.later(r, &c)
 		return r, nil
 	}
 	if cap(d.chunks) < n {
@@ -331,7 +338,25 @@ func (d *v1Decoder) decode(body string) (*Record, error) {
 			}
 		}
 	}
-	// Bytes after p belong to fields of a later 1.x minor version.
 	r.Chunks = chunks
+	c.i = p
+	d.later(r, &c)
 	return r, nil
+}
+
+// later reads the fields later minor versions appended after the chunks
+// (1.2: clipped_bytes, notes). A body that ends first is an older
+// version's; bytes after them belong to a version later still, and bytes
+// that do not parse as them are ignored as such, as a 1.0 reader ignores
+// every one of them.
+func (d *v1Decoder) later(r *Record, c *cursor) {
+	if c.i >= len(c.s) {
+		return
+	}
+	clipped := c.varint()
+	notes := c.str()
+	if c.err != nil || clipped < 0 {
+		return
+	}
+	r.Clipped, r.Notes = clipped, notes
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -98,6 +99,9 @@ type Writer struct {
 	records        int64
 	flushedRecords int64
 	written        int64 // compressed bytes handed to out
+	raw            int64 // bytes given to the encoder (what a reader decompresses)
+	scratch        *zstd.Encoder // sizes a large record's compressed form (see bound)
+	clipped        int64 // records clipped so far
 
 	stop     chan struct{}
 	done     chan struct{}
@@ -109,6 +113,7 @@ type WriterStats struct {
 	Records        int64 // records given to Write
 	FlushedRecords int64 // records that a crash can no longer lose
 	Bytes          int64 // compressed bytes written out
+	Clipped        int64 // records whose text the writer cut (see Record.Clipped)
 }
 
 // Create creates (or truncates) the trace file at path and writes its header.
@@ -188,6 +193,7 @@ func newWriter(out io.Writer, name string, h Header, opts []Option, file, syncFi
 	b = append(b, js...)
 	w.mu.Lock()
 	_, err = w.enc.Write(b)
+	w.raw += int64(len(b))
 	w.dirty = true
 	if err == nil {
 		// The header gets its own frame at once: a run killed in its first
@@ -247,11 +253,15 @@ func (w *Writer) Write(r *Record) error {
 		if _, err := w.enc.Write(e); err != nil {
 			return w.fail(err)
 		}
+		w.raw += int64(len(e))
 		w.shard = *r.Shard
 	}
 	// Entry: tag, body length, body. The body is encoded first so its
 	// length is known; the buffer is reused across records.
 	w.body = appendRecordV1(w.body[:0], r)
+	if w.bound(r) {
+		w.body = appendRecordV1(w.body[:0], r)
+	}
 	hdr[0] = tagRecord
 	n := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.body)))
 	if _, err := w.enc.Write(hdr[:n]); err != nil {
@@ -260,6 +270,7 @@ func (w *Writer) Write(r *Record) error {
 	if _, err := w.enc.Write(w.body); err != nil {
 		return w.fail(err)
 	}
+	w.raw += int64(n + len(w.body))
 	w.dirty = true
 	w.records++
 	if w.pending.Len() >= pendingLimit {
@@ -270,6 +281,111 @@ func (w *Writer) Write(r *Record) error {
 		}
 	}
 	return nil
+}
+
+// The writer never writes what its reader refuses. The reader takes an
+// entry of at most maxEntryBytes and stops a stream that decompresses to
+// more than bombRatio times its size once past bombFloor (a zstd bomb); a
+// hostile server can trip either with one response (70 events of 3.9 MB, or
+// 12 MB of one repeated character). So a record is kept well inside both,
+// with a factor 2 (entry) and 4 (ratio) of margin: its text is cut, its
+// times and counts never, and Record.Clipped says how many bytes went.
+const (
+	// maxRecordText is the text (and reasoning) a record keeps: 32 MiB is
+	// about 8 million tokens, far past any answer a replay asks for.
+	maxRecordText = 32 << 20
+	// maxRecordChunks bounds the chunk columns (a few bytes per chunk)
+	// so an entry stays under maxEntryBytes/2 whatever its text.
+	maxRecordChunks = 4 << 20
+	// sizeByCompressing: a record's body above this is compressed on its
+	// own to learn what it adds to the file; below it, the file's size so
+	// far is a close enough guide, and costs nothing.
+	sizeByCompressing = 256 << 10
+)
+
+// bound clips r in place so its entry is one every reader accepts, and
+// reports whether it changed r (w.body, r's encoding, must then be
+// redone). Sinks after the trace file see the record as the file holds it.
+func (w *Writer) bound(r *Record) bool {
+	changed := false
+	if len(r.Chunks) > maxRecordChunks {
+		// Chunks past the bound are dropped, their text counted as cut;
+		// the last chunk kept gets the dropped chunks' wire bytes so the
+		// response's byte total stays true.
+		extra := 0
+		for i := maxRecordChunks; i < len(r.Chunks); i++ {
+			c := &r.Chunks[i]
+			r.Clipped += int64(len(c.Text) + len(c.Reasoning))
+			extra += c.Bytes - len(c.Text) - len(c.Reasoning)
+		}
+		r.Chunks = r.Chunks[:maxRecordChunks]
+		r.Chunks[maxRecordChunks-1].Bytes += extra
+		r.Notes = joinNote(r.Notes, fmt.Sprintf("the trace keeps the first %d chunks", maxRecordChunks))
+		changed = true
+	}
+	budget := maxRecordText
+	if raw := w.raw + int64(len(w.body)); raw > bombFloor/2 {
+		comp := w.written + int64(w.pending.Len())
+		if len(w.body) > sizeByCompressing {
+			if w.scratch == nil {
+				w.scratch, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(4<<20))
+			}
+			comp += int64(len(w.scratch.EncodeAll(w.body, nil)))
+		}
+		if raw > bombRatio/4*max(comp, 1) {
+			// This record would make the file look like a zstd bomb (a
+			// server repeating itself): keep none of its text.
+			budget = 0
+		}
+	}
+	if textBytes(r) > budget {
+		clipText(r, budget)
+		changed = true
+	}
+	if changed {
+		w.clipped++
+	}
+	return changed
+}
+
+func textBytes(r *Record) int {
+	n := 0
+	for i := range r.Chunks {
+		n += len(r.Chunks[i].Text) + len(r.Chunks[i].Reasoning)
+	}
+	return n
+}
+
+// clipText keeps the first budget bytes of r's text and reasoning, in
+// chunk order, cut at a UTF-8 boundary, and counts the rest in r.Clipped.
+// Each chunk's Bytes (wire bytes) is left as it was.
+func clipText(r *Record, budget int) {
+	keep := func(s string) string {
+		if len(s) <= budget {
+			budget -= len(s)
+			return s
+		}
+		cut := budget
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		r.Clipped += int64(len(s) - cut)
+		budget = 0
+		return s[:cut]
+	}
+	for i := range r.Chunks {
+		c := &r.Chunks[i]
+		c.Text = keep(c.Text)
+		c.Reasoning = keep(c.Reasoning)
+	}
+	r.Notes = joinNote(r.Notes, fmt.Sprintf("%d bytes of text are not kept", r.Clipped))
+}
+
+func joinNote(notes, n string) string {
+	if notes == "" {
+		return n
+	}
+	return notes + "; " + n
 }
 
 // Flush ends the current zstd frame and writes it out, then asks the
@@ -355,7 +471,7 @@ func (w *Writer) setErr(err error) error {
 func (w *Writer) Stats() WriterStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return WriterStats{Records: w.records, FlushedRecords: w.flushedRecords, Bytes: w.written}
+	return WriterStats{Records: w.records, FlushedRecords: w.flushedRecords, Bytes: w.written, Clipped: w.clipped}
 }
 
 // Close flushes what is left, stops the flush timer and, for Create, closes
@@ -374,6 +490,9 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	w.closed = true
+	if w.scratch != nil {
+		w.scratch.Close()
+	}
 	if w.file != nil {
 		if cerr := w.file.Close(); cerr != nil && err == nil {
 			err = w.fail(cerr)

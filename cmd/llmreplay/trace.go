@@ -63,10 +63,22 @@ func finishScan(cmd *cobra.Command, path string, r *trace.Reader) error {
 	if r.Truncated() {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s ends in a cut-short tail (the run was killed, or is still running); every record before it was read\n", path)
 	}
+	if n, first := r.Skipped(); n > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is damaged: %s could not be read and skipped (the first: %s); every other record was read\n",
+			path, entries(n), safetext.Show(first.Error()))
+	}
 	if err := r.Err(); err != nil {
 		return usageError(err)
 	}
 	return nil
+}
+
+// entries is "1 entry", "3 entries".
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
 }
 
 func needTraces(args []string) error {
@@ -226,6 +238,9 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	}
 	if r.Truncated() {
 		line("note", "the trace ends in a cut-short tail (the run was killed, or is still running); the counts cover every record before it")
+	}
+	if n, first := r.Skipped(); n > 0 {
+		line("damaged", "%s could not be read and skipped (the first: %v); the counts cover every other record", entries(n), first)
 	}
 	if err := r.Err(); err != nil {
 		return usageError(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,15 @@ type state struct {
 
 	finish   []byte
 	finished bool
+	// After the first finish signal: finish reasons that differ from it,
+	// and the text that still came (a server that runs on past its own
+	// finish). The first finish is the one kept; these become notes.
+	lateFinish []string
+	lateText   int
+
+	// What the response has cost so far, against its bounds (overlong).
+	wire, textBytes int
+	capped          cappedReader
 
 	doc []byte // a JSON document sent as several lines
 
@@ -78,12 +88,14 @@ func getState() *state {
 	st.ev = event{}
 	st.usage, st.timings, st.finish, st.doc = st.usage[:0], st.timings[:0], st.finish[:0], st.doc[:0]
 	st.hasUsage, st.hasTimings, st.finished, st.prevCompletion, st.continuous = false, false, false, 0, false
+	st.lateFinish, st.lateText, st.wire, st.textBytes = st.lateFinish[:0], 0, 0, 0
 	st.anthUsage, st.anthHave, st.pending, st.hasPending = [len(anthUsageKeys)]int64{}, [len(anthUsageKeys)]bool{}, st.pending[:0], false
 	return st
 }
 
 func putState(st *state) {
 	st.p.Reset(nil, nil, stream.SSE, stream.Options{})
+	st.capped = cappedReader{}
 	st.js.reset(nil)
 	if cap(st.doc) > 64<<10 || cap(st.usage) > 64<<10 || cap(st.timings) > 64<<10 ||
 		cap(st.tbuf) > 64<<10 || cap(st.rbuf) > 64<<10 || cap(st.pending) > 64<<10 {
@@ -133,12 +145,101 @@ func read(a *api, body io.Reader, now func() int64, rec *trace.Record) error {
 	if st.finished {
 		rec.FinishReason = finishString(st.finish)
 	}
+	if len(st.lateFinish) > 0 {
+		rec.Notes = addNote(rec.Notes, "finish reasons after the first: "+strings.Join(st.lateFinish, ", "))
+	}
+	if st.lateText > 0 {
+		rec.Notes = addNote(rec.Notes, fmt.Sprintf("%d bytes of text after the finish signal", st.lateText))
+	}
 	return err
+}
+
+// errWireBound is a body read past its response's wire bound.
+var errWireBound = errors.New("the response is longer than its bound")
+
+// cappedReader reads at most left bytes, then fails with errWireBound.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errWireBound
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func addNote(notes, n string) string {
+	if notes == "" {
+		return n
+	}
+	return notes + "; " + n
+}
+
+// Bounds of one response. A server that streams valid chunks forever past
+// max_tokens would otherwise hold a stream (and its growing record) until
+// the request timeout; ten minutes of one-token chunks is millions of
+// them. The bounds are generous multiples of what max_tokens allows: one
+// chunk per token plus a few without (role, usage, finish), text far
+// longer per token than any tokenizer makes, and wire bytes of a verbose
+// API with every option on. A request without max_tokens gets the bounds of
+// a long answer.
+const (
+	overlongChunksPerToken = 4
+	overlongChunksSlack    = 64
+	overlongTextPerToken   = 256
+	overlongTextSlack      = 1 << 20
+	overlongWirePerToken   = 16 << 10
+	overlongWireSlack      = 16 << 20
+	overlongDefaultTokens  = 32 << 10 // bounds for a request without max_tokens
+)
+
+// responseBounds are the chunk, text and wire-byte bounds for a request
+// asking for maxTokens.
+func responseBounds(maxTokens int) (chunks, text, wire int) {
+	if maxTokens <= 0 {
+		maxTokens = overlongDefaultTokens
+	}
+	return overlongChunksPerToken*maxTokens + overlongChunksSlack,
+		overlongTextPerToken*maxTokens + overlongTextSlack,
+		overlongWirePerToken*maxTokens + overlongWireSlack
+}
+
+// overlong checks the response so far against its bounds.
+func (st *state) overlong(rec *trace.Record) *trace.Error {
+	chunks, text, wire := responseBounds(rec.MaxTokens)
+	var what string
+	switch {
+	case len(rec.Chunks) > chunks:
+		what = fmt.Sprintf("%d chunks", chunks)
+	case st.textBytes > text:
+		what = fmt.Sprintf("%d bytes of text", text)
+	case st.wire > wire:
+		what = fmt.Sprintf("%d bytes", wire)
+	default:
+		return nil
+	}
+	asked := fmt.Sprintf("max_tokens %d", rec.MaxTokens)
+	if rec.MaxTokens <= 0 {
+		asked = "no max_tokens"
+	}
+	return &trace.Error{Class: trace.ErrOverlong,
+		Message: fmt.Sprintf("the response went past %s for %s: reading stopped (the server does not stop at the length asked)", what, asked)}
 }
 
 func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Record) error {
 	p := &st.p
-	p.Reset(body, now, a.format, stream.Options{MaxEventSize: MaxEventSize, Sniff: true, Fields: errorField})
+	// The wire bound also covers bytes that make no event (SSE comments
+	// sent forever keep the idle timeout quiet and never reach a check).
+	_, _, wire := responseBounds(rec.MaxTokens)
+	st.capped = cappedReader{r: body, left: int64(wire)}
+	p.Reset(&st.capped, now, a.format, stream.Options{MaxEventSize: MaxEventSize, Sniff: true, Fields: errorField})
 
 	var (
 		events  int
@@ -191,8 +292,16 @@ func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Recor
 			return st.serverError(ev.Data, "an error object")
 		}
 		st.record(rec, ev.T, ev.Bytes, &carry)
+		st.wire += ev.Bytes
+		if err := st.overlong(rec); err != nil {
+			return err
+		}
 	}
 	if err := p.Err(); err != nil {
+		if errors.Is(err, errWireBound) {
+			st.wire = wire + 1
+			return st.overlong(rec)
+		}
 		if errors.Is(err, stream.ErrTooLarge) {
 			return malformed(err.Error()+": the server sent a line or event beyond any real response", nil)
 		}
@@ -234,10 +343,17 @@ func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Recor
 // the body.
 func (st *state) record(rec *trace.Record, t int64, n int, carry *int) {
 	e := &st.ev
-	if e.hasFinish {
+	if st.finished {
+		// Past the first finish: keep it, note what still came.
+		st.lateText += len(e.text) + len(e.reasoning)
+		if e.hasFinish && string(e.finish) != string(st.finish) && len(st.lateFinish) < 4 && !slices.Contains(st.lateFinish, clip(e.finish, 40)) {
+			st.lateFinish = append(st.lateFinish, clip(e.finish, 40))
+		}
+	} else if e.hasFinish {
 		st.finish = append(st.finish[:0], e.finish...)
 		st.finished = true
 	}
+	st.textBytes += len(e.text) + len(e.reasoning)
 	if len(e.text) == 0 && len(e.reasoning) == 0 && e.tokens == 0 && !e.hasFinish && !e.usageChunk {
 		*carry += n
 		return
