@@ -141,7 +141,7 @@ func RenderCSV(w io.Writer, t *Table) error {
 // modes.
 func RenderWarnings(w io.Writer, ws []analyze.Warning) error {
 	for _, x := range ws {
-		if _, err := fmt.Fprintf(w, "warning: %s\n", safetext.Show(fmt.Sprintf("%s %s: %s (%s)", x.Code, sortedKV(x.Keys), x.Message, evidenceText(x.Evidence)))); err != nil {
+		if _, err := fmt.Fprintf(w, "warning: %s\n", safetext.Show(fmt.Sprintf("%s %s: %s (%s)", x.Code, sortedKV(x.Keys), x.Message, EvidenceText(x.Evidence)))); err != nil {
 			return err
 		}
 	}

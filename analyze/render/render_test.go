@@ -84,7 +84,7 @@ func TestEvidenceInPlainWords(t *testing.T) {
 	}
 	for _, c := range cases {
 		ev := map[string]any{"key": "input_tokens", "failing": []int{5000}, "clean": []int{1000}, "by_value": c.rows}
-		if got := evidenceText(ev); got != c.want {
+		if got := EvidenceText(ev); got != c.want {
 			t.Errorf("%s:\ngot  %q\nwant %q", c.name, got, c.want)
 		}
 	}
@@ -96,7 +96,7 @@ func TestEvidenceValues(t *testing.T) {
 	ev := map[string]any{"n_requests": 5.0, "of_requests": 1e6, "max_last_chunk_share": 0.75,
 		"finish_reasons": map[string]int{"stop": 2, "length": 5, "": 1}, "per_stream_tps_median_by_repeat": []float64{500, 480.5},
 		"missing": []int{1, 3}, "models": []string{"a", "b"}}
-	got := evidenceText(ev)
+	got := EvidenceText(ev)
 	want := "finish_reasons=(none) 1, length 5, stop 2 max_last_chunk_share=0.75 missing=1,3 models=a,b n_requests=5 of_requests=1000000 per_stream_tps_median_by_repeat=500,480.5"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)

@@ -83,7 +83,7 @@ func (n *notes) warningIDs(ws []analyze.Warning) []string {
 		if !ok {
 			k = len(n.lines) + 1
 			n.index[id] = k
-			n.lines = append(n.lines, fmt.Sprintf("[%d] %s %s: %s (%s)", k, w.Code, sortedKV(w.Keys), w.Message, evidenceText(w.Evidence)))
+			n.lines = append(n.lines, fmt.Sprintf("[%d] %s %s: %s (%s)", k, w.Code, sortedKV(w.Keys), w.Message, EvidenceText(w.Evidence)))
 		}
 		ids = append(ids, fmt.Sprint(k))
 	}
@@ -141,7 +141,11 @@ func sortedKV(m map[string]any) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
-func evidenceText(ev map[string]any) string {
+// EvidenceText writes a warning's evidence for people: plain words and
+// numbers (errors_clustered's per-value breakdown as sentences, counts as
+// integers, lists with commas), never Go's map syntax. JSON keeps the
+// structure; tables, stderr lines and the HTML report use this.
+func EvidenceText(ev map[string]any) string {
 	keys := make([]string, 0, len(ev))
 	for k := range ev {
 		keys = append(keys, k)

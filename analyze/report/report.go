@@ -181,7 +181,7 @@ func build(res *analyze.Result, o Options) (*page, error) {
 	for i, w := range ws {
 		p.Warnings = append(p.Warnings, warning{
 			ID: fmt.Sprintf("w%d", i+1), Code: w.Code, Message: w.Message,
-			Where: kv(w.Keys), Evidence: kv(w.Evidence),
+			Where: kv(w.Keys), Evidence: render.EvidenceText(w.Evidence),
 		})
 	}
 

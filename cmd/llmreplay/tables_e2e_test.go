@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -170,6 +171,18 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 	}
 	if strings.Contains(text, "— / —") || strings.Contains(text, "client_behind") || strings.Contains(text, "map[") {
 		t.Errorf("analyze shows — / —, a client_behind note or Go map syntax:\n%s", text)
+	}
+	// The HTML report shows the same plain-words evidence.
+	page := filepath.Join(dir, "wall.html")
+	if _, e, code := run(t, nil, bin, "report", tr, "-o", page); code != 0 {
+		t.Fatalf("report: %d %s", code, e)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), "input tokens 5,000: 6 of 6 failed, "+msg) || strings.Contains(string(html), "map[") {
+		t.Errorf("the report's evidence is not in plain words with the server's message")
 	}
 	js, _, code := run(t, nil, bin, "analyze", tr, "--format", "json")
 	if code != 0 {
