@@ -100,7 +100,8 @@ type Failures struct {
 	Class   string
 	Classes int
 	// Message is ErrorText of the first failure of Class, when Class
-	// dominates; raw, to be escaped before it is shown.
+	// dominates and is one where the server explains itself (HTTP
+	// status, an error event); raw, to be escaped before it is shown.
 	Message string
 }
 
@@ -115,10 +116,19 @@ func (g *Group) Failures() Failures {
 		f.Requests += r.ok + r.failed
 	}
 	f.Class, f.Classes = mainClass(g.FailedByClass)
-	if f.Class != "" && 2*g.FailedByClass[f.Class] > f.Failed {
+	if f.Class != "" && 2*g.FailedByClass[f.Class] > f.Failed && serverSpoke(f.Class) {
 		f.Message = g.ErrorExamples[f.Class]
 	}
 	return f
+}
+
+// serverSpoke reports whether failures of a class carry the server's own
+// words (an HTTP error body, an error event in the stream), worth quoting
+// beside a table. The other classes (refused, reset, timeouts …) carry
+// the client's description, which the class already names and which
+// varies with ports and addresses from request to request.
+func serverSpoke(class string) bool {
+	return class == string(trace.ErrHTTPStatus) || class == string(trace.ErrServer)
 }
 
 // mainClass is the most frequent class of counts (ties: by name) and the

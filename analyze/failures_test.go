@@ -83,3 +83,19 @@ func TestFailuresCarryServerMessage(t *testing.T) {
 		t.Errorf("by_value rows = %v", rows)
 	}
 }
+
+// Connection failures carry the client's words (which vary with ports),
+// not the server's: no message is quoted for them, the class says it.
+func TestFailuresQuoteOnlyTheServer(t *testing.T) {
+	h := header("A", trace.Phase{Index: 0, Name: "p0", Kind: "burst", Concurrency: 1, InputTokens: 10, MaxTokens: 4, Requests: 1})
+	rec := trace.Record{ID: "a", Phase: 0, InputTokens: 10, MaxTokens: 4, Sent: 1, Done: 2,
+		Error: &trace.Error{Class: trace.ErrReset, Message: "read tcp 127.0.0.1:51234->127.0.0.1:8080: connection reset by peer"}}
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: []trace.Record{rec}})
+	g := res.Groups(nil)[0]
+	if f := g.Failures(); f.Class != "reset" || f.Message != "" || !f.All() {
+		t.Errorf("failures %+v: want class reset, no message", f)
+	}
+	if g.ErrorExamples["reset"] == "" {
+		t.Error("the JSON's error_examples still keeps the reset's message")
+	}
+}

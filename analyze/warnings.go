@@ -529,7 +529,7 @@ func clusteredErrors(t *TraceAcc, runs []*run, key string) []Warning {
 		// The server's own explanation, when one class is most of the
 		// failures at this value ("request (5000 tokens) exceeds the
 		// available context size"): it names the limit better than a count.
-		if c, _ := mainClass(x.classes); c != "" && 2*x.classes[c] > x.failed {
+		if c, _ := mainClass(x.classes); c != "" && 2*x.classes[c] > x.failed && serverSpoke(c) {
 			row["message"] = x.examples[c]
 		}
 		rows = append(rows, row)
