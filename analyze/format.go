@@ -75,7 +75,7 @@ func FormatCount(v Value, raw bool) string {
 		if raw {
 			return fmt.Sprintf("%.6g", v.Value)
 		}
-		return FormatTPS(Value{Value: v.Value, Lo: v.Lo, Hi: v.Hi, N: v.N}, false)
+		return FormatTPS(v, false)
 	}
 	s := fmt.Sprintf("%d", int64(v.Value))
 	if raw {
