@@ -1,10 +1,11 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
 	"sort"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -98,9 +99,9 @@ func (f Fit) Range() float64 {
 	return float64(f.Inputs[len(f.Inputs)-1]) / float64(f.Inputs[0])
 }
 
-// fitExponent fits ln(metric) against ln(input length) over the runs'
-// successful requests. ok is false with fewer than two input lengths.
-func fitExponent(runs []*run, metric int) (Fit, bool) {
+// byInput collects the log statistics of one per-request metric per input
+// length over the runs' successful requests.
+func byInput(runs []*run, metric int) map[int]*logStats {
 	by := map[int]*logStats{}
 	for _, r := range runs {
 		if r.phase.InputTokens <= 0 {
@@ -115,14 +116,32 @@ func fitExponent(runs []*run, metric int) (Fit, bool) {
 		}
 		by[r.phase.InputTokens].merge(s)
 	}
+	return by
+}
+
+func sortedInputs(by map[int]*logStats) []int {
+	out := make([]int, 0, len(by))
+	for l := range by {
+		out = append(out, l)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// fitExponent fits ln(metric) against ln(input length) over the runs'
+// successful requests. ok is false with fewer than two input lengths.
+func fitExponent(runs []*run, metric int) (Fit, bool) {
+	by := byInput(runs, metric)
 	if len(by) < 2 {
 		return Fit{}, false
 	}
-	f := Fit{}
-	for l := range by {
-		f.Inputs = append(f.Inputs, l)
-	}
-	sort.Ints(f.Inputs)
+	return fitLengths(by, sortedInputs(by)), true
+}
+
+// fitLengths is the least-squares fit over the given input lengths (two
+// or more, ascending) of by.
+func fitLengths(by map[int]*logStats, inputs []int) Fit {
+	f := Fit{Inputs: inputs}
 	var n, sx, sy float64
 	for _, l := range f.Inputs {
 		s := by[l]
@@ -147,7 +166,32 @@ func fitExponent(runs []*run, metric int) (Fit, bool) {
 		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: dof}.Quantile(1 - (1-Confidence)/2)
 		f.Lo, f.Hi = k-t*se, k+t*se
 	}
-	return f, true
+	return f
+}
+
+// steepest is the fit over the run of consecutive input lengths spanning
+// at least superlinearRange whose interval's lower end is highest: where
+// TTFT grows fastest over a range wide enough to tell. A fixed cost
+// flattens the short end of a sweep (100 tokens on a GPU is all
+// overhead), so a fit over the whole sweep can sit near 1 while the long
+// end grows as the square; each window's own slope is still pulled down,
+// never up, by that cost. ok is false when no window spans the range.
+func steepest(by map[int]*logStats) (Fit, bool) {
+	in := sortedInputs(by)
+	var best Fit
+	found := false
+	for i := range in {
+		for j := i + 1; j < len(in); j++ {
+			if float64(in[j]) < superlinearRange*float64(in[i]) {
+				continue
+			}
+			f := fitLengths(by, in[i:j+1])
+			if !found || f.Lo > best.Lo {
+				best, found = f, true
+			}
+		}
+	}
+	return best, found
 }
 
 // Scaling is how one metric of one label at one concurrency scales with
@@ -160,38 +204,38 @@ type Scaling struct {
 	Exponent Value  `json:"exponent"`
 	// InputTokens are the input lengths fitted over.
 	InputTokens []int `json:"input_tokens"`
+	// Steepest, for TTFT, is the fit over the consecutive input lengths
+	// spanning 10× or more where TTFT grows fastest (the one
+	// prefill_superlinear judges), when that is not the whole sweep.
+	Steepest *Steepest `json:"steepest,omitempty"`
 }
 
-// scalingMetrics are the per-request metrics whose exponents are fitted,
-// with the registry name of each exponent.
-var scalingMetrics = []struct{ metric, exponent string }{
-	{"ttft", "ttft_exponent"},
-	{"prefill_tps", "prefill_tps_exponent"},
+// Steepest is a fit over part of a sweep's input lengths.
+type Steepest struct {
+	Exponent    Value `json:"exponent"`
+	InputTokens []int `json:"input_tokens"`
 }
 
-// PrefillScaling fits, per label and concurrency that ran at two input
-// lengths or more, how TTFT and prefill_tps scale with input length; the
-// table's footnotes and the JSON document show it.
-func (res *Result) PrefillScaling() []Scaling {
-	type key struct {
-		label string
-		c     int
-	}
-	runs := map[key][]*run{}
-	var order []key
+type scalingKey struct {
+	label string
+	c     int
+}
+
+// scalingGroups splits the runs by label and concurrency, labels in the
+// order they came and concurrencies ascending within each.
+func scalingGroups(res *Result) ([]scalingKey, map[scalingKey][]*run) {
+	runs := map[scalingKey][]*run{}
+	var order []scalingKey
+	first := map[string]int{}
 	for _, r := range res.runs {
-		k := key{r.trace.info.Label, r.phase.Concurrency}
+		k := scalingKey{r.trace.info.Label, r.phase.Concurrency}
 		if _, ok := runs[k]; !ok {
 			order = append(order, k)
 		}
-		runs[k] = append(runs[k], r)
-	}
-	// Labels in the order they came, concurrencies ascending within each.
-	first := map[string]int{}
-	for i, k := range order {
 		if _, ok := first[k.label]; !ok {
-			first[k.label] = i
+			first[k.label] = len(first)
 		}
+		runs[k] = append(runs[k], r)
 	}
 	sort.SliceStable(order, func(i, j int) bool {
 		if a, b := first[order[i].label], first[order[j].label]; a != b {
@@ -199,12 +243,28 @@ func (res *Result) PrefillScaling() []Scaling {
 		}
 		return order[i].c < order[j].c
 	})
+	return order, runs
+}
+
+// PrefillScaling fits, per label and concurrency that ran at two input
+// lengths or more, how TTFT and prefill_tps scale with input length; the
+// table's footnotes and the JSON document show it.
+func (res *Result) PrefillScaling() []Scaling {
+	order, runs := scalingGroups(res)
 	var out []Scaling
 	for _, k := range order {
-		for _, m := range scalingMetrics {
-			if f, ok := fitExponent(runs[k], metricIndex[m.metric]); ok {
-				out = append(out, Scaling{Label: k.label, Concurrency: k.c, Metric: m.metric, Exponent: f.Value, InputTokens: f.Inputs})
+		for _, m := range []string{"ttft", "prefill_tps"} {
+			by := byInput(runs[k], metricIndex[m])
+			if len(by) < 2 {
+				continue
 			}
+			in := sortedInputs(by)
+			f := fitLengths(by, in)
+			s := Scaling{Label: k.label, Concurrency: k.c, Metric: m, Exponent: f.Value, InputTokens: f.Inputs}
+			if st, ok := steepest(by); ok && m == "ttft" && len(st.Inputs) < len(in) {
+				s.Steepest = &Steepest{Exponent: st.Value, InputTokens: st.Inputs}
+			}
+			out = append(out, s)
 		}
 	}
 	return out
@@ -213,32 +273,38 @@ func (res *Result) PrefillScaling() []Scaling {
 // superlinearWarnings flags a TTFT that grows clearly faster than the
 // prompt over a wide range of input lengths: prefill whose cost per token
 // rises with the prompt (quadratic attention), which makes long prompts
-// far slower than a linear extrapolation says.
+// far slower than a linear extrapolation says. It looks at every run of
+// consecutive lengths spanning 10× or more (steepest), not only at the
+// whole sweep, whose short end a fixed cost can flatten.
 func superlinearWarnings(res *Result) []Warning {
+	order, runs := scalingGroups(res)
 	var out []Warning
-	scal := res.PrefillScaling()
-	for _, s := range scal {
-		if s.Metric != "ttft" || !(s.Exponent.Lo > superlinearLo) {
+	for _, k := range order {
+		f, ok := steepest(byInput(runs[k], metricIndex["ttft"]))
+		if !ok || !(f.Lo > superlinearLo) {
 			continue
 		}
-		lo, hi := s.InputTokens[0], s.InputTokens[len(s.InputTokens)-1]
-		if float64(hi) < superlinearRange*float64(lo) {
-			continue
-		}
+		lo, hi := f.Inputs[0], f.Inputs[len(f.Inputs)-1]
 		ev := map[string]any{
-			"ttft_exponent": round3(s.Exponent.Value), "ttft_exponent_lo": round3(s.Exponent.Lo), "ttft_exponent_hi": round3(s.Exponent.Hi),
-			"input_tokens": s.InputTokens, "requests": s.Exponent.N,
+			"ttft_exponent": round3(f.Value.Value), "ttft_exponent_lo": round3(f.Lo), "ttft_exponent_hi": round3(f.Hi),
+			"input_tokens": f.Inputs, "requests": f.N,
 		}
-		for _, p := range scal {
-			if p.Metric == "prefill_tps" && p.Label == s.Label && p.Concurrency == s.Concurrency {
-				ev["prefill_tps_exponent"] = round3(p.Exponent.Value)
-			}
+		p := byInput(runs[k], metricIndex["prefill_tps"])
+		all := true
+		for _, l := range f.Inputs {
+			all = all && p[l] != nil
+		}
+		if all {
+			ev["prefill_tps_exponent"] = round3(fitLengths(p, f.Inputs).Value.Value)
 		}
 		out = append(out, Warning{Code: WarnPrefillSuperlinear,
-			Keys: map[string]any{KeyLabel: s.Label, KeyConcurrency: s.Concurrency},
-			Message: fmt.Sprintf("TTFT grows as input^%.2f (95%% interval %.2f to %.2f) from %d to %d input tokens at concurrency %d: prefill slows down per token as prompts grow (quadratic attention?), so long prompts take far longer than a linear extrapolation says",
-				s.Exponent.Value, s.Exponent.Lo, s.Exponent.Hi, lo, hi, s.Concurrency),
+			Keys: map[string]any{KeyLabel: k.label, KeyConcurrency: k.c},
+			Message: thousands.Sprintf("TTFT grows as input^%.2f (95%% interval %.2f to %.2f) from %d to %d input tokens at concurrency %d: prefill slows down per token as prompts grow (quadratic attention?), so long prompts take far longer than a linear extrapolation says",
+				f.Value.Value, f.Lo, f.Hi, lo, hi, k.c),
 			Evidence: ev})
 	}
 	return out
 }
+
+// thousands prints counts with thousands separators ("10,000").
+var thousands = message.NewPrinter(language.English)

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
@@ -130,5 +131,36 @@ func TestPrefillSuperlinearThresholds(t *testing.T) {
 		if got := hasWarning(res.Warnings, WarnPrefillSuperlinear) != nil; got != c.warn {
 			t.Errorf("%s: warning %v, want %v (k = %v)", c.name, got, c.warn, g.Values["ttft_exponent"])
 		}
+	}
+}
+
+// A fixed cost flattens a sweep's short end: TTFT = 100 ms + 0.0001 ms·L²
+// at L = 100, 1,000, 10,000 is 101, 200 and 10,100 ms. Over the whole
+// sweep (u = log10 L = 2, 3, 4) the slope is (log10 10,100 − log10 101)/2
+// = log10(100)/2 = 1 exactly, but from 1,000 to 10,000 (a 10× range of
+// its own) it is log10(10,100/200) = log10 50.5 = 1.7032914: the warning
+// names that range; the footnote's whole-sweep exponent stays 1.
+func TestPrefillSuperlinearOverTheLongEnd(t *testing.T) {
+	ttft := func(l float64) float64 { return 100 + 0.0001*l*l }
+	res := analyzeTraces(t, Options{}, scalingTrace("fixed+quad", map[int][]float64{
+		100: {ttft(100), ttft(100)}, 1000: {ttft(1000), ttft(1000)}, 10000: {ttft(10000), ttft(10000)},
+	}, 100, 1000, 10000))
+	g := findGroup(t, res.Groups([]string{KeyConcurrency}), map[string]any{KeyConcurrency: 1})
+	if k := g.Values["ttft_exponent"].Value; math.Abs(k-1) > 1e-6 {
+		t.Errorf("whole-sweep exponent %v, want 1", k)
+	}
+	w := hasWarning(res.Warnings, WarnPrefillSuperlinear)
+	if w == nil {
+		t.Fatalf("no warning: %+v", res.Warnings)
+	}
+	in, _ := w.Evidence["input_tokens"].([]int)
+	if w.Evidence["ttft_exponent"] != 1.703 || len(in) != 2 || in[0] != 1000 || in[1] != 10000 || w.Evidence["prefill_tps_exponent"] != -0.703 ||
+		!strings.Contains(w.Message, "input^1.70 (95% interval 1.70 to 1.70) from 1,000 to 10,000 input tokens at concurrency 1") {
+		t.Errorf("warning %s %v", w.Message, w.Evidence)
+	}
+	sc := res.PrefillScaling()
+	if len(sc) != 2 || sc[0].Steepest == nil || math.Abs(sc[0].Steepest.Exponent.Value-1.7032914) > 1e-6 ||
+		len(sc[0].Steepest.InputTokens) != 2 || sc[1].Steepest != nil {
+		t.Errorf("PrefillScaling: %+v", sc)
 	}
 }

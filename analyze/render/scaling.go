@@ -44,11 +44,16 @@ func scalingNotes(res *analyze.Result) []string {
 				name = "prefill tok/s"
 			}
 			parts = append(parts, fmt.Sprintf("%s ∝ input^%s [%s, %s]", name, exponent(s.Exponent.Value), exponent(s.Exponent.Lo), exponent(s.Exponent.Hi)))
+			if st := s.Steepest; st != nil {
+				in := st.InputTokens
+				parts[len(parts)-1] += fmt.Sprintf(" (steepest, %s–%s tokens: input^%s [%s, %s])", thousands.Sprintf("%d", in[0]), thousands.Sprintf("%d", in[len(in)-1]),
+					exponent(st.Exponent.Value), exponent(st.Exponent.Lo), exponent(st.Exponent.Hi))
+			}
 		}
 		out = append(out, fmt.Sprintf("prefill scaling, %s at concurrency %d, input %s–%s tokens (%d requests): %s",
 			k.label, k.c, thousands.Sprintf("%d", in[0]), thousands.Sprintf("%d", in[len(in)-1]), ss[0].Exponent.N, strings.Join(parts, "; ")))
 	}
-	return append(out, "prefill scaling: the exponent k of a least-squares fit of ln(metric) on ln(input tokens) over every successful request, [95% interval]; TTFT's k is 1 for prefill linear in the prompt, 2 for quadratic (docs/METRICS.md)")
+	return append(out, "prefill scaling: the exponent k of a least-squares fit of ln(metric) on ln(input tokens) over every successful request, [95% interval]; TTFT's k is 1 for prefill linear in the prompt, 2 for quadratic; steepest: the fit over the consecutive lengths spanning 10× or more where TTFT grows fastest (docs/METRICS.md)")
 }
 
 func exponent(x float64) string {
