@@ -128,6 +128,10 @@ type Config struct {
 	// anything is sent.
 	OnAPI func(Detection)
 
+	// OnPhase, if set, hears each phase start (phases[i] of the run's
+	// phase list, as the trace header plans it), for a progress display.
+	OnPhase func(i int, phases []workload.Phase)
+
 	// OnRecord, if set, sees every record after it was written (progress):
 	// a convenience for a SinkFunc after the trace file.
 	OnRecord func(*trace.Record)

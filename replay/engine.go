@@ -387,13 +387,16 @@ func (e *engine) runPhases(ctx context.Context) {
 	for i := range reqs {
 		byPhase[reqs[i].Phase] = append(byPhase[reqs[i].Phase], &reqs[i])
 	}
-	for _, ph := range e.cfg.Workload.Header.Phases {
+	for i, ph := range e.cfg.Workload.Header.Phases {
 		rs := byPhase[ph.Index]
 		if ctx.Err() != nil {
 			e.mu.Lock()
 			e.sum.NotSent += len(rs)
 			e.mu.Unlock()
 			continue
+		}
+		if e.cfg.OnPhase != nil {
+			e.cfg.OnPhase(i, e.cfg.Workload.Header.Phases)
 		}
 		// No more connections than the phase has requests: a closed
 		// phase may have more workers than requests.

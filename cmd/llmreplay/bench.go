@@ -72,10 +72,10 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			if f.url == "" {
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", profile)
 			}
-			progress := &progress{w: errw}
-			cfg.Replay.OnRecord = progress.record
 			cfg.Replay.OnAPI = announceAPI(errw)
+			disp := f.progress(cmd, &cfg.Replay)
 			res, err := bench.Run(cmd.Context(), cfg)
+			disp.Close()
 			if err != nil {
 				if res != nil && res.Summary != nil {
 					fmt.Fprintln(errw, res.Summary)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -231,6 +232,11 @@ func TestPromiseCtrlC(t *testing.T) {
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 		t.Fatalf("exit after Ctrl-C: %v\n%s", err, stderr.String())
+	}
+	// The progress display (plain lines: stderr is not a terminal) says
+	// what the grace period leaves the requests in flight.
+	if !regexp.MustCompile(`(?m)^stopping: in-flight requests may finish for \S+ more \(grace 200ms\), then are cut$`).MatchString(stderr.String()) {
+		t.Errorf("stderr does not show the grace period:\n%s", stderr.String())
 	}
 	r, err := trace.Open(tr)
 	if err != nil {

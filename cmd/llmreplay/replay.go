@@ -14,8 +14,10 @@ import (
 	"github.com/llmreplay/llmreplay/internal/outfile"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/progress"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/trace"
@@ -38,6 +40,7 @@ type replayFlags struct {
 	continuousUsage        bool
 	serverCache            string
 	failOnError            bool
+	quiet                  bool
 	headers                []string
 	extraBody              string
 }
@@ -58,6 +61,7 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.Int64Var(&f.saltSeed, "salt-seed", 0, "seed for the salt words (default: random, recorded in the trace)")
 	fs.BoolVar(&f.sendTokenIDs, "send-token-ids", false, "send prompts as token ids (openai-completions, llamacpp; the workload's tokenizer must be the model's)")
 	fs.BoolVar(&f.continuousUsage, "continuous-usage", false, "ask for per-chunk token counts (vLLM's continuous_usage_stats)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress display (the summary and errors still print)")
 	fs.BoolVar(&f.failOnError, "fail-on-error", false, "exit with status 1 when any request failed")
 	fs.StringArrayVar(&f.headers, "header", nil, `HTTP header sent with every request, as "NAME: VALUE" (repeatable; e.g. a routing header, or Authorization instead of --api-key-env); recorded in the trace with secret values redacted`)
 	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, or @FILE holding one (e.g. '{"chat_template_kwargs":{"enable_thinking":false}}', '{"top_k":20}'); may add fields and extend objects, never replace a field llmreplay sends itself`)
@@ -217,7 +221,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 					return err
 				}
 			}
-			return runReplay(cmd, cfg, f.failOnError)
+			return runReplay(cmd, cfg, &f)
 		},
 	}
 	f.register(cmd, replay.DefaultAPI)
@@ -270,12 +274,13 @@ func announceAPI(w io.Writer) func(replay.Detection) {
 }
 
 // runReplay runs one replay and prints its summary line.
-func runReplay(cmd *cobra.Command, cfg replay.Config, failOnError bool) error {
+func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags) error {
 	errw := cmd.ErrOrStderr()
-	progress := &progress{w: errw, total: len(cfg.Workload.Requests)}
-	cfg.OnRecord = progress.record
+	failOnError := f.failOnError
 	cfg.OnAPI = announceAPI(errw)
+	disp := f.progress(cmd, &cfg)
 	sum, err := replay.Run(cmd.Context(), cfg)
+	disp.Close()
 	if err != nil {
 		if sum == nil {
 			return flagError(err)
@@ -311,32 +316,28 @@ func noneSucceeded(sum *replay.Summary) error {
 	return &exitError{code: 1, err: fmt.Errorf("none of the %d requests succeeded (%d failed with %s): the trace %s holds their errors; `llmreplay trace cat` shows them", sum.Sent, n, main, sum.Trace)}
 }
 
-// progress prints a status line about once a second while a run goes on.
-type progress struct {
-	w     interface{ Write([]byte) (int, error) }
-	total int // 0: unknown
-	n     int
-	fail  int
-	last  time.Time
+// progress starts the progress display on stderr for a run of cfg and
+// hooks it to the run; nil with -q. The caller closes it when the run
+// returns. It is a live bar on a terminal and plain lines elsewhere.
+func (f *replayFlags) progress(cmd *cobra.Command, cfg *replay.Config) *progress.Display {
+	if f.quiet {
+		return nil
+	}
+	w := cmd.ErrOrStderr()
+	d := progress.New(cmd.Context(), progress.Options{W: w, Terminal: isTerminal(w), Grace: cfg.Grace})
+	cfg.OnPhase = d.Phase
+	cfg.OnRecord = d.Record
+	return d
 }
 
-func (p *progress) record(r *trace.Record) {
-	if r.Warmup {
-		return
+// isTerminal reports whether w is a terminal (not a pipe, file or buffer)
+// with a known width: a pseudo-terminal without a size (some CI runners)
+// would make the bar draw nothing, so it gets the plain lines.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false
 	}
-	p.n++
-	if r.Error != nil {
-		p.fail++
-	}
-	if p.last.IsZero() {
-		p.last = time.Now()
-	}
-	if time.Since(p.last) >= time.Second {
-		p.last = time.Now()
-		if p.total > 0 {
-			fmt.Fprintf(p.w, "  %d/%d requests done, %d failed\n", p.n, p.total, p.fail)
-		} else {
-			fmt.Fprintf(p.w, "  %d requests done, %d failed\n", p.n, p.fail)
-		}
-	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	return err == nil && width > 0
 }

@@ -1,0 +1,51 @@
+//go:build unix
+
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Issue 12 item 12, the mode tests can see: with stderr not a terminal the
+// progress display writes plain lines, one per phase with its own counts
+// (failures included), and -q silences it but not the summary.
+func TestProgressPlainLinesThroughTheBinary(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	_, e, code := run(t, nil, bin, "bench", "--concurrency", "1,2", "--input-tokens", "64", "--max-tokens", "4", "--repeats", "1", "--results", filepath.Join(dir, "res"))
+	if code != 0 {
+		t.Fatalf("bench exit %d: %s", code, e)
+	}
+	for _, re := range []string{
+		`(?m)^phase 1/2 burst-c1-in64-r1: 1 of 1 done, 0 failed, [0-9.]+ tok/s in \S+$`,
+		`(?m)^phase 2/2 burst-c2-in64-r1: 2 of 2 done, 0 failed, [0-9.]+ tok/s in \S+$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(e) {
+			t.Errorf("bench stderr lacks %s:\n%s", re, e)
+		}
+	}
+	if strings.Contains(e, "\x1b[") {
+		t.Errorf("terminal escapes in a non-terminal's output:\n%q", e)
+	}
+
+	// Every request fails: the line counts them.
+	simURL := startSim(t, bin, "--error-rate", "1")
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:3", "--repeats", "1")
+	_, e, _ = run(t, nil, bin, "replay", wl, "--url", simURL, "-o", filepath.Join(dir, "f.trace.zst"))
+	if !regexp.MustCompile(`(?m)^phase 1/1 burst-c3-in64-r1: 3 of 3 done, 3 failed, `).MatchString(e) {
+		t.Errorf("replay stderr lacks the failed count:\n%s", e)
+	}
+
+	// -q: no progress, the summary still.
+	_, e, _ = run(t, nil, bin, "replay", wl, "--url", simURL, "-q", "-o", filepath.Join(dir, "q.trace.zst"))
+	if strings.Contains(e, "phase 1/1") || !strings.Contains(e, "3 requests sent, 0 ok, 3 failed") {
+		t.Errorf("replay -q stderr:\n%s", e)
+	}
+	_, e, code = run(t, nil, bin, "bench", "-q", "--concurrency", "1", "--input-tokens", "64", "--max-tokens", "4", "--repeats", "1", "--results", filepath.Join(dir, "res"))
+	if code != 0 || strings.Contains(e, "phase 1/1") || !strings.Contains(e, "1 requests sent, 1 ok") {
+		t.Errorf("bench -q: exit %d, stderr:\n%s", code, e)
+	}
+}
