@@ -149,10 +149,10 @@ type Resolved struct {
 	// BeyondDuration is how many of the workload's requests Duration
 	// leaves unsent (due at or after the bound).
 	BeyondDuration int
-	sink            sinks // the trace file, Sinks, OnRecord: in that order
-	ep              endpoint.Endpoint
-	base            string             // the server's base URL, credentials and API routes stripped
-	tok             tokenize.Tokenizer // for SendTokenIDs
+	sink           sinks // the trace file, Sinks, OnRecord: in that order
+	ep             endpoint.Endpoint
+	base           string             // the server's base URL, credentials and API routes stripped
+	tok            tokenize.Tokenizer // for SendTokenIDs
 }
 
 // FieldError is a Config value that cannot be used: a fielderr.Error
