@@ -131,6 +131,19 @@ func sortedInputs(by map[int]*logStats) []int {
 // fitExponent fits ln(metric) against ln(input length) over the runs'
 // successful requests. ok is false with fewer than two input lengths.
 func fitExponent(runs []*run, metric int) (Fit, bool) {
+	// Most groups hold one input length: say so before taking any log.
+	first, two := 0, false
+	for _, r := range runs {
+		if l := r.phase.InputTokens; l > 0 && first == 0 {
+			first = l
+		} else if l > 0 && l != first {
+			two = true
+			break
+		}
+	}
+	if !two {
+		return Fit{}, false
+	}
 	by := byInput(runs, metric)
 	if len(by) < 2 {
 		return Fit{}, false

@@ -34,6 +34,7 @@ func scalingNotes(res *analyze.Result) []string {
 		return nil
 	}
 	var out []string
+	anySteepest := false
 	for _, k := range order {
 		ss := by[k]
 		in := ss[0].InputTokens
@@ -45,6 +46,7 @@ func scalingNotes(res *analyze.Result) []string {
 			}
 			parts = append(parts, fmt.Sprintf("%s ∝ input^%s [%s, %s]", name, exponent(s.Exponent.Value), exponent(s.Exponent.Lo), exponent(s.Exponent.Hi)))
 			if st := s.Steepest; st != nil {
+				anySteepest = true
 				in := st.InputTokens
 				parts[len(parts)-1] += fmt.Sprintf(" (steepest, %s–%s tokens: input^%s [%s, %s])", thousands.Sprintf("%d", in[0]), thousands.Sprintf("%d", in[len(in)-1]),
 					exponent(st.Exponent.Value), exponent(st.Exponent.Lo), exponent(st.Exponent.Hi))
@@ -53,7 +55,11 @@ func scalingNotes(res *analyze.Result) []string {
 		out = append(out, fmt.Sprintf("prefill scaling, %s at concurrency %d, input %s–%s tokens (%d requests): %s",
 			k.label, k.c, thousands.Sprintf("%d", in[0]), thousands.Sprintf("%d", in[len(in)-1]), ss[0].Exponent.N, strings.Join(parts, "; ")))
 	}
-	return append(out, "prefill scaling: the exponent k of a least-squares fit of ln(metric) on ln(input tokens) over every successful request, [95% interval]; TTFT's k is 1 for prefill linear in the prompt, 2 for quadratic; steepest: the fit over the consecutive lengths spanning 10× or more where TTFT grows fastest (docs/METRICS.md)")
+	legend := "prefill scaling: the exponent k of a least-squares fit of ln(metric) on ln(input tokens) over every successful request, [95% interval]; TTFT's k is 1 for prefill linear in the prompt, 2 for quadratic"
+	if anySteepest {
+		legend += "; steepest: the same fit over the consecutive lengths spanning 10× or more where TTFT grows fastest"
+	}
+	return append(out, legend+" (docs/METRICS.md)")
 }
 
 func exponent(x float64) string {
