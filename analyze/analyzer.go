@@ -275,6 +275,22 @@ func (t *TraceAcc) partial() (planned int, msg string) {
 	return planned, ""
 }
 
+// RatePhases reports whether some, and whether all, of the result's runs
+// are rate phases (open loop at a fixed arrival rate), which have a rate
+// and no concurrency: grouped by concurrency they would all pool into one
+// "concurrency 0" row.
+func (res *Result) RatePhases() (some, all bool) {
+	all = len(res.runs) > 0
+	for _, r := range res.runs {
+		if r.phase.Rate > 0 {
+			some = true
+		} else {
+			all = false
+		}
+	}
+	return some, all
+}
+
 // Partial lists, one line per trace, the traces that hold fewer requests
 // than their run planned ("label: stopped after …"); nil when all are whole.
 func (res *Result) Partial() []string {

@@ -553,11 +553,16 @@ func joinInts(v []int) string {
 // a steady decline is a leak or a thermal limit, not a property of the
 // configuration.
 func slowingDown(t *TraceAcc, runs []*run, d *DefinitionSet) []Warning {
-	type cfg struct{ c, in int }
+	// The rate is part of the configuration: a rate sweep's phases share
+	// concurrency 0 and are not repeats of each other.
+	type cfg struct {
+		c, in int
+		rate  float64
+	}
 	series := map[cfg][]*run{}
 	var order []cfg
 	for _, r := range runs {
-		k := cfg{r.phase.Concurrency, r.phase.InputTokens}
+		k := cfg{r.phase.Concurrency, r.phase.InputTokens, r.phase.Rate}
 		if _, ok := series[k]; !ok {
 			order = append(order, k)
 		}
@@ -596,8 +601,12 @@ func slowingDown(t *TraceAcc, runs []*run, d *DefinitionSet) []Warning {
 			for i, v := range med {
 				rounded[i] = math.Round(v*10) / 10
 			}
+			keys := map[string]any{KeyLabel: t.info.Label, KeyConcurrency: k.c, KeyInputTokens: k.in}
+			if k.rate > 0 {
+				keys[KeyRate] = k.rate
+			}
 			out = append(out, Warning{Code: WarnSlowingDown,
-				Keys: map[string]any{KeyLabel: t.info.Label, KeyConcurrency: k.c, KeyInputTokens: k.in},
+				Keys: keys,
 				Message: fmt.Sprintf("per-stream speed fell across repeats (median %.1f tok/s in the first half, %.1f in the second): the server degrades as it runs, so a median hides a trend",
 					first, last),
 				Evidence: map[string]any{"per_stream_tps_median_by_repeat": rounded}})

@@ -214,6 +214,36 @@ func TestSlowingDown(t *testing.T) {
 	}
 }
 
+// A rate sweep's phases share concurrency 0 and one input length but are
+// not repeats of one configuration: a higher rate giving slower streams is
+// the sweep's finding, not the server slowing down. The same records as
+// TestSlowingDown (150 → 75 → 37.5 tok/s), at rates 1, 2 and 4.
+func TestSlowingDownNotAcrossRates(t *testing.T) {
+	var phases []trace.Phase
+	for i, rate := range []float64{1, 2, 4} {
+		p := phase(i, 0, 100, 7, 1)
+		p.Kind, p.Rate = "rate", rate
+		phases = append(phases, p)
+	}
+	h := header("rates", phases...)
+	var recs []trace.Record
+	for ph, step := range []float64{10, 20, 40} {
+		r := okRecord("r", ph, float64(ph)*1000)
+		for i := range r.Chunks {
+			r.Chunks[i].T = int64((float64(ph)*1000 + 100 + float64(i)*step) * float64(msNs))
+		}
+		r.Done = r.Chunks[4].T + msNs
+		recs = append(recs, r)
+	}
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	if w := hasWarning(res.Warnings, WarnSlowingDown); w != nil {
+		t.Errorf("slowing_down across rates: %+v", w)
+	}
+	if gs := res.Groups([]string{KeyRate}); len(gs) != 3 || gs[0].Keys[KeyRate] != 1.0 || gs[2].Keys[KeyRate] != 4.0 {
+		t.Errorf("groups by rate: %d", len(gs))
+	}
+}
+
 func TestTraceLevelWarnings(t *testing.T) {
 	h := header("t", phase(0, 1, 100, 7, 0))
 	h.Tokenizer = "/nonexistent/tokenizer.json"

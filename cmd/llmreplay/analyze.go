@@ -125,6 +125,9 @@ JSON document). docs/METRICS.md defines every metric and column.`,
 			if err != nil {
 				return err
 			}
+			if !cmd.Flags().Changed("by") {
+				keys = defaultKeys(res, keys)
+			}
 			if format == "json" {
 				doc := analyze.NewDocument(res, keys)
 				if err := render.RenderWarnings(cmd.ErrOrStderr(), doc.Warnings); err != nil {
@@ -149,11 +152,24 @@ JSON document). docs/METRICS.md defines every metric and column.`,
 		},
 	}
 	tf.register(cmd)
-	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, rate (open-loop phases' requests/s), input-tokens, phase, label, repeat (comma-separated for several)")
+	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, rate (open-loop phases' requests/s), input-tokens, phase, label, repeat (comma-separated for several); default: concurrency, or rate when the traces hold rate phases")
 	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the concurrency-sweep table")
 	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
 	cmd.Flags().BoolVar(&listMetrics, "list-metrics", false, "print every metric with its definition and exit")
 	return cmd
+}
+
+// defaultKeys is the grouping when --by is not given: rate phases have no
+// concurrency, so a rate sweep is shown by rate (and a trace mixing both
+// by concurrency and rate) rather than pooled into "concurrency 0".
+func defaultKeys(res *analyze.Result, keys []string) []string {
+	switch some, all := res.RatePhases(); {
+	case all:
+		return []string{analyze.KeyRate}
+	case some:
+		return []string{analyze.KeyConcurrency, analyze.KeyRate}
+	}
+	return keys
 }
 
 func normalizeKeys(by []string) ([]string, error) {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -56,6 +57,12 @@ func TestReplayDurationAndByRate(t *testing.T) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "label,rate,requests_ok") ||
 		!strings.Contains(lines[1], ",2,2,") || !strings.Contains(lines[2], ",5,5,") {
 		t.Errorf("analyze --by rate: want one row per rate (2: 2 ok, 5: 5 ok):\n%s", out)
+	}
+	// Without --by a rate sweep is shown by rate, not pooled into one
+	// "concurrency 0" row.
+	out, e, code = run(t, nil, bin, "analyze", tr)
+	if code != 0 || !regexp.MustCompile(`(?m)^label\s+rate\s+requests_ok`).MatchString(out) || strings.Contains(out, "concurrency") {
+		t.Errorf("analyze of a rate sweep without --by: exit %d\n%s\n%s", code, out, e)
 	}
 	out, e, code = run(t, nil, bin, "check", tr, "--claim", "requests_failed{rate=5} == 0")
 	if code != 0 || !strings.Contains(out, "HOLDS") {
