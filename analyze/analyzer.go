@@ -156,12 +156,12 @@ type TraceInfo struct {
 	Tokenizer      string `json:"tokenizer"`
 	// TokenizerFile is the tokenizer.json that counted the text: the one
 	// the trace recorded, or --tokenizer's; "" for a built-in encoding.
-	TokenizerFile string         `json:"tokenizer_file,omitempty"`
-	Simulated     bool           `json:"simulated,omitempty"`
-	SimProfile    string         `json:"sim_profile,omitempty"`
-	Records       int            `json:"records"`
-	Warmup        int            `json:"warmup_skipped"`
-	Truncated     bool           `json:"truncated,omitempty"`
+	TokenizerFile string `json:"tokenizer_file,omitempty"`
+	Simulated     bool   `json:"simulated,omitempty"`
+	SimProfile    string `json:"sim_profile,omitempty"`
+	Records       int    `json:"records"`
+	Warmup        int    `json:"warmup_skipped"`
+	Truncated     bool   `json:"truncated,omitempty"`
 	// Damaged says which entries of the file could not be read (skipped
 	// between good ones, or the file unreadable past a point); "" when
 	// every byte was read. The analysis uses every record that could be.

@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strconv"
 	"strings"
@@ -267,12 +268,16 @@ func maxConcurrency(wl *workload.Workload) int {
 // stream, kept alive between requests, and no redirects: a benchmark must
 // measure the address it was given.
 func newClient(cfg Config, conns int) *http.Client {
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
 		Proxy: nil, // never route benchmark traffic through an environment proxy
-		DialContext: (&net.Dialer{
-			Timeout:   30 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &watchedConn{Conn: c}, nil
+		},
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: max(conns, 64),
 		IdleConnTimeout:     90 * time.Second,
@@ -447,6 +452,8 @@ type prepared struct {
 	// total and idle are stopped timers that cancel ctx with errTimeout
 	// and errIdle once started; nil when that timeout is off.
 	total, idle *time.Timer
+	// watch counts the response header bytes and resets idle on each.
+	watch *headerWatch
 }
 
 func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
@@ -480,6 +487,12 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 		p.idle = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
 		p.idle.Stop()
 	}
+	p.watch = &headerWatch{idle: p.idle, d: e.cfg.IdleTimeout}
+	if p.req != nil {
+		p.req = p.req.WithContext(httptrace.WithClientTrace(p.req.Context(), &httptrace.ClientTrace{
+			GotConn: func(i httptrace.GotConnInfo) { p.watch.attach(i.Conn) },
+		}))
+	}
 	return p
 }
 
@@ -511,9 +524,19 @@ func (e *engine) do(p *prepared, scheduled int64) {
 		defer idle.Stop()
 	}
 	resp, err := e.client.Do(p.req)
+	p.watch.detach()
 	if err != nil {
 		rec.Done = e.now()
 		rec.Error = classify(err, reasonOf(ctx), false)
+		if n := p.watch.bytes.Load(); n > 0 && (rec.Error.Class == trace.ErrTimeoutFirst || rec.Error.Class == trace.ErrTimeout) {
+			// Bytes came, but not a whole header: say what did arrive.
+			rec.Error = &trace.Error{Class: trace.ErrIdleTimeout,
+				Message: fmt.Sprintf("the response headers never finished: %d bytes of them arrived, then none within the idle timeout", n)}
+			if reasonOf(ctx) == reasonTimeout {
+				rec.Error = &trace.Error{Class: trace.ErrTimeout,
+					Message: fmt.Sprintf("the response headers never finished within the request timeout: %d bytes of them arrived", n)}
+			}
+		}
 		return
 	}
 	rec.Headers = e.now()

@@ -229,6 +229,26 @@ func faultCases() []faultCase {
 			writeAll(c, sseHead, "data: "+chatEvent("1", "")+"\n\n")
 			s.hold(c)
 		}, class: trace.ErrIdleTimeout, status: 200, text: "1", idle: 300 * time.Millisecond},
+		{name: "headers trickling, then nothing", handle: func(s *rawServer, c *net.TCPConn, r *http.Request) {
+			for i := range 10 {
+				c.Write([]byte{sseHead[i]})
+				time.Sleep(10 * time.Millisecond)
+			}
+			s.hold(c)
+		}, class: trace.ErrIdleTimeout, msg: []string{"the response headers never finished: 10 bytes of them arrived, then none within the idle timeout"}, idle: 300 * time.Millisecond},
+		// Header bytes are response bytes: each resets the idle timer, so
+		// headers that take 3× the idle timeout, a byte at a time, are slow,
+		// not dead.
+		{name: "headers trickling within the idle timeout", handle: plain(func(c *net.TCPConn, r *http.Request) {
+			step := 3 * time.Second / time.Duration(len(sseHead))
+			for i := 0; i < len(sseHead); i++ {
+				if _, err := c.Write([]byte{sseHead[i]}); err != nil {
+					return
+				}
+				time.Sleep(step)
+			}
+			io.WriteString(c, goodStream)
+		}), status: 200, text: "1, 2", finish: "length", idle: time.Second},
 		{name: "bytes trickling one at a time", handle: plain(func(c *net.TCPConn, r *http.Request) {
 			io.WriteString(c, sseHead)
 			for i := 0; i < len(goodStream); i++ {

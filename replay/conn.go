@@ -1,0 +1,59 @@
+package replay
+
+import (
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// Response headers are read by net/http, out of the engine's sight: a
+// server that sends them a byte at a time used to be reported as sending
+// "no response byte", and its bytes did not count against the idle
+// timeout, which is the time between response bytes. Every connection the
+// client dials is a watchedConn; while a request waits for its headers it
+// watches its connection, so each byte read resets its idle timer and is
+// counted for the message should the headers never finish.
+
+// watchedConn is a net.Conn whose reads are reported to its watcher.
+type watchedConn struct {
+	net.Conn
+	w atomic.Pointer[headerWatch]
+}
+
+func (c *watchedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		if w := c.w.Load(); w != nil {
+			w.bytes.Add(int64(n))
+			if w.idle != nil {
+				w.idle.Reset(w.d)
+			}
+		}
+	}
+	return n, err
+}
+
+// headerWatch is one request's view of its connection until its headers
+// arrive.
+type headerWatch struct {
+	bytes atomic.Int64
+	idle  *time.Timer // nil when the idle timeout is off
+	d     time.Duration
+	conn  atomic.Pointer[watchedConn]
+}
+
+// attach starts watching c (httptrace's GotConn).
+func (w *headerWatch) attach(c net.Conn) {
+	if wc, ok := c.(*watchedConn); ok {
+		wc.w.Store(w)
+		w.conn.Store(wc)
+	}
+}
+
+// detach stops watching: the body has its own idle reader, and the
+// connection goes to the next request.
+func (w *headerWatch) detach() {
+	if wc := w.conn.Swap(nil); wc != nil {
+		wc.w.CompareAndSwap(w, nil)
+	}
+}
