@@ -58,3 +58,39 @@ func TestRedactChunks(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRedact: whatever surrounds the key, however it is cut or escaped,
+// no run of minFragment bytes of it survives, and text without it is left
+// as it was.
+func FuzzRedact(f *testing.F) {
+	const key = "sk-FRAGMENT-0123456789abcdefABCDEF"
+	f.Add("before ", "after", 0, 34, false)
+	f.Add("", "", 3, 20, true)
+	f.Add(`{"m":"`, `"}`, 10, 34, true)
+	f.Fuzz(func(t *testing.T, pre, post string, lo, hi int, escape bool) {
+		lo, hi = min(max(lo, 0), len(key)), min(max(hi, 0), len(key))
+		if lo > hi {
+			lo, hi = hi, lo
+		}
+		frag := key[lo:hi]
+		if escape {
+			var b strings.Builder
+			for _, r := range frag {
+				b.WriteString(`\u00`)
+				b.WriteByte("0123456789abcdef"[r>>4])
+				b.WriteByte("0123456789abcdef"[r&15])
+			}
+			frag = b.String()
+		}
+		in := pre + frag + post
+		out := redactString(in, []string{key})
+		for _, s := range []string{out, unescapeJSON(out)} {
+			if sp := secretSpans(s, []string{key}); len(sp) > 0 {
+				t.Fatalf("redactString(%q) = %q still holds %q", in, out, s[sp[0][0]:sp[0][1]])
+			}
+		}
+		if len(secretSpans(in, []string{key})) == 0 && len(secretSpans(unescapeJSON(in), []string{key})) == 0 && out != in {
+			t.Fatalf("redactString(%q) changed text without the key: %q", in, out)
+		}
+	})
+}

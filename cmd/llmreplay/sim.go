@@ -113,6 +113,7 @@ route (/version, /get_model_info, /info, /props, /api/version or /v2).`,
 	f.IntVar(&cfg.StallAfter, "stall-after", 0, "fault: stop sending after N tokens and keep the connection open")
 	f.IntVar(&cfg.ResetAfter, "reset-after", 0, "fault: reset the TCP connection after N tokens")
 	f.Float64Var(&cfg.ErrorRate, "error-rate", 0, "fault: fraction of requests answered with HTTP 500 (seeded)")
+	f.IntVar(&cfg.Overrun, "overrun", 0, "fault: ignore max_tokens and send K times as many tokens (at most 131072)")
 	f.DurationVar(&cfg.QuadraticPrefill, "quadratic-prefill", 0, "fault: prefill time grows with input length²: each prompt token also costs this per earlier prompt token (e.g. 50ns: +1.6 s at 8,000 tokens); not with --profile fast")
 	return cmd
 }
@@ -142,6 +143,7 @@ func faults(c sim.Config) string {
 	add(c.StallAfter > 0, "--stall-after %d", c.StallAfter)
 	add(c.ResetAfter > 0, "--reset-after %d", c.ResetAfter)
 	add(c.ErrorRate > 0, "--error-rate %g", c.ErrorRate)
+	add(c.Overrun > 1, "--overrun %d", c.Overrun)
 	add(c.QuadraticPrefill > 0, "--quadratic-prefill %v", c.QuadraticPrefill)
 	return strings.Join(f, " ")
 }

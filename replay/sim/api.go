@@ -255,6 +255,10 @@ func (s *Server) parse(r *http.Request, a api) (*job, error) {
 	if j.maxTokens > maxOutputTokens {
 		return nil, fmt.Errorf("max_tokens %d is more than the simulator's %d: ask for fewer", j.maxTokens, maxOutputTokens)
 	}
+	if k := s.cfg.Overrun; k > 1 {
+		// The fault: a server that does not stop at the length asked.
+		j.maxTokens = min(j.maxTokens*k, maxOutputTokens)
+	}
 	if a == apiResponses {
 		// input is a string (one user message) or a list of messages.
 		var text string

@@ -107,6 +107,13 @@ func TestFaults(t *testing.T) {
 					t.Errorf("eval_count %d", m.EvalCount)
 				}
 			}},
+		{"overrun", Config{Overrun: 3}, "/v1/chat/completions", chatBody("hi", n, true), 0,
+			func(t *testing.T, r *result, want string) {
+				// max_tokens 10 asked, 3 × 10 tokens sent.
+				if r.chunks != 3*n || !r.done {
+					t.Errorf("%d chunks, done %v: want %d, the server ignoring max_tokens", r.chunks, r.done, 3*n)
+				}
+			}},
 		{"stall-after", Config{StallAfter: 4}, "/v1/chat/completions", chatBody("hi", n, true), 300 * time.Millisecond,
 			func(t *testing.T, r *result, want string) {
 				if r.chunks != 4 || r.done || !errors.Is(r.err, context.DeadlineExceeded) {

@@ -82,6 +82,10 @@ type Config struct {
 	ResetAfter int
 	// ErrorRate is the fraction of requests answered with HTTP 500.
 	ErrorRate float64
+	// Overrun, if above 1, makes the server ignore max_tokens and send
+	// Overrun times as many tokens (at most 131,072): a server that
+	// streams on and on, for the client's overlong bound.
+	Overrun int
 	// QuadraticPrefill, if positive, makes prefill time grow with the
 	// square of the input, as a server whose attention has no
 	// memory-efficient kernel: every prompt token also costs this much per
@@ -141,7 +145,7 @@ func New(cfg Config) (*Server, error) {
 		p.Slots = cfg.Slots
 	}
 	switch {
-	case cfg.MaxContext < 0, cfg.TokensPerChunk < 0, cfg.TokenInterval < 0, cfg.StallAfter < 0, cfg.ResetAfter < 0, cfg.InflateUsage < 0, cfg.DefaultMaxTokens < 0:
+	case cfg.MaxContext < 0, cfg.Overrun < 0, cfg.TokensPerChunk < 0, cfg.TokenInterval < 0, cfg.StallAfter < 0, cfg.ResetAfter < 0, cfg.InflateUsage < 0, cfg.DefaultMaxTokens < 0:
 		return nil, errors.New("sim: negative fault or limit setting: use 0 to switch it off")
 	case cfg.ErrorRate < 0 || cfg.ErrorRate > 1:
 		return nil, fmt.Errorf("sim: error rate %v is outside [0, 1]: give a fraction such as 0.05", cfg.ErrorRate)
