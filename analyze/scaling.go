@@ -207,11 +207,14 @@ func steepest(by map[int]*logStats) (Fit, bool) {
 	return best, found
 }
 
-// Scaling is how one metric of one label at one concurrency scales with
-// input length: metric ∝ input_tokens^Exponent.
+// Scaling is how one metric of one label at one concurrency (or arrival
+// rate) scales with input length: metric ∝ input_tokens^Exponent.
 type Scaling struct {
 	Label       string `json:"label"`
 	Concurrency int    `json:"concurrency"`
+	// Rate is the arrival rate (requests/s) of open-loop phases, which
+	// have no concurrency; 0 otherwise.
+	Rate float64 `json:"rate,omitempty"`
 	// Metric is the fitted per-request metric: ttft or prefill_tps.
 	Metric   string `json:"metric"`
 	Exponent Value  `json:"exponent"`
@@ -232,6 +235,22 @@ type Steepest struct {
 type scalingKey struct {
 	label string
 	c     int
+	rate  float64 // open-loop phases have a rate instead of a concurrency
+}
+
+// where names the load a scaling fit was made at.
+func (k scalingKey) where() string {
+	if k.rate > 0 {
+		return thousands.Sprintf("rate %g req/s", k.rate)
+	}
+	return thousands.Sprintf("concurrency %d", k.c)
+}
+
+func (k scalingKey) keys() map[string]any {
+	if k.rate > 0 {
+		return map[string]any{KeyLabel: k.label, KeyRate: k.rate}
+	}
+	return map[string]any{KeyLabel: k.label, KeyConcurrency: k.c}
 }
 
 // scalingGroups splits the runs by label and concurrency, labels in the
@@ -241,7 +260,7 @@ func scalingGroups(res *Result) ([]scalingKey, map[scalingKey][]*run) {
 	var order []scalingKey
 	first := map[string]int{}
 	for _, r := range res.runs {
-		k := scalingKey{r.trace.info.Label, r.phase.Concurrency}
+		k := scalingKey{r.trace.info.Label, r.phase.Concurrency, r.phase.Rate}
 		if _, ok := runs[k]; !ok {
 			order = append(order, k)
 		}
@@ -254,7 +273,10 @@ func scalingGroups(res *Result) ([]scalingKey, map[scalingKey][]*run) {
 		if a, b := first[order[i].label], first[order[j].label]; a != b {
 			return a < b
 		}
-		return order[i].c < order[j].c
+		if order[i].c != order[j].c {
+			return order[i].c < order[j].c
+		}
+		return order[i].rate < order[j].rate
 	})
 	return order, runs
 }
@@ -273,7 +295,7 @@ func (res *Result) PrefillScaling() []Scaling {
 			}
 			in := sortedInputs(by)
 			f := fitLengths(by, in)
-			s := Scaling{Label: k.label, Concurrency: k.c, Metric: m, Exponent: f.Value, InputTokens: f.Inputs}
+			s := Scaling{Label: k.label, Concurrency: k.c, Rate: k.rate, Metric: m, Exponent: f.Value, InputTokens: f.Inputs}
 			if st, ok := steepest(by); ok && m == "ttft" && len(st.Inputs) < len(in) {
 				s.Steepest = &Steepest{Exponent: st.Value, InputTokens: st.Inputs}
 			}
@@ -311,9 +333,9 @@ func superlinearWarnings(res *Result) []Warning {
 			ev["prefill_tps_exponent"] = round3(fitLengths(p, f.Inputs).Value.Value)
 		}
 		out = append(out, Warning{Code: WarnPrefillSuperlinear,
-			Keys: map[string]any{KeyLabel: k.label, KeyConcurrency: k.c},
-			Message: thousands.Sprintf("TTFT grows as input^%.2f (95%% interval %.2f to %.2f) from %d to %d input tokens at concurrency %d: prefill slows down per token as prompts grow (quadratic attention?), so long prompts take far longer than a linear extrapolation says",
-				f.Value.Value, f.Lo, f.Hi, lo, hi, k.c),
+			Keys: k.keys(),
+			Message: thousands.Sprintf("TTFT grows as input^%.2f (95%% interval %.2f to %.2f) from %d to %d input tokens at %s: prefill slows down per token as prompts grow (quadratic attention?), so long prompts take far longer than a linear extrapolation says",
+				f.Value.Value, f.Lo, f.Hi, lo, hi, k.where()),
 			Evidence: ev})
 	}
 	return out

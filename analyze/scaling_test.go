@@ -186,3 +186,41 @@ func TestLogStatsHistogram(t *testing.T) {
 			got.n, got.mean, got.m2/got.n, exact.n, exact.mean, exact.m2/exact.n)
 	}
 }
+
+// Open-loop phases have a rate, not a concurrency: the fit and the
+// warning name the rate ("at rate 2 req/s"), and phases at different
+// rates are fitted apart rather than pooled as "concurrency 0". The TTFTs
+// are the quadratic ones of TestPrefillSuperlinearThresholds (k = 2).
+func TestPrefillScalingAtARate(t *testing.T) {
+	tt := scalingTrace("open", map[int][]float64{1000: {100, 100}, 10000: {10000, 10000}}, 1000, 10000)
+	for i := range tt.h.Phases {
+		tt.h.Phases[i].Kind, tt.h.Phases[i].Concurrency, tt.h.Phases[i].Rate = "rate", 0, 2
+	}
+	// The same lengths at rate 4, linear: 100 and 1,000 ms (k = 1).
+	more := scalingTrace("open", map[int][]float64{1000: {100, 100}, 10000: {1000, 1000}}, 1000, 10000)
+	for i, p := range more.h.Phases {
+		p.Index, p.Name, p.Kind, p.Concurrency, p.Rate = i+2, phaseName(i+2), "rate", 0, 4
+		tt.h.Phases = append(tt.h.Phases, p)
+	}
+	for _, r := range more.records {
+		r.Phase += 2
+		r.ID = "more" + r.ID
+		for j := range r.Chunks {
+			r.Chunks[j].T += 1e12
+		}
+		r.Sent, r.Scheduled, r.Done = r.Sent+1e12, r.Scheduled+1e12, r.Done+1e12
+		tt.records = append(tt.records, r)
+	}
+	res := analyzeTraces(t, Options{}, tt)
+	sc := res.PrefillScaling()
+	if len(sc) != 4 || sc[0].Rate != 2 || math.Abs(sc[0].Exponent.Value-2) > 1e-6 || sc[2].Rate != 4 || math.Abs(sc[2].Exponent.Value-1) > 1e-6 {
+		t.Fatalf("PrefillScaling: %+v", sc)
+	}
+	w := hasWarning(res.Warnings, WarnPrefillSuperlinear)
+	if w == nil || w.Keys[KeyRate] != 2.0 || w.Keys[KeyConcurrency] != nil || !strings.Contains(w.Message, "at rate 2 req/s") {
+		t.Errorf("warning: %+v", w)
+	}
+	if n := len(res.Warnings); n != 1 {
+		t.Errorf("%d warnings, want prefill_superlinear at rate 2 alone: %+v", n, res.Warnings)
+	}
+}

@@ -20,11 +20,12 @@ func scalingNotes(res *analyze.Result) []string {
 	type key struct {
 		label string
 		c     int
+		rate  float64
 	}
 	var order []key
 	by := map[key][]analyze.Scaling{}
 	for _, s := range res.PrefillScaling() {
-		k := key{s.Label, s.Concurrency}
+		k := key{s.Label, s.Concurrency, s.Rate}
 		if _, ok := by[k]; !ok {
 			order = append(order, k)
 		}
@@ -52,8 +53,12 @@ func scalingNotes(res *analyze.Result) []string {
 					exponent(st.Exponent.Value), exponent(st.Exponent.Lo), exponent(st.Exponent.Hi))
 			}
 		}
-		out = append(out, fmt.Sprintf("prefill scaling, %s at concurrency %d, input %s–%s tokens (%d requests): %s",
-			k.label, k.c, thousands.Sprintf("%d", in[0]), thousands.Sprintf("%d", in[len(in)-1]), ss[0].Exponent.N, strings.Join(parts, "; ")))
+		load := fmt.Sprintf("concurrency %d", k.c)
+		if k.rate > 0 {
+			load = fmt.Sprintf("rate %g req/s", k.rate)
+		}
+		out = append(out, fmt.Sprintf("prefill scaling, %s at %s, input %s–%s tokens (%d requests): %s",
+			k.label, load, thousands.Sprintf("%d", in[0]), thousands.Sprintf("%d", in[len(in)-1]), ss[0].Exponent.N, strings.Join(parts, "; ")))
 	}
 	legend := "prefill scaling: the exponent k of a least-squares fit of ln(metric) on ln(input tokens) over every successful request, [95% interval]; TTFT's k is 1 for prefill linear in the prompt, 2 for quadratic"
 	if anySteepest {
