@@ -297,9 +297,20 @@ func redactValue(v any) any {
 	return v
 }
 
+// SecretHeader reports whether a header carries a credential by its name
+// or its value, as RedactHeaders decides: a command that writes its
+// settings into a file (kube job) refuses one.
+func SecretHeader(name, value string) bool { return secretName(name) || secretValue(value) }
+
+// BodyHasSecret reports whether an extra body holds a value RedactBody
+// would hide.
+func BodyHasSecret(raw json.RawMessage) bool { return len(bodySecretsMin(raw, 1)) > 0 }
+
 // bodySecrets are the string values RedactBody hides, to scrub from what
 // the server sends back.
-func bodySecrets(raw json.RawMessage) []string {
+func bodySecrets(raw json.RawMessage) []string { return bodySecretsMin(raw, minRedactKey) }
+
+func bodySecretsMin(raw json.RawMessage, minLen int) []string {
 	var v any
 	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
 		return nil
@@ -317,7 +328,7 @@ func bodySecrets(raw json.RawMessage) []string {
 				walk(e, secret)
 			}
 		case string:
-			if (secret || secretValue(x)) && len(x) >= minRedactKey {
+			if (secret || secretValue(x)) && len(x) >= minLen {
 				out = append(out, x)
 			}
 		}

@@ -195,3 +195,65 @@ func TestHeaderAndExtraBodyRefusals(t *testing.T) {
 		t.Errorf("bench: exit %d, stderr %q; want 2 before the simulator starts", code, e)
 	}
 }
+
+// kube job writes replay's flags into its manifest: a secret header or an
+// extra body holding a secret is refused there (exit 2, no file), while a
+// routing header and an @FILE body go through.
+func TestKubeJobRefusesSecretHeaders(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
+	base := []string{"kube", "job", wl, "--shards", "2", "--image", "i", "--url", "http://vllm:8000", "--results-claim", "r", "--start-at", "2030-01-02T03:04:05Z"}
+	const secret = "sk-kube-SECRET-123456789"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--header", "Authorization: Bearer " + secret}, "--header Authorization after -- would write a credential into the manifest"},
+		{[]string{"--header=X-Api-Key: " + secret}, "--header X-Api-Key after --"},
+		{[]string{"--extra-body", `{"api_key":"` + secret + `"}`}, "--extra-body after -- holds a secret-looking value"},
+	} {
+		job := filepath.Join(dir, "job.yaml")
+		_, e, code := run(t, nil, bin, append(append(append([]string{}, base...), "-o", job, "--"), c.args...)...)
+		if code != 2 || !strings.Contains(e, c.want) || strings.Contains(e, secret) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 with %q and no secret", c.args, code, e, c.want)
+		}
+		if _, err := os.Stat(job); err == nil {
+			t.Errorf("%v: the manifest was written", c.args)
+		}
+	}
+	job := filepath.Join(dir, "ok.yaml")
+	if _, e, code := run(t, nil, bin, append(append([]string{}, base...), "-o", job, "--", "--header", "X-Route: pool-a", "--extra-body", "@/cfg/body.json")...); code != 0 {
+		t.Fatalf("a routing header: exit %d: %s", code, e)
+	}
+	if y, _ := os.ReadFile(job); !strings.Contains(string(y), "X-Route: pool-a") || !strings.Contains(string(y), "@/cfg/body.json") {
+		t.Errorf("job.yaml lacks the replay flags:\n%s", y)
+	}
+}
+
+// bench takes the same --header and --extra-body as replay.
+func TestBenchSendsHeaderAndExtraBody(t *testing.T) {
+	bin := builtBinary(t)
+	srv, seen := recordingProxy(t, startSim(t, bin))
+	dir := t.TempDir()
+	_, e, code := run(t, nil, bin, "bench", "--url", srv, "--concurrency", "1,2", "--input-tokens", "64", "--max-tokens", "4", "--repeats", "1",
+		"--results", filepath.Join(dir, "res"), "--header", "X-Route: pool-b", "--extra-body", `{"top_k":7}`)
+	if code != 0 {
+		t.Fatalf("bench exit %d: %s", code, e)
+	}
+	posts := 0
+	for _, s := range seen() {
+		if s.header.Get("X-Route") != "pool-b" {
+			t.Errorf("%s %s without the header", s.method, s.path)
+		}
+		if s.method == http.MethodPost {
+			posts++
+			if s.body["top_k"] != float64(7) {
+				t.Errorf("%s: body %v lacks top_k", s.path, s.body)
+			}
+		}
+	}
+	if posts != 3 {
+		t.Errorf("%d requests, want 3", posts)
+	}
+}

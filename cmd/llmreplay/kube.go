@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/internal/kube"
+	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
@@ -72,6 +74,9 @@ shard-I.trace.zst to the --results-claim volume. Flags after -- go to replay
 			c.ReplayArg = args[1:]
 			if cmd.ArgsLenAtDash() > 1 {
 				return usagef("give one workload before --, and replay's flags after it")
+			}
+			if err := secretReplayArgs(c.ReplayArg); err != nil {
+				return err
 			}
 			if _, err := workload.Open(wlPath); err != nil {
 				return usageError(err)
@@ -142,4 +147,36 @@ shard-I.trace.zst to the --results-claim volume. Flags after -- go to replay
 	fs.StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
 	fs.BoolVar(&force, "force", false, "replace the output file if it exists")
 	return cmd
+}
+
+// secretReplayArgs refuses replay flags that would write a credential into
+// the manifest: a secret --header or an --extra-body holding a secret. The
+// API key has its own way in (--api-key-secret); an @FILE extra body is
+// read in the pod, so only its path is written.
+func secretReplayArgs(args []string) error {
+	for i := 0; i < len(args); i++ {
+		name, val, inline := strings.Cut(args[i], "=")
+		if name != "--header" && name != "--extra-body" {
+			continue
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				continue // replay itself reports the missing value
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "--header":
+			h, v, _ := strings.Cut(val, ":")
+			if replay.SecretHeader(strings.TrimSpace(h), strings.TrimSpace(v)) {
+				return usagef("--header %s after -- would write a credential into the manifest: put the key in a Secret and pass --api-key-secret (sent as a bearer token)", strings.TrimSpace(h))
+			}
+		case "--extra-body":
+			if !strings.HasPrefix(val, "@") && replay.BodyHasSecret(json.RawMessage(val)) {
+				return usagef("--extra-body after -- holds a secret-looking value, which would be written into the manifest: put the body in a file on a volume and pass --extra-body @FILE")
+			}
+		}
+	}
+	return nil
 }
