@@ -138,12 +138,45 @@ var goldenV12Records = []Record{
 	},
 }
 
+// goldenV13Records are written from format 1.3 on: the server tokenizer's
+// counts, with and without the 1.2 fields before them, and one count the
+// server could not give.
+var goldenV13Records = []Record{
+	{
+		ID: "rate5-4", Index: 9, Phase: 2, InputTokens: 40000, MaxTokens: 16,
+		Scheduled: 700_000_000, Sent: 700_000_700, Headers: 701_000_000, Done: 702_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 701_500_000, Bytes: 200, Text: "สวัสดี"},
+			{T: 701_600_000, Bytes: 200, Text: "ครับ"},
+		},
+		FinishReason:       "length",
+		Usage:              `{"prompt_tokens":40007,"completion_tokens":2,"total_tokens":40009}`,
+		ServerPromptTokens: 39990,
+		ServerTextTokens:   2,
+	},
+	{
+		ID: "rate5-5", Index: 10, Phase: 2, InputTokens: 40000, MaxTokens: 16,
+		Scheduled: 800_000_000, Sent: 800_000_700, Headers: 801_000_000, Done: 802_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 801_500_000, Bytes: 200, Text: " 1"},
+		},
+		FinishReason:       "stop",
+		Notes:              "a note before the counts",
+		ServerPromptTokens: 40000,
+		ServerTextTokens:   TokenizeUnavailable,
+	},
+}
+
 // goldenRecords are the records a 1.minor golden trace holds.
 func goldenRecords(minor int) []Record {
-	if minor < 2 {
-		return goldenV1Records
+	out := append([]Record{}, goldenV1Records...)
+	if minor >= 2 {
+		out = append(out, goldenV12Records...)
 	}
-	return append(append([]Record{}, goldenV1Records...), goldenV12Records...)
+	if minor >= 3 {
+		out = append(out, goldenV13Records...)
+	}
+	return out
 }
 
 func goldenName(major, minor int) string {

@@ -21,7 +21,10 @@ const (
 	// reader skips the one and ignores the others.
 	// 1.2 appended two fields to a record's body, written only when set:
 	// clipped_bytes and notes; a 1.0 or 1.1 reader ignores them.
-	FormatMinor = 2
+	// 1.3 appended two more after them, written only when set:
+	// server_prompt_tokens and server_text_tokens (the server's own
+	// tokenizer's counts); older readers ignore them.
+	FormatMinor = 3
 )
 
 // Header is written once, at the start of a trace. All times in records are
@@ -145,11 +148,25 @@ type Record struct {
 	// one line, "; " between notes.
 	Notes string `json:"notes,omitempty"`
 
+	// ServerPromptTokens and ServerTextTokens (1.3) are the server's own
+	// tokenizer's counts (its /tokenize endpoint, asked off the timing
+	// path) of the prompt as sent and of the text and reasoning received:
+	// what the model's vocabulary makes of them, where the workload's
+	// tokenizer may be another. 0: not asked (no endpoint, --server-tokenize
+	// off, no text); TokenizeUnavailable (−1): asked, and no count came back.
+	ServerPromptTokens int `json:"server_prompt_tokens,omitempty"`
+	ServerTextTokens   int `json:"server_text_tokens,omitempty"`
+
 	// Shard is the index of the shard that sent the request, in a merged
 	// trace; nil elsewhere (1.1: stored as a shard entry before the first
 	// record of each run of records from one shard).
 	Shard *int `json:"shard,omitempty"`
 }
+
+// TokenizeUnavailable in Record.ServerPromptTokens or ServerTextTokens
+// says the server was asked to count and did not answer with a count (an
+// error, a timeout, a malformed reply).
+const TokenizeUnavailable = -1
 
 // Chunk is one streamed event (an SSE event or an NDJSON line) that carried
 // anything: text, reasoning text, usage or a finish signal.

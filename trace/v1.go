@@ -103,11 +103,17 @@ func appendRecordV1(b []byte, r *Record) []byte {
 			b = append(b, r.Chunks[i].Reasoning...)
 		}
 	}
-	// 1.2 fields, only when set: a record without them is byte for byte
-	// a 1.1 record.
-	if r.Clipped != 0 || r.Notes != "" {
+	// 1.2 fields, only when set (or when 1.3 fields follow them): a record
+	// without them is byte for byte a 1.1 record.
+	v13 := r.ServerPromptTokens != 0 || r.ServerTextTokens != 0
+	if r.Clipped != 0 || r.Notes != "" || v13 {
 		b = binary.AppendVarint(b, r.Clipped)
 		b = appendString(b, r.Notes)
+	}
+	// 1.3 fields, only when set: the server tokenizer's counts.
+	if v13 {
+		b = binary.AppendVarint(b, int64(r.ServerPromptTokens))
+		b = binary.AppendVarint(b, int64(r.ServerTextTokens))
 	}
 	return b
 }
@@ -345,7 +351,8 @@ func (d *v1Decoder) decode(body string) (*Record, error) {
 }
 
 // later reads the fields later minor versions appended after the chunks
-// (1.2: clipped_bytes, notes). A body that ends first is an older
+// (1.2: clipped_bytes, notes; 1.3: server_prompt_tokens,
+// server_text_tokens). A body that ends first is an older
 // version's; bytes after them belong to a version later still, and bytes
 // that do not parse as them are ignored as such, as a 1.0 reader ignores
 // every one of them.
@@ -359,4 +366,18 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 		return
 	}
 	r.Clipped, r.Notes = clipped, notes
+	if c.i >= len(c.s) {
+		return
+	}
+	prompt, text := c.varint(), c.varint()
+	// A count outside int32 is no count (and would not fit an int on
+	// every platform): leave both unknown, as a 1.2 reader would.
+	if c.err != nil || !countRange(prompt) || !countRange(text) {
+		return
+	}
+	r.ServerPromptTokens, r.ServerTextTokens = int(prompt), int(text)
 }
+
+// countRange is whether a stored server count is −1 (unavailable) or a
+// count that fits an int32.
+func countRange(v int64) bool { return v >= TokenizeUnavailable && v <= 1<<31-1 }
