@@ -124,6 +124,9 @@ func (d *Display) Phase(i int, phases []workload.Phase) {
 		d.cur = i
 		d.stats[i].started = true
 		d.stats[i].start = d.now()
+		if d.phases[i].Requests == 0 {
+			d.writePhaseLocked(i) // nothing to wait for (a --duration shorter than its first arrival)
+		}
 	}
 	d.mu.Unlock()
 	// The bar is told outside the lock: its redraw calls the decorators,
