@@ -18,6 +18,9 @@ const (
 	// tagShard (1.1): a uvarint shard index that applies to every record
 	// after it until the next shard entry; written only by trace merge.
 	tagShard = 2
+	// tagScrape (1.3): one Scrape (the server's /metrics or a watched
+	// process), written when it was taken, between the records.
+	tagScrape = 3
 )
 
 // Limits that keep a hostile or corrupt file from making the reader allocate

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // writeFuzzSeeds commits the golden trace (whole and cut short) and its
@@ -21,6 +22,10 @@ func writeFuzzSeeds(t *testing.T, golden []byte) {
 			"small":      encodeRun(t, synthRun(synthConfig{Requests: 3, Tokens: 8, Concurrency: 2, Seed: 1}), 0),
 		},
 		"FuzzRecordV1": {},
+		"FuzzScrapeV1": {},
+	}
+	for i, g := range goldenV13Scrapes {
+		seeds["FuzzScrapeV1"]["golden-"+strconv.Itoa(i)] = appendScrapeV1(nil, &g.s)
 	}
 	for i, r := range goldenRecords(FormatMinor) {
 		seeds["FuzzRecordV1"]["golden-"+strconv.Itoa(i)] = appendRecordV1(nil, &r)
@@ -54,7 +59,12 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		defer r.Close()
+		r.IncludeScrapes()
 		for n := 0; r.Scan(); n++ {
+			if s := r.Scrape(); s != nil {
+				checkScrapeReencode(t, s)
+				continue
+			}
 			checkReencode(t, r.Record())
 		}
 		if r.Err() != nil && r.Truncated() {
@@ -77,6 +87,50 @@ func FuzzRecordV1(f *testing.F) {
 		}
 		checkReencode(t, rec)
 	})
+}
+
+// FuzzScrapeV1 feeds arbitrary bodies to the scrape decoder (1.3): it must
+// never panic or allocate past the body's size, and what it returns must
+// survive a round trip.
+func FuzzScrapeV1(f *testing.F) {
+	for _, g := range goldenV13Scrapes {
+		f.Add(appendScrapeV1(nil, &g.s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var s Scrape
+		if err := decodeScrapeV1(string(body), &s); err != nil {
+			return
+		}
+		if len(s.Samples) > len(body)/10 {
+			t.Fatalf("%d samples from a %d-byte body", len(s.Samples), len(body))
+		}
+		checkScrapeReencode(t, &s)
+	})
+}
+
+func checkScrapeReencode(t *testing.T, s *Scrape) {
+	t.Helper()
+	want := *s
+	want.Samples = append([]Sample(nil), s.Samples...)
+	// Strings past the writer's limits are cut when written: a body made
+	// by hand can hold longer ones.
+	for _, v := range []string{want.Source, want.Target, want.Error} {
+		if len(v) > maxScrapeText {
+			return
+		}
+	}
+	for _, x := range want.Samples {
+		if len(x.Name) > maxSampleText || len(x.Labels) > maxSampleText {
+			return
+		}
+	}
+	var got Scrape
+	if err := decodeScrapeV1(string(appendScrapeV1(nil, &want)), &got); err != nil {
+		t.Fatalf("re-encoding a decoded scrape: %v", err)
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateNaNs(), cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("re-encoded scrape differs (-want +got):\n%s", diff)
+	}
 }
 
 func checkReencode(t *testing.T, rec *Record) {

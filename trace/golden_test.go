@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden trace of the version this build writes (never older ones), and the fuzz seeds")
@@ -167,6 +169,45 @@ var goldenV13Records = []Record{
 	},
 }
 
+// goldenV13Scrapes are written from format 1.3 on, each after the record
+// of index at: a vLLM /metrics scrape with a label, a histogram bucket and
+// special values, a failed scrape, and a watched process.
+var goldenV13Scrapes = []struct {
+	at int
+	s  Scrape
+}{
+	{0, Scrape{T: 20_000_000, Duration: 1_250_000, Source: SourceMetrics, Target: "http://127.0.0.1:8080/metrics",
+		Samples: []Sample{
+			{Name: "vllm:num_requests_running", Labels: `model_name="qwen3-0.6b"`, Value: 2},
+			{Name: "vllm:num_requests_waiting", Labels: `model_name="qwen3-0.6b"`, Value: 0},
+			{Name: "vllm:kv_cache_usage_perc", Labels: `model_name="qwen3-0.6b"`, Value: 0.0625},
+			{Name: "vllm:time_to_first_token_seconds_bucket", Labels: `le="+Inf",model_name="qwen3-0.6b"`, Value: 3},
+			{Name: "process_start_time_seconds", Value: 1.7649e9},
+			{Name: "weird", Labels: `path="a\"b\nc"`, Value: math.Inf(-1)},
+		}}},
+	{3, Scrape{T: 120_000_000, Duration: 250_000_000, Source: SourceMetrics, Target: "http://127.0.0.1:8080/metrics",
+		Error: "no answer within 250ms (the scrape timeout)"}},
+	{4, Scrape{T: 200_000_000, Duration: 80_000, Source: SourceProcess, Target: "pid 4242", Dropped: 3,
+		Samples: []Sample{
+			{Name: "process_resident_memory_bytes", Value: 734_003_200},
+			{Name: "process_cpu_seconds_total", Value: 12.5},
+			{Name: "process_threads", Value: 17},
+		}}},
+}
+
+// goldenScrapes are the scrapes a 1.minor golden trace holds, by the index
+// of the record each follows.
+func goldenScrapes(minor int) map[int][]Scrape {
+	m := map[int][]Scrape{}
+	if minor < 3 {
+		return m
+	}
+	for _, g := range goldenV13Scrapes {
+		m[g.at] = append(m[g.at], g.s)
+	}
+	return m
+}
+
 // goldenRecords are the records a 1.minor golden trace holds.
 func goldenRecords(minor int) []Record {
 	out := append([]Record{}, goldenV1Records...)
@@ -192,9 +233,15 @@ func writeGolden(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	recs := goldenRecords(FormatMinor)
+	scrapes := goldenScrapes(FormatMinor)
 	for i := range recs {
 		if err := w.Write(&recs[i]); err != nil {
 			t.Fatal(err)
+		}
+		for k := range scrapes[i] {
+			if err := w.WriteScrape(&scrapes[i][k]); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if i%2 == 1 {
 			if err := w.Flush(); err != nil {
@@ -237,10 +284,11 @@ func TestGolden(t *testing.T) {
 			major, _ := r.Version()
 			var wantH Header
 			var want []Record
+			var wantScrapes map[int][]Scrape
 			switch major {
 			case 1:
 				_, minor := r.Version()
-				wantH, want = goldenV1Header, goldenRecords(minor)
+				wantH, want, wantScrapes = goldenV1Header, goldenRecords(minor), goldenScrapes(minor)
 			default:
 				t.Fatalf("no expected content for format %d.x: add it to golden_test.go", major)
 			}
@@ -250,7 +298,15 @@ func TestGolden(t *testing.T) {
 				t.Errorf("header (-want +got):\n%s", d)
 			}
 			var got []Record
+			gotScrapes := map[int][]Scrape{}
+			r.IncludeScrapes()
 			for r.Scan() {
+				if s := r.Scrape(); s != nil {
+					c := *s
+					c.Samples = append([]Sample(nil), s.Samples...)
+					gotScrapes[len(got)-1] = append(gotScrapes[len(got)-1], c)
+					continue
+				}
 				got = append(got, copyRecord(r.Record()))
 			}
 			if r.Err() != nil || r.Truncated() {
@@ -259,6 +315,73 @@ func TestGolden(t *testing.T) {
 			if d := cmp.Diff(want, got, cmpRecords); d != "" {
 				t.Errorf("records (-want +got):\n%s", d)
 			}
+			if d := cmp.Diff(wantScrapes, gotScrapes, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("scrapes (-want +got):\n%s", d)
+			}
 		})
+	}
+}
+
+// TestScrapesSkippedByDefault: a reader that does not ask for scrapes (every
+// caller that knows only records, and so every 1.0–1.2 reader, which skips
+// unknown tags the same way) gets exactly the records of a 1.3 trace, and
+// learns how many scrapes it passed.
+func TestScrapesSkippedByDefault(t *testing.T) {
+	r, err := Open(goldenName(1, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []Record
+	for r.Scan() {
+		if r.Scrape() != nil {
+			t.Fatal("a scrape without IncludeScrapes")
+		}
+		got = append(got, copyRecord(r.Record()))
+	}
+	if d := cmp.Diff(goldenRecords(3), got, cmpRecords); d != "" {
+		t.Errorf("records (-want +got):\n%s", d)
+	}
+	if n := r.Scrapes(); n != len(goldenV13Scrapes) {
+		t.Errorf("Scrapes() = %d, want %d", n, len(goldenV13Scrapes))
+	}
+}
+
+// TestWriteScrapeBounds: a scrape past MaxScrapeSamples keeps the first
+// ones and counts the rest, so no endpoint can make an entry the reader
+// refuses.
+func TestWriteScrapeBounds(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, goldenV1Header, WithFlushInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Scrape{T: 1, Source: SourceMetrics, Target: "x", Samples: make([]Sample, MaxScrapeSamples+5)}
+	for i := range s.Samples {
+		s.Samples[i] = Sample{Name: "m", Value: float64(i)}
+	}
+	if err := w.WriteScrape(&s); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Stats(); st.Scrapes != 1 || st.Records != 0 {
+		t.Errorf("stats %+v, want 1 scrape and 0 records", st)
+	}
+	r, err := NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.IncludeScrapes()
+	if !r.Scan() || r.Scrape() == nil {
+		t.Fatalf("no scrape: %v", r.Err())
+	}
+	got := r.Scrape()
+	if len(got.Samples) != MaxScrapeSamples || got.Dropped != 5 || got.Samples[MaxScrapeSamples-1].Value != MaxScrapeSamples-1 {
+		t.Errorf("kept %d samples, dropped %d; want %d and 5", len(got.Samples), got.Dropped, MaxScrapeSamples)
+	}
+	if len(s.Samples) != MaxScrapeSamples+5 {
+		t.Error("WriteScrape changed the caller's scrape")
 	}
 }

@@ -43,6 +43,13 @@ type Reader struct {
 	buf []byte
 	rec *Record
 
+	// withScrapes makes Scan stop at scrape entries too (IncludeScrapes);
+	// scrape is the current one, scrapes counts those seen either way.
+	withScrapes bool
+	scrape      *Scrape
+	scrapeBuf   Scrape
+	scrapes     int
+
 	err       error
 	truncated bool
 	skipped   int   // undecodable entries passed over (Skipped)
@@ -257,10 +264,12 @@ func (r *Reader) Header() Header { return r.h }
 // Version returns the format version the file was written in.
 func (r *Reader) Version() (major, minor int) { return r.major, r.minor }
 
-// Scan advances to the next record. It returns false at the end of the
-// trace, at a truncated tail (Truncated reports it) or on an error (Err).
+// Scan advances to the next record (and, after IncludeScrapes, scrape). It
+// returns false at the end of the trace, at a truncated tail (Truncated
+// reports it) or on an error (Err).
 func (r *Reader) Scan() bool {
 	r.rec = nil
+	r.scrape = nil
 	if r.err != nil || r.done {
 		return false
 	}
@@ -307,6 +316,26 @@ func (r *Reader) Scan() bool {
 			}
 			r.shard, r.hasShard = int(v), true
 			continue
+		}
+		if tag == tagScrape {
+			if !r.withScrapes {
+				r.scrapes++
+				if _, err := r.br.Discard(int(n)); err != nil {
+					return r.stop(noEOF(err))
+				}
+				continue
+			}
+			b, err := r.readBody(int(n))
+			if err != nil {
+				return r.stop(noEOF(err))
+			}
+			if err := decodeScrapeV1(string(b), &r.scrapeBuf); err != nil {
+				r.skip(fmt.Errorf("scrape %d: %v", r.scrapes+1, err))
+				continue
+			}
+			r.scrapes++
+			r.scrape = &r.scrapeBuf
+			return true
 		}
 		if tag != tagRecord {
 			// An entry kind from a later minor version: skip it.
@@ -382,6 +411,27 @@ func (r *Reader) skip(err error) {
 // decoded (a damaged record between good ones), and the first one's
 // problem. The records around them were returned.
 func (r *Reader) Skipped() (n int, first error) { return r.skipped, r.skipErr }
+
+// IncludeScrapes makes Scan stop at scrape entries (1.3) as well as at
+// records: after each Scan, exactly one of Record and Scrape is non-nil.
+// Without it Scan passes over scrapes (counting them, see Scrapes), so a
+// caller that knows only records sees only records.
+//
+//	r.IncludeScrapes()
+//	for r.Scan() {
+//		if s := r.Scrape(); s != nil { … continue }
+//		rec := r.Record()
+//	}
+func (r *Reader) IncludeScrapes() { r.withScrapes = true }
+
+// Scrape returns the scrape Scan stopped at, or nil when it stopped at a
+// record. It and its samples are reused by the next Scan; strings stay
+// valid.
+func (r *Reader) Scrape() *Scrape { return r.scrape }
+
+// Scrapes is how many scrape entries Scan has passed so far, returned or
+// not.
+func (r *Reader) Scrapes() int { return r.scrapes }
 
 // Record returns the record Scan read. It and everything it points to
 // (chunks, error) are reused by the next Scan; strings stay valid.

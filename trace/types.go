@@ -24,6 +24,9 @@ const (
 	// 1.3 appended two more after them, written only when set:
 	// server_prompt_tokens and server_text_tokens (the server's own
 	// tokenizer's counts); older readers ignore them.
+	// 1.3 also added the scrape entry (the server's /metrics and a
+	// watched process's memory and CPU during the run); a 1.0–1.2 reader
+	// skips it as an entry kind it does not know.
 	FormatMinor = 3
 )
 

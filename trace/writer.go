@@ -97,11 +97,12 @@ type Writer struct {
 	syncFile *os.File // file, when fsync means something for it
 
 	records        int64
+	scrapes        int64
 	flushedRecords int64
-	written        int64 // compressed bytes handed to out
-	raw            int64 // bytes given to the encoder (what a reader decompresses)
+	written        int64         // compressed bytes handed to out
+	raw            int64         // bytes given to the encoder (what a reader decompresses)
 	scratch        *zstd.Encoder // sizes a large record's compressed form (see bound)
-	clipped        int64 // records clipped so far
+	clipped        int64         // records clipped so far
 
 	stop     chan struct{}
 	done     chan struct{}
@@ -114,6 +115,7 @@ type WriterStats struct {
 	FlushedRecords int64 // records that a crash can no longer lose
 	Bytes          int64 // compressed bytes written out
 	Clipped        int64 // records whose text the writer cut (see Record.Clipped)
+	Scrapes        int64 // scrapes given to WriteScrape
 }
 
 // Create creates (or truncates) the trace file at path and writes its header.
@@ -276,6 +278,46 @@ func (w *Writer) Write(r *Record) error {
 	if w.pending.Len() >= pendingLimit {
 		// Full compressed blocks are decodable prefixes of the frame, but
 		// records in them are not counted as flushed until the frame ends.
+		if err := w.writePending(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteScrape adds one scrape (1.3), after the records written so far. A
+// scrape with more than MaxScrapeSamples samples keeps the first ones and
+// counts the rest in Dropped; names and labels past 4 KiB are cut. It is
+// safe to call from a scraping goroutine while another writes records.
+func (w *Writer) WriteScrape(s *Scrape) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("trace: WriteScrape after Close")
+	}
+	if len(s.Samples) > MaxScrapeSamples {
+		c := *s
+		c.Dropped += len(s.Samples) - MaxScrapeSamples
+		c.Samples = s.Samples[:MaxScrapeSamples]
+		s = &c
+	}
+	w.body = appendScrapeV1(w.body[:0], s)
+	var hdr [1 + binary.MaxVarintLen64]byte
+	hdr[0] = tagScrape
+	n := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.body)))
+	if _, err := w.enc.Write(hdr[:n]); err != nil {
+		return w.fail(err)
+	}
+	if _, err := w.enc.Write(w.body); err != nil {
+		return w.fail(err)
+	}
+	w.raw += int64(n + len(w.body))
+	w.dirty = true
+	w.scrapes++
+	if w.pending.Len() >= pendingLimit {
 		if err := w.writePending(); err != nil {
 			return err
 		}
@@ -471,7 +513,7 @@ func (w *Writer) setErr(err error) error {
 func (w *Writer) Stats() WriterStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return WriterStats{Records: w.records, FlushedRecords: w.flushedRecords, Bytes: w.written, Clipped: w.clipped}
+	return WriterStats{Records: w.records, FlushedRecords: w.flushedRecords, Bytes: w.written, Clipped: w.clipped, Scrapes: w.scrapes}
 }
 
 // Close flushes what is left, stops the flush timer and, for Create, closes
