@@ -89,6 +89,11 @@ type Options struct {
 	SLO SLO
 	// Tokenizer, when set, overrides every trace header's tokenizer.
 	Tokenizer string
+	// Records, when set, sees every record of every trace AnalyzeFiles
+	// reads (warm-ups too), with the label it is analysed under: for
+	// callers that draw what a table cannot (the report's timelines) in
+	// the same single pass. The record is reused after the call.
+	Records func(label string, h *trace.Header, rec *trace.Record)
 }
 
 // Analyzer accumulates any number of traces. It is not safe for concurrent
@@ -105,6 +110,8 @@ type Analyzer struct {
 	// trace that brought it; dups are the traces skipped as repeats.
 	runIDs map[string]string
 	dups   []duplicate
+	// onRecord is Options.Records.
+	onRecord func(label string, h *trace.Header, rec *trace.Record)
 }
 
 // duplicate is a trace skipped because an earlier input was the same run.
@@ -143,7 +150,7 @@ func New(o Options) (*Analyzer, error) {
 			return nil, fielderr.New("analyze: Options", "Tokenizer", fmt.Sprintf("%q cannot be loaded (%v)", o.Tokenizer, err), "give a tokenizer.json path or o200k_base / cl100k_base")
 		}
 	}
-	return &Analyzer{defs: d, slo: slo, tokOver: o.Tokenizer, counters: map[string]*counter{}}, nil
+	return &Analyzer{defs: d, slo: slo, tokOver: o.Tokenizer, counters: map[string]*counter{}, onRecord: o.Records}, nil
 }
 
 // TraceInfo describes one analysed trace.
@@ -835,7 +842,11 @@ func (g *Group) Samples(metric string) []float64 { return g.samples[metric] }
 // and records whether its tail was cut off. label "" takes the header's.
 func (a *Analyzer) AddReader(label, path string, r *trace.Reader) error {
 	acc := a.Trace(label, path, r.Header())
+	h := r.Header()
 	for r.Scan() {
+		if a.onRecord != nil {
+			a.onRecord(acc.info.Label, &h, r.Record())
+		}
 		acc.Add(r.Record())
 	}
 	acc.SetTruncated(r.Truncated())

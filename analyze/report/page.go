@@ -33,6 +33,9 @@ figure{margin:0}figcaption{font-weight:600}svg{width:100%;height:auto}
 .note,.empty{color:var(--mute);font-size:.85rem}
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}th,td{border:1px solid var(--grid);padding:.2rem .45rem;text-align:right}
 th:first-child,td:first-child{text-align:left}.wide{overflow-x:auto}
+.late{stroke:var(--mute);stroke-dasharray:3 2}.wait{stroke:var(--mute);stroke-width:1}.answer{fill:var(--c0);opacity:.45}
+.chunk{stroke:var(--c0);stroke-width:1}.fail{stroke:var(--c1);stroke-width:2}.failtext{fill:var(--c1);font-size:10px}
+.verdict-HOLDS{color:var(--c2);font-weight:600}.verdict-FAILS,.verdict-DOES{color:var(--c1);font-weight:600}.verdict-INCONCLUSIVE{color:var(--warnb);font-weight:600}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dt{color:var(--mute)}dd{margin:0;word-break:break-all}
 @media print{.charts{display:block}figure{break-inside:avoid;margin-bottom:1rem}.wide{overflow:visible}body{max-width:none}}
 </style></head><body>
@@ -49,7 +52,10 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dt{color:va
 {{if .Shards}}<dt>shards</dt><dd>{{.Shards}} on {{.ShardHosts}} hosts</dd>{{end}}
 </dl>{{end}}
 </section>
+{{if .Claims}}<h2>Claims</h2><div class="wide"><table id="claims"><thead><tr><th>claim</th><th>verdict</th><th>measured</th><th>why</th></tr></thead>
+<tbody>{{range .Claims}}<tr><td>{{.Claim}}</td><td class="verdict-{{.Verdict}}">{{.Verdict}}</td><td>{{.Measured}}</td><td>{{.Why}}</td></tr>{{end}}</tbody></table></div>{{end}}
 {{if .Charts}}<h2>Charts</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>{{end}}
+{{if .Timelines}}<h2>Timelines</h2><p class="note">One run per label and load level: each row is a request.</p>{{range .Timelines}}{{.}}{{end}}{{end}}
 {{range .Tables}}<h2>{{.Title}}</h2><div class="wide"><table><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></div>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}{{end}}

@@ -27,6 +27,16 @@ type Options struct {
 	Title string
 	// When is the time the report was made, shown in the headline.
 	When string
+	// Timelines, when collected during the analysis (Timelines.Add as
+	// analyze.Options.Records), draws one run per label and load level.
+	Timelines *Timelines
+	// Claims are check's verdicts to show (check --claims / report --claims).
+	Claims []ClaimRow
+}
+
+// ClaimRow is one claim's verdict as check prints it.
+type ClaimRow struct {
+	Claim, Verdict, Measured, Why string
 }
 
 // Series is one line of a chart: a label's medians with their intervals.
@@ -62,6 +72,8 @@ type page struct {
 	Problems  []string
 	Charts    []template.HTML
 	ChartNote []string
+	Timelines []template.HTML
+	Claims    []ClaimRow
 	Tables    []*render.Table
 }
 
@@ -85,12 +97,20 @@ func Write(w io.Writer, res *analyze.Result, o Options) error {
 // xKey picks the sweep's x axis: concurrency unless the trace sweeps input
 // length at one concurrency (a long-input sweep), then input tokens.
 func xKey(res *analyze.Result) (string, string) {
-	conc, inputs := map[any]bool{}, map[any]bool{}
-	for _, g := range res.Groups([]string{analyze.KeyConcurrency, analyze.KeyInputTokens}) {
+	conc, inputs, rates := map[any]bool{}, map[any]bool{}, map[float64]bool{}
+	for _, g := range res.Groups([]string{analyze.KeyConcurrency, analyze.KeyRate, analyze.KeyInputTokens}) {
 		conc[g.Keys[analyze.KeyConcurrency]] = true
 		inputs[g.Keys[analyze.KeyInputTokens]] = true
+		if r, ok := toFloat(g.Keys[analyze.KeyRate]); ok && r > 0 {
+			rates[r] = true
+		}
 	}
-	if len(conc) <= 1 && len(inputs) > 1 {
+	switch {
+	case len(rates) > 1 || (len(rates) == 1 && len(inputs) <= 1):
+		// Open-loop phases: their load is the arrival rate, and their
+		// "concurrency" is not a setting.
+		return analyze.KeyRate, "request rate (requests/s)"
+	case len(conc) <= 1 && len(inputs) > 1:
 		return analyze.KeyInputTokens, "input length (tokens)"
 	}
 	return analyze.KeyConcurrency, "concurrency (streams)"
@@ -169,7 +189,10 @@ func quantileCDF(groups []*analyze.Group, metric string) []Series {
 }
 
 func build(res *analyze.Result, o Options) (*page, error) {
-	p := &page{Title: o.Title, When: o.When, Traces: res.Traces}
+	p := &page{Title: o.Title, When: o.When, Traces: res.Traces, Claims: o.Claims}
+	for _, t := range o.Timelines.list() {
+		p.Timelines = append(p.Timelines, drawTimeline(t))
+	}
 	if p.Title == "" {
 		p.Title = "llmreplay report"
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/analyze/claim"
 	"github.com/llmreplay/llmreplay/analyze/render"
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 // Exit statuses of `check`: 0 when every claim holds, exitClaimFails when
@@ -26,6 +27,9 @@ type traceFlags struct {
 	definitions string
 	slo         string
 	tokenizer   string
+	// records, when set, sees every record as the traces are analysed
+	// (report's timelines).
+	records func(label string, h *trace.Header, rec *trace.Record)
 }
 
 func (f *traceFlags) register(cmd *cobra.Command) {
@@ -47,7 +51,7 @@ func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.
 		inputs[i] = analyze.ParseInput(arg)
 		inputs[i].Stdin = cmd.InOrStdin()
 	}
-	res, err := analyze.AnalyzeFiles(analyze.Options{Definitions: f.definitions, SLO: slo, Tokenizer: f.tokenizer}, inputs...)
+	res, err := analyze.AnalyzeFiles(analyze.Options{Definitions: f.definitions, SLO: slo, Tokenizer: f.tokenizer, Records: f.records}, inputs...)
 	if err != nil {
 		return nil, usageError(flagError(err))
 	}
@@ -237,25 +241,9 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
   # a published table written down as claims
   llmreplay check vllm.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var cs []claim.Claim
-			for _, s := range claims {
-				c, err := claim.ParseClaim(s)
-				if err != nil {
-					return flagError(usageError(err))
-				}
-				cs = append(cs, c)
-			}
-			if claimsFile != "" {
-				f, err := os.Open(claimsFile)
-				if err != nil {
-					return usagef("--claims: %v", err)
-				}
-				more, err := claim.ParseClaims(f)
-				f.Close()
-				if err != nil {
-					return usagef("%s: %v", claimsFile, err)
-				}
-				cs = append(cs, more...)
+			cs, err := parseClaimFlags(claims, claimsFile)
+			if err != nil {
+				return err
 			}
 			if len(cs) == 0 {
 				return usagef("no claims: give --claim 'metric{key=value} >= N' or --claims FILE")
@@ -312,4 +300,29 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "judge single values (one run, too few samples for an interval) on the value itself, as published figures are; the reason says so")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
 	return cmd
+}
+
+// parseClaimFlags reads --claim values and a --claims file (check, report).
+func parseClaimFlags(claims []string, claimsFile string) ([]claim.Claim, error) {
+	var cs []claim.Claim
+	for _, s := range claims {
+		c, err := claim.ParseClaim(s)
+		if err != nil {
+			return nil, flagError(usageError(err))
+		}
+		cs = append(cs, c)
+	}
+	if claimsFile != "" {
+		f, err := os.Open(claimsFile)
+		if err != nil {
+			return nil, usagef("--claims: %v", err)
+		}
+		more, err := claim.ParseClaims(f)
+		f.Close()
+		if err != nil {
+			return nil, usagef("%s: %v", claimsFile, err)
+		}
+		cs = append(cs, more...)
+	}
+	return cs, nil
 }

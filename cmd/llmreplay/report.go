@@ -3,18 +3,23 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/analyze/claim"
 	"github.com/llmreplay/llmreplay/analyze/report"
 )
 
 func newReportCmd() *cobra.Command {
 	var (
-		tf    traceFlags
-		out   string
-		force bool
+		tf                  traceFlags
+		out                 string
+		force               bool
+		claims              []string
+		claimsFile          string
+		acceptPoint, accept bool
 	)
 	cmd := &cobra.Command{
 		Use:   "report TRACE... -o report.html",
@@ -25,20 +30,39 @@ trust warnings in plain words (each linking to its evidence) and what was
 measured (labels, model, server, workload digest), then charts per-stream and
 aggregate tok/s against concurrency (medians with 95% intervals, one colour
 per label), TTFT p50/p90/p99, the inter-token latency and TPOT distributions,
-and ends with the sweep table and every metric as copyable tables.
-A sweep of input lengths at one concurrency is charted against input length.`,
-		Example: `  llmreplay report q4=q4.trace.zst q8=q8.trace.zst -o report.html`,
+then a timeline of one run per label and load level (one row per request:
+scheduled, sent, first and last token, a mark per chunk, failures in red with
+their error class), and ends with the sweep table and every metric as
+copyable tables. A sweep of input lengths at one concurrency is charted
+against input length, open-loop phases against their request rate.
+--claim and --claims judge claims as check does and show the verdicts first.`,
+		Example: `  llmreplay report q4=q4.trace.zst q8=q8.trace.zst -o report.html
+
+  # with the verdicts of a published table's claims at the top
+  llmreplay report vllm.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims -o report.html`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("report needs -o FILE.html: where to write the page")
 			}
+			cs, err := parseClaimFlags(claims, claimsFile)
+			if err != nil {
+				return err
+			}
+			// One pass over the traces: the analysis, and the records the
+			// timelines draw.
+			tl := &report.Timelines{}
+			tf.records = tl.Add
 			res, err := tf.analyzeInputs(cmd, args)
 			if err != nil {
 				return err
 			}
+			o := report.Options{When: time.Now().UTC().Format(time.RFC3339), Timelines: tl}
+			for _, c := range cs {
+				o.Claims = append(o.Claims, claimRow(claim.Check(res, c, claim.CheckOptions{MinSamples: 6, AcceptPoint: acceptPoint, AcceptPartial: accept})))
+			}
 			err = writeOutput(out, force, args, func(w io.Writer) error {
-				return report.Write(w, res, report.Options{When: time.Now().UTC().Format(time.RFC3339)})
+				return report.Write(w, res, o)
 			})
 			if err != nil {
 				return err
@@ -50,5 +74,27 @@ A sweep of input lengths at one concurrency is charted against input length.`,
 	tf.register(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "HTML file to write")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file")
+	cmd.Flags().StringArrayVar(&claims, "claim", nil, "a claim to judge and show, as check takes it (repeatable)")
+	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, as check takes it")
+	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "as check: judge point estimates on their value")
+	cmd.Flags().BoolVar(&accept, "accept-partial", false, "as check: judge claims over stopped or damaged traces")
 	return cmd
+}
+
+// claimRow is a verdict in the words check prints.
+func claimRow(v claim.Verdict) report.ClaimRow {
+	var b strings.Builder
+	claim.RenderVerdicts(&b, []claim.Verdict{v})
+	line := strings.TrimSpace(b.String())
+	measured, why := "", v.Reason
+	if _, rest, ok := strings.Cut(line, " — measured "); ok {
+		measured = rest
+		if i := strings.Index(rest, " ("); i >= 0 {
+			measured = rest[:i]
+		}
+	}
+	if len(v.Warnings) > 0 {
+		why += "; warnings: " + strings.Join(v.Warnings, ", ")
+	}
+	return report.ClaimRow{Claim: v.Text, Verdict: strings.ToUpper(v.Verdict), Measured: measured, Why: why}
 }

@@ -125,8 +125,12 @@ func TestReportCLI(t *testing.T) {
 	if !strings.Contains(string(b), "Every one of the 3 requests failed") {
 		t.Errorf("failed-only trace: the page does not say every request failed")
 	}
-	if strings.Contains(string(b), "<svg") {
+	if strings.Contains(string(b), `class="chart"`) {
 		t.Errorf("failed-only trace: the page draws empty charts")
+	}
+	// The timeline is what is left to see: three red rows with their class.
+	if !strings.Contains(string(b), `data-rows="3" data-ticks="0" data-failed="3"`) || strings.Count(string(b), `<text class="failtext"`) != 3 {
+		t.Errorf("failed-only trace: no timeline of the three failures")
 	}
 }
 
@@ -185,7 +189,8 @@ func TestReportInBrowser(t *testing.T) {
 	writeReportTrace(t, fast, "vllm", hostileModel, 2, 0, 1, 4, 8)
 	writeReportTrace(t, slow, "llama", "m", 10, 1, 1, 4, 8)
 	out := filepath.Join(dir, "report.html")
-	if _, stderr, err := runAnalyzeCLI(t, nil, "report", fast, slow, "-o", out); err != nil {
+	if _, stderr, err := runAnalyzeCLI(t, nil, "report", fast, slow, "-o", out,
+		"--claim", "per_stream_tps{label=vllm,concurrency=8} >= 100", "--claim", "per_stream_tps{label=llama,concurrency=8} >= 1000", "--accept-point"); err != nil {
 		t.Fatalf("report: %v\n%s", err, stderr)
 	}
 
@@ -252,6 +257,15 @@ func TestReportInBrowser(t *testing.T) {
 			points: String(f.querySelectorAll("circle.pt").length),
 			declared: f.dataset.series + "/" + f.dataset.points}))`))
 	step("charts", err)
+	timelines, err := chromedp.Run(ctx, chromedp.Evaluate[[]map[string]string](`[...document.querySelectorAll("figure.timeline")].map(f => ({
+			title: f.querySelector("figcaption").textContent,
+			rows: String(f.querySelectorAll("g.req").length),
+			failed: String(f.querySelectorAll("g.req.failed").length),
+			failtext: [...f.querySelectorAll("text.failtext")].map(e => e.textContent).join(","),
+			ticks: String([...f.querySelectorAll("path.chunk")].reduce((n, p) => n + (p.getAttribute("d").match(/M/g) || []).length, 0))}))`))
+	step("timelines", err)
+	verdicts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#claims tbody tr")].map(r => r.cells[1].textContent)`))
+	step("claims", err)
 	png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	step("screenshot", err)
 	shot := os.Getenv("REPORT_SHOT")
@@ -312,6 +326,28 @@ func TestReportInBrowser(t *testing.T) {
 			t.Errorf("chart %s missing", id)
 		}
 	}
+	// One timeline per label and concurrency: vllm's 1, 4 and 8 requests of
+	// 8 chunks; llama's the same plus one failed request (a 503, no chunk)
+	// per level, drawn in red with its class.
+	wantTL := []struct{ title, rows, failed, ticks string }{
+		{"vllm, concurrency 1", "1", "0", "8"}, {"vllm, concurrency 4", "4", "0", "32"}, {"vllm, concurrency 8", "8", "0", "64"},
+		{"llama, concurrency 1", "2", "1", "8"}, {"llama, concurrency 4", "5", "1", "32"}, {"llama, concurrency 8", "9", "1", "64"},
+	}
+	if len(timelines) != len(wantTL) {
+		t.Fatalf("%d timelines drawn, want %d: %v", len(timelines), len(wantTL), timelines)
+	}
+	for i, w := range wantTL {
+		g := timelines[i]
+		if !strings.Contains(g["title"], w.title) || g["rows"] != w.rows || g["failed"] != w.failed || g["ticks"] != w.ticks {
+			t.Errorf("timeline %d: %v, want %+v", i, g, w)
+		}
+		if w.failed != "0" && g["failtext"] != "http-status" {
+			t.Errorf("timeline %d: failed rows labelled %q", i, g["failtext"])
+		}
+	}
+	if len(verdicts) != 2 || verdicts[0] != "HOLDS" || verdicts[1] != "DOES NOT HOLD" {
+		t.Errorf("claim verdicts on the page: %q", verdicts)
+	}
 }
 
 // writeInputSweep writes one request per input length at concurrency 1
@@ -347,6 +383,43 @@ func writeInputSweep(t *testing.T, path string, inputs ...int) {
 	}
 }
 
+// writeRateSweep writes one open-loop phase per rate, 6 requests each
+// arriving 1/rate apart, 8 one-token chunks 2 ms apart.
+func writeRateSweep(t *testing.T, path string, rates ...float64) {
+	t.Helper()
+	h := trace.Header{Label: "rates", Tokenizer: "o200k_base", WorkloadDigest: "sha256:w", Model: "m"}
+	for i, r := range rates {
+		h.Phases = append(h.Phases, trace.Phase{Index: i, Name: fmt.Sprintf("rate-%g", r), Kind: "rate", Rate: r, InputTokens: 100, MaxTokens: 8, Requests: 6})
+	}
+	w, err := trace.Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := 1.0
+	for i, r := range rates {
+		for j := 0; j < 6; j++ {
+			at := start + float64(j)*1000/r
+			rec := trace.Record{ID: fmt.Sprintf("r%d-%d", i, j), Phase: i, InputTokens: 100, MaxTokens: 8, Scheduled: int64(at * 1e6), Sent: int64(at * 1e6),
+				Status: 200, FinishReason: "length", Usage: `{"completion_tokens":8}`}
+			for k := 0; k < 8; k++ {
+				text := "1"
+				if k%2 == 1 {
+					text = ","
+				}
+				rec.Chunks = append(rec.Chunks, trace.Chunk{T: int64((at + 50 + float64(k)*2) * 1e6), Bytes: 60, Text: text})
+			}
+			rec.Done = rec.Chunks[7].T + 1e6
+			if err := w.Write(&rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start += 10000
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestReportAxesAndSmallTraces: an input-length sweep at one concurrency is
 // charted against input length (ticks at 100, 1000, 10k); a one-request
 // trace says it has no intervals instead of pretending.
@@ -367,6 +440,25 @@ func TestReportAxesAndSmallTraces(t *testing.T) {
 		if !strings.Contains(page, tick) {
 			t.Errorf("x tick %s missing", tick)
 		}
+	}
+
+	// Open-loop phases at 2 and 5 requests/s: charted against the rate,
+	// with a timeline per rate.
+	rates := filepath.Join(dir, "rates.trace.zst")
+	writeRateSweep(t, rates, 2, 5)
+	out = filepath.Join(dir, "rates.html")
+	if _, stderr, err := runAnalyzeCLI(t, nil, "report", rates, "-o", out); err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr)
+	}
+	b, _ = os.ReadFile(out)
+	page = string(b)
+	for _, want := range []string{"request rate (requests/s)", "Timeline: rates, 2 requests/s", "Timeline: rates, 5 requests/s", `id="sweep-per-stream" data-series="1" data-points="2"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("rate sweep: the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "concurrency (streams)") {
+		t.Errorf("rate sweep charted against concurrency")
 	}
 
 	one := filepath.Join(dir, "one.trace.zst")
