@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -16,12 +17,15 @@ func TestMergeBody(t *testing.T) {
 		refused           bool
 	}{
 		{"nothing to add", `{"model":"m","stream":true}`, ``, `{"model":"m","stream":true}`, false},
-		{"adds keys, sorted", `{"stream":true,"model":"m"}`, `{"top_k":20,"chat_template_kwargs":{"enable_thinking":false}}`,
-			`{"chat_template_kwargs":{"enable_thinking":false},"model":"m","stream":true,"top_k":20}`, false},
-		{"extends an object", `{"options":{"num_predict":4,"temperature":0}}`, `{"options":{"top_k":20}}`,
-			`{"options":{"num_predict":4,"temperature":0,"top_k":20}}`, false},
+		{"adds keys after the body's, sorted", `{"stream":true,"model":"m"}` + "\n", `{"top_k":20,"chat_template_kwargs":{ "enable_thinking" : false }}`,
+			`{"stream":true,"model":"m","chat_template_kwargs":{"enable_thinking":false},"top_k":20}` + "\n", false},
+		{"extends an object in place", `{"model":"m","options":{"num_predict":4,"temperature":0},"stream":true}`, `{"options":{"top_k":20}}`,
+			`{"model":"m","options":{"num_predict":4,"temperature":0,"top_k":20},"stream":true}`, false},
 		{"deep extension", `{"a":{"b":{"c":1}}}`, `{"a":{"b":{"d":"<x>&"}}}`, `{"a":{"b":{"c":1,"d":"<x>&"}}}`, false},
 		{"numbers as given", `{"model":"m"}`, `{"seed":12345678901234567890,"p":1.50}`, `{"model":"m","p":1.50,"seed":12345678901234567890}`, false},
+		{"strings with braces and escapes", `{"messages":[{"content":"}\"]{,"}],"x\"y":1}`, `{"z":"<&>"}`, `{"messages":[{"content":"}\"]{,"}],"x\"y":1,"z":"<&>"}`, false},
+		{"an empty body", `{}`, `{"a":1}`, `{"a":1}`, false},
+		{"an escaped key clashes", `{"str\u0065am":true}`, `{"stream":false}`, `"stream"`, true},
 		{"scalar owned", `{"stream":true}`, `{"stream":false}`, `"stream"`, true},
 		{"scalar over object", `{"stream_options":{"include_usage":true}}`, `{"stream_options":1}`, `"stream_options"`, true},
 		{"nested owned", `{"options":{"num_predict":4}}`, `{"options":{"num_predict":8}}`, `"options.num_predict"`, true},
@@ -68,29 +72,70 @@ func TestExtraBodyInEveryBuilder(t *testing.T) {
 	}
 }
 
+// The one-pass splice and the plain decode-and-encode merge agree on
+// every body an encoder could make: the same object (order aside), or the
+// same refusal.
 func FuzzMergeBody(f *testing.F) {
 	f.Add(`{"model":"m","options":{"n":1}}`, `{"options":{"k":2},"top_k":20}`)
 	f.Add(`{"a":1}`, `{"a":{"b":1}}`)
 	f.Add(`{}`, `null`)
 	f.Add(`{"a":[1,2]}`, `{"a":[3]}`)
+	f.Add(`{"m":[{"c":"}\"]"}],"o":{"n":1} }`+"\n", `{"o":{"k":2},"z":null}`)
+	f.Add(`{"a":1,"a":2}`, `{"b":1}`)
 	f.Fuzz(func(t *testing.T, body, extra string) {
 		var b map[string]json.RawMessage
 		if json.Unmarshal([]byte(body), &b) != nil || b == nil {
 			return // the builders always make an object
 		}
+		if strings.TrimSpace(extra) == "" {
+			return // no extra body: the body goes as built (TestMergeBody)
+		}
 		got, err := MergeBody([]byte(body), []byte(extra))
+		want, werr := mergeBodyDecoded([]byte(body), []byte(extra))
+		if (err == nil) != (werr == nil) {
+			// Duplicate keys: the decoder keeps the last, the splice defers
+			// to the decoder; any other difference is a bug.
+			t.Fatalf("MergeBody err %v, decoded merge err %v", err, werr)
+		}
 		if err != nil {
 			return
 		}
-		var m map[string]json.RawMessage
+		var m, w any
 		if err := json.Unmarshal(got, &m); err != nil {
-			t.Fatalf("merged body %q is not an object: %v", got, err)
+			t.Fatalf("merged body %q is not JSON: %v", got, err)
+		}
+		json.Unmarshal(want, &w)
+		if !reflect.DeepEqual(m, w) {
+			t.Fatalf("MergeBody = %s, decoded merge = %s", got, want)
 		}
 		// Nothing the builder sent is lost.
 		for k := range b {
-			if _, ok := m[k]; !ok {
+			if _, ok := m.(map[string]any)[k]; !ok {
 				t.Fatalf("key %q lost: %s", k, got)
 			}
 		}
 	})
+}
+
+// BenchmarkNewRequestExtraBody is what --extra-body adds to building one
+// request (done before its send time, off the timing path).
+func BenchmarkNewRequestExtraBody(b *testing.B) {
+	ep, _ := Lookup("openai-chat")
+	long := chatReq
+	long.Messages = []workload.Message{{Role: "user", Content: strings.Repeat("count on, 1, 2, 3 ", 7000)}} // ~32k tokens, 126 KB
+	qwen3 := json.RawMessage(`{"chat_template_kwargs":{"enable_thinking":false},"top_k":20}`)
+	for _, c := range []struct {
+		name  string
+		req   *workload.Request
+		extra json.RawMessage
+	}{{"short/none", &chatReq, nil}, {"short/qwen3", &chatReq, qwen3}, {"32k/none", &long, nil}, {"32k/qwen3", &long, qwen3}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ep.NewRequest(b.Context(), "http://h", c.req, Options{Model: "m", ExtraBody: c.extra}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
