@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -13,7 +14,8 @@ import (
 )
 
 // writeBig writes a trace of reqs requests × toks one-token chunks (1 ms
-// apart, the server's count on each chunk), the shape of a long sweep.
+// apart plus up to 50 µs of jitter, the server's count on each chunk), the
+// shape of a long sweep.
 func writeBig(tb testing.TB, path string, reqs, toks int) {
 	h := trace.Header{Label: "big", Tokenizer: "o200k_base", WorkloadDigest: "sha256:w", Model: "m",
 		StartWall: "2026-01-01T00:00:00Z",
@@ -25,11 +27,17 @@ func writeBig(tb testing.TB, path string, reqs, toks int) {
 	rec := trace.Record{Status: 200, FinishReason: "length", InputTokens: 100, MaxTokens: toks,
 		Usage: fmt.Sprintf(`{"completion_tokens":%d,"prompt_tokens":100}`, toks)}
 	rec.Chunks = make([]trace.Chunk, toks)
+	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < reqs; i++ {
 		rec.ID, rec.Index = fmt.Sprintf("r%d", i), i
 		rec.Sent = int64(i/64) * 2e9
 		for k := range rec.Chunks {
-			rec.Chunks[k] = trace.Chunk{T: rec.Sent + 50e6 + int64(k)*1e6, Bytes: 60, Text: "1", Tokens: 1}
+			// A real server's chunks are not exactly 1 ms apart: a few
+			// microseconds of jitter, as measured ones have, keep the
+			// records from being byte-identical repeats (which compress
+			// 1000× and which the trace writer takes for a zstd bomb).
+			jitter := int64(rng.IntN(50_000))
+			rec.Chunks[k] = trace.Chunk{T: rec.Sent + 50e6 + int64(k)*1e6 + jitter, Bytes: 60, Text: "1", Tokens: 1}
 		}
 		rec.Done = rec.Chunks[toks-1].T + 1e6
 		if err := w.Write(&rec); err != nil {

@@ -106,3 +106,56 @@ func (c *csvTable[T]) Close() error {
 	}
 	return c.b.Flush()
 }
+
+// asyncTable writes a table on a goroutine of its own, so encoding and
+// compressing the big table (chunks) runs on the second core while the
+// trace is decoded and analysed on the first. Write copies the rows (the
+// caller reuses its batch); at most two batches wait.
+type asyncTable[T any] struct {
+	t    table[T]
+	ch   chan []T
+	free chan []T
+	done chan error
+}
+
+func newAsync[T any](t table[T]) *asyncTable[T] {
+	a := &asyncTable[T]{t: t, ch: make(chan []T, 2), free: make(chan []T, 3), done: make(chan error, 1)}
+	go func() {
+		var first error
+		for rows := range a.ch {
+			if first == nil {
+				first = a.t.Write(rows)
+			}
+			select {
+			case a.free <- rows[:0]:
+			default:
+			}
+		}
+		a.done <- first
+	}()
+	return a
+}
+
+func (a *asyncTable[T]) Write(rows []T) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var buf []T
+	select {
+	case buf = <-a.free:
+	default:
+	}
+	a.ch <- append(buf, rows...)
+	return nil
+}
+
+// Close waits for every batch and closes the table; the first error of
+// any write is returned here.
+func (a *asyncTable[T]) Close() error {
+	close(a.ch)
+	err := <-a.done
+	if cerr := a.t.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -101,6 +101,7 @@ type Writer struct {
 	flushedRecords int64
 	written        int64         // compressed bytes handed to out
 	raw            int64         // bytes given to the encoder (what a reader decompresses)
+	rawAtBlock     int64         // raw when the encoder last emitted everything (Flush, frame end)
 	scratch        *zstd.Encoder // sizes a large record's compressed form (see bound)
 	clipped        int64         // records clipped so far
 
@@ -261,8 +262,8 @@ func (w *Writer) Write(r *Record) error {
 	// Entry: tag, body length, body. The body is encoded first so its
 	// length is known; the buffer is reused across records.
 	w.body = appendRecordV1(w.body[:0], r)
-	if w.bound(r) {
-		w.body = appendRecordV1(w.body[:0], r)
+	if cp, ok := w.bound(r); ok {
+		w.body = appendRecordV1(w.body[:0], cp)
 	}
 	hdr[0] = tagRecord
 	n := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.body)))
@@ -343,30 +344,27 @@ const (
 	// own to learn what it adds to the file; below it, the file's size so
 	// far is a close enough guide, and costs nothing.
 	sizeByCompressing = 256 << 10
+	// blockEvery is how much input may wait in the encoder before the
+	// bomb check ends a block to learn its compressed size.
+	blockEvery = 1 << 20
 )
 
-// bound clips r in place so its entry is one every reader accepts, and
-// reports whether it changed r (w.body, r's encoding, must then be
-// redone). Sinks after the trace file see the record as the file holds it.
-func (w *Writer) bound(r *Record) bool {
-	changed := false
-	if len(r.Chunks) > maxRecordChunks {
-		// Chunks past the bound are dropped, their text counted as cut;
-		// the last chunk kept gets the dropped chunks' wire bytes so the
-		// response's byte total stays true.
-		extra := 0
-		for i := maxRecordChunks; i < len(r.Chunks); i++ {
-			c := &r.Chunks[i]
-			r.Clipped += int64(len(c.Text) + len(c.Reasoning))
-			extra += c.Bytes - len(c.Text) - len(c.Reasoning)
-		}
-		r.Chunks = r.Chunks[:maxRecordChunks]
-		r.Chunks[maxRecordChunks-1].Bytes += extra
-		r.Notes = joinNote(r.Notes, fmt.Sprintf("the trace keeps the first %d chunks", maxRecordChunks))
-		changed = true
-	}
+// bound returns a clipped copy of r whose entry every reader accepts, and
+// whether one was needed (w.body, r's encoding, must then be redone from
+// the copy). r itself is never changed: a caller may reuse it, and sinks
+// after the trace file see what the server sent.
+func (w *Writer) bound(orig *Record) (*Record, bool) {
 	budget := maxRecordText
 	if raw := w.raw + int64(len(w.body)); raw > bombFloor/2 {
+		// The encoder holds input it has not compressed yet (up to its
+		// window): ending the block every MiB makes the compressed size
+		// exact for all but the last MiB, so a trace that compresses
+		// 25× is not taken for a bomb because its output lags.
+		if w.raw-w.rawAtBlock > blockEvery {
+			if err := w.enc.Flush(); err == nil {
+				w.rawAtBlock = w.raw
+			}
+		}
 		comp := w.written + int64(w.pending.Len())
 		if len(w.body) > sizeByCompressing {
 			if w.scratch == nil {
@@ -380,14 +378,31 @@ func (w *Writer) bound(r *Record) bool {
 			budget = 0
 		}
 	}
+	if len(orig.Chunks) <= maxRecordChunks && textBytes(orig) <= budget {
+		return nil, false // the common case: nothing copied
+	}
+	cp := *orig
+	cp.Chunks = append([]Chunk(nil), orig.Chunks...)
+	r := &cp
+	if len(r.Chunks) > maxRecordChunks {
+		// Chunks past the bound are dropped, their text counted as cut;
+		// the last chunk kept gets the dropped chunks' wire bytes so the
+		// response's byte total stays true.
+		extra := 0
+		for i := maxRecordChunks; i < len(r.Chunks); i++ {
+			c := &r.Chunks[i]
+			r.Clipped += int64(len(c.Text) + len(c.Reasoning))
+			extra += c.Bytes - len(c.Text) - len(c.Reasoning)
+		}
+		r.Chunks = r.Chunks[:maxRecordChunks]
+		r.Chunks[maxRecordChunks-1].Bytes += extra
+		r.Notes = joinNote(r.Notes, fmt.Sprintf("the trace keeps the first %d chunks", maxRecordChunks))
+	}
 	if textBytes(r) > budget {
 		clipText(r, budget)
-		changed = true
 	}
-	if changed {
-		w.clipped++
-	}
-	return changed
+	w.clipped++
+	return r, true
 }
 
 func textBytes(r *Record) int {
@@ -462,6 +477,7 @@ func (w *Writer) flushLocked() error {
 	if err := w.enc.Close(); err != nil {
 		return w.fail(err)
 	}
+	w.rawAtBlock = w.raw
 	w.enc.Reset(&w.pending)
 	w.dirty = false
 	n := w.records
