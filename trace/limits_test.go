@@ -60,8 +60,13 @@ func TestWriterKeepsWithinReaderLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range tt.recs {
+				before := textBytes(&tt.recs[i])
 				if err := w.Write(&tt.recs[i]); err != nil {
 					t.Fatal(err)
+				}
+				// The writer clips a copy: a caller may reuse its record.
+				if textBytes(&tt.recs[i]) != before || tt.recs[i].Clipped != 0 || tt.recs[i].Notes != "" {
+					t.Fatalf("record %d was changed by Write", i)
 				}
 			}
 			if err := w.Close(); err != nil {
