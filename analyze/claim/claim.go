@@ -353,12 +353,15 @@ func moreToBound(m *analyze.Metric, stat string, n int64) string {
 	return ""
 }
 
-func bound(x float64) string {
+func bound(x float64, count bool) string {
 	switch {
 	case math.IsInf(x, -1):
 		return "−∞"
 	case math.IsInf(x, 1):
 		return "+∞"
+	case count:
+		// Counts as integers, as the measured value is.
+		return analyze.FormatCount(analyze.Value{Value: x, Lo: math.NaN(), Hi: math.NaN()}, false)
 	}
 	return analyze.FormatNum(x, false)
 }
@@ -379,9 +382,10 @@ func sortedSel(sel map[string]string) string {
 // RenderVerdicts prints one line per verdict.
 func RenderVerdicts(w io.Writer, vs []Verdict) error {
 	for _, v := range vs {
+		count := v.Unit == "requests" || v.Unit == "tokens"
 		interval := ""
 		if !math.IsNaN(v.Lo) || !math.IsNaN(v.Hi) {
-			interval = fmt.Sprintf(" [%s, %s]", bound(v.Lo), bound(v.Hi))
+			interval = fmt.Sprintf(" [%s, %s]", bound(v.Lo, count), bound(v.Hi, count))
 		}
 		warn := ""
 		if len(v.Warnings) > 0 {
