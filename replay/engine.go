@@ -86,13 +86,13 @@ type engine struct {
 	// redactSecrets are the key and querySecrets, for every record.
 	redactSecrets []string
 	// detected is what --api auto found (nil when --api named the API).
-	detected *Detection
-	tok          tokenize.Tokenizer // for SendTokenIDs
-	client       *http.Client
-	start        time.Time
-	startUnix    int64
-	salt         []string // measured requests
-	warmSalt     []string // warm-up requests: different words, so they cannot warm the cache
+	detected  *Detection
+	tok       tokenize.Tokenizer // for SendTokenIDs
+	client    *http.Client
+	start     time.Time
+	startUnix int64
+	salt      []string // measured requests
+	warmSalt  []string // warm-up requests: different words, so they cannot warm the cache
 
 	reqCtx   context.Context // cancelled Grace after the run's ctx
 	records  chan *trace.Record
