@@ -174,6 +174,10 @@ type TraceInfo struct {
 	// every byte was read. The analysis uses every record that could be.
 	Damaged      string         `json:"damaged,omitempty"`
 	TokenSources map[string]int `json:"output_token_sources"`
+	// UsageChecks counts the responses whose server token count was
+	// judged (usage_mismatch), by what it was held against:
+	// server-tokenizer, tokenizer or bounds.
+	UsageChecks map[string]int `json:"usage_checks"`
 	// Clipped counts the responses whose text the trace holds only in
 	// part (Record.Clipped), and the bytes it does not hold.
 	Clipped      int   `json:"clipped_responses,omitempty"`
@@ -187,14 +191,6 @@ type TraceInfo struct {
 	// words when fewer measured requests are in the trace ("" when whole).
 	Planned int    `json:"planned_requests,omitempty"`
 	Partial string `json:"partial,omitempty"`
-
-	// Scrapes of the server's /metrics (and of a watched process) the
-	// trace holds (1.3), how many failed and the first failure's reason,
-	// and the engine whose metric names were recognised.
-	Scrapes       int    `json:"server_scrapes,omitempty"`
-	ScrapesFailed int    `json:"server_scrapes_failed,omitempty"`
-	ScrapeError   string `json:"server_scrape_error,omitempty"`
-	ServerEngine  string `json:"server_engine,omitempty"`
 
 	// For a trace merged from shards (trace merge): how many shards, which
 	// are missing, on how many hosts, and the worst-case error of their
@@ -218,9 +214,6 @@ type TraceAcc struct {
 	// perPhase counts records (warm-up included) per phase index, to
 	// compare with the header's planned requests.
 	perPhase map[int]int
-	// points are the successful scrapes in common terms, in time order
-	// (serverstate.go).
-	points []statePoint
 }
 
 // Trace starts a trace with the given label ("" = the header's label).
@@ -250,7 +243,7 @@ func (a *Analyzer) Trace(label, path string, h trace.Header) *TraceAcc {
 		info: TraceInfo{
 			Label: label, Path: path, Model: h.Model, API: h.API, WorkloadDigest: h.WorkloadDigest,
 			Tokenizer: spec, TokenizerFile: c.source, Simulated: h.Simulated, SimProfile: h.SimProfile,
-			TokenSources: map[string]int{},
+			TokenSources: map[string]int{}, UsageChecks: map[string]int{},
 		},
 	}
 	if n := len(h.Shards); n > 0 {
@@ -344,7 +337,6 @@ type run struct {
 
 	dists []Dist // by registry index (request and token scopes)
 	warn  runWarn
-	state *runState // the server's state during the run, once computed
 }
 
 func (t *TraceAcc) runFor(phase int) *run {
@@ -855,12 +847,7 @@ func (g *Group) Samples(metric string) []float64 { return g.samples[metric] }
 func (a *Analyzer) AddReader(label, path string, r *trace.Reader) error {
 	acc := a.Trace(label, path, r.Header())
 	h := r.Header()
-	r.IncludeScrapes()
 	for r.Scan() {
-		if s := r.Scrape(); s != nil {
-			acc.AddScrape(s)
-			continue
-		}
 		if a.onRecord != nil {
 			a.onRecord(acc.info.Label, &h, r.Record())
 		}

@@ -26,6 +26,13 @@ type facts struct {
 	promptTokens    int // usage prompt count, −1 if absent
 	chunkTokens     int // Σ chunk.Tokens when every content chunk has one, else −1
 	tokenizerTokens int // Σ per-chunk tokenizer counts (chunk count in fallback)
+	// serverText and serverPrompt are the server's own tokenizer's counts
+	// of the received text and of the prompt (Record.ServerTextTokens,
+	// ServerPromptTokens), −1 when unknown or past a plausible bound.
+	serverText, serverPrompt int
+	// textBytes is the bytes of text and reasoning received, those the
+	// trace clipped included: no response holds more tokens than bytes.
+	textBytes int64
 	// implausibleUsage: a server count was negative or beyond any plausible
 	// bound and was not used.
 	implausibleUsage bool
@@ -84,6 +91,14 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 	if f.promptTokens > maxPlausiblePrompt || f.promptTokens < -1 {
 		f.promptTokens, f.implausibleUsage = -1, true
 	}
+	f.serverText, f.serverPrompt = -1, -1
+	if n := r.ServerTextTokens; n > 0 && n <= limit {
+		f.serverText = n
+	}
+	if n := r.ServerPromptTokens; n > 0 && n <= maxPlausiblePrompt {
+		f.serverPrompt = n
+	}
+	f.textBytes = r.Clipped
 	allChunkCounts := true
 	sumChunk := 0
 	for i := range r.Chunks {
@@ -94,6 +109,7 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 		}
 		n := c.count(ch.Text) + c.count(ch.Reasoning)
 		f.tokenizerTokens += n
+		f.textBytes += int64(len(ch.Text) + len(ch.Reasoning))
 		k := n
 		if ch.Tokens < 0 || ch.Tokens > limit || sumChunk > limit-ch.Tokens {
 			// Negative, absurd, or a sum past the bound: checked before

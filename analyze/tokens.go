@@ -26,7 +26,14 @@ type counter struct {
 	spec     string
 	source   string // the tokenizer.json used, "" for a built-in encoding
 	fallback string // why the tokenizer could not be loaded; counts are chunk counts
-	cache    map[string]int
+	// model says the tokenizer is taken to be the model's own, so its count
+	// of the received text may judge the server's usage: one given to the
+	// analysis (--tokenizer), or a tokenizer.json the workload was built
+	// from (a model's vocabulary, chosen for it). A built-in encoding
+	// (o200k_base, cl100k_base) is the default whatever the model, and is
+	// not (docs/METRICS.md, usage_mismatch).
+	model bool
+	cache map[string]int
 }
 
 // newCounter recalls the trace's tokenizer (name, and for a tokenizer.json
@@ -43,6 +50,7 @@ func newCounter(name, path, digest, override string) *counter {
 		return c
 	}
 	c.tok, c.source = t, source
+	c.model = override != "" || source != ""
 	return c
 }
 

@@ -15,6 +15,7 @@ import (
 const (
 	WarnNotStreamed      = "not_streamed"
 	WarnUsageMismatch    = "usage_mismatch"
+	WarnPromptNotExact   = "prompt_not_exact"
 	WarnUsageImplausible = "usage_implausible"
 	WarnImplausible      = "implausible_speed"
 	WarnStoppedEarly     = "stopped_early"
@@ -48,6 +49,20 @@ const (
 	notStreamedMinTokens = 4
 	// Server and tokenizer counts may differ by this share before we say so.
 	usageTolerance = 0.02
+	// … and by more than this many tokens: a count of the received text
+	// misses, by design, what the server generated and never sent as text:
+	// the end-of-sequence token (which vLLM counts in completion_tokens)
+	// and the two reasoning delimiters a reasoning parser strips (<think>,
+	// </think>). The same three tokens are the slack of the at-most-one-
+	// token-per-byte bound.
+	usageAllowance = 3
+	// A server's count of a prompt may exceed the workload's by the special
+	// tokens a tokenizer adds to any text it is asked to count (BOS, and
+	// the EOS or separator some add): replay asks without them where the
+	// API has a switch (llama.cpp, vLLM, SGLang) but TGI has none. The
+	// chat template's tokens are never in it: replay asks for the prompt
+	// text alone, not the templated conversation.
+	promptAllowance = 2
 	// No real engine streams one request faster than this.
 	maxPlausibleTPS = 20000.0
 	// Nor carries a stream's bytes faster than 10 Gbit/s.
@@ -89,7 +104,16 @@ type runWarn struct {
 	badUsageEx                  string
 	mismatchEx                  string
 	mismatchServer, mismatchTok int
+	mismatchLo, mismatchHi      int // the bounds of the example, when judged by bounds
+	mismatchJudge               string
+	mismatchBy                  map[string]int // mismatching requests by judgement
 	mismatchMax                 float64
+
+	promptOff           int
+	promptChecked       int
+	promptEx            string
+	promptWl, promptSrv int
+	promptMax           float64
 
 	implausible    int
 	implausibleEx  string
@@ -165,14 +189,27 @@ func (w *runWarn) observe(f *facts, rec *trace.Record, t *TraceAcc) {
 		}
 		w.badUsage++
 	}
-	if f.serverTokens >= 0 && t.counter.tok != nil && f.content > 0 {
-		s, k := float64(f.serverTokens), float64(f.tokenizerTokens)
-		if diff := math.Abs(s-k) / math.Max(1, math.Max(s, k)); diff > usageTolerance {
+	if u := judgeUsage(f, rec, t.counter); u.judgement != "" {
+		t.info.UsageChecks[u.judgement]++
+		if u.mismatch {
 			if w.mismatch == 0 {
-				w.mismatchEx, w.mismatchServer, w.mismatchTok = rec.ID, f.serverTokens, f.tokenizerTokens
+				w.mismatchEx, w.mismatchServer, w.mismatchTok = rec.ID, f.serverTokens, u.ref
+				w.mismatchLo, w.mismatchHi, w.mismatchJudge = u.lo, u.hi, u.judgement
+				w.mismatchBy = map[string]int{}
 			}
 			w.mismatch++
-			w.mismatchMax = math.Max(w.mismatchMax, diff)
+			w.mismatchBy[u.judgement]++
+			w.mismatchMax = math.Max(w.mismatchMax, u.diff)
+		}
+	}
+	if f.serverPrompt > 0 && rec.InputTokens > 0 {
+		w.promptChecked++
+		if d := f.serverPrompt - rec.InputTokens; d > promptAllowance || d < -promptAllowance {
+			if w.promptOff == 0 {
+				w.promptEx, w.promptWl, w.promptSrv = rec.ID, rec.InputTokens, f.serverPrompt
+			}
+			w.promptOff++
+			w.promptMax = math.Max(w.promptMax, math.Abs(float64(d))/float64(max(f.serverPrompt, rec.InputTokens)))
 		}
 	}
 	tps := 0.0
@@ -235,10 +272,22 @@ func runWarnings(r *run) []Warning {
 				"max_last_chunk_share": round3(w.notStreamedShare), "max_arrival_tps": math.Round(w.notStreamedR)})
 	}
 	if w.mismatch > 0 {
-		add(WarnUsageMismatch, fmt.Sprintf("the server's token count and the tokens counted in the received text differ by more than %.0f%%", usageTolerance*100),
-			map[string]any{"n_requests": w.mismatch, "of_requests": r.ok, "example": w.mismatchEx,
-				"example_server_tokens": w.mismatchServer, "example_text_tokens": w.mismatchTok,
-				"max_relative_difference": round3(w.mismatchMax), "tokenizer": r.trace.info.Tokenizer})
+		ev := map[string]any{"n_requests": w.mismatch, "of_requests": r.ok, "example": w.mismatchEx,
+			"example_server_tokens": w.mismatchServer, "max_relative_difference": round3(w.mismatchMax),
+			"judgement": w.mismatchJudge, "judgements": w.mismatchBy, "tokenizer": r.trace.info.Tokenizer}
+		if w.mismatchJudge == JudgeBounds {
+			ev["example_min_tokens"], ev["example_max_tokens"] = w.mismatchLo, w.mismatchHi
+		} else {
+			ev["example_text_tokens"] = w.mismatchTok
+		}
+		add(WarnUsageMismatch, usageMessage(w.mismatchJudge, r.trace.info.Tokenizer), ev)
+	}
+	if w.promptOff > 0 {
+		add(WarnPromptNotExact, fmt.Sprintf("the server's own tokenizer counts the prompts differently from the workload's (%s: %d tokens in the workload, %d by the server's /tokenize): input lengths here are the workload tokenizer's, not the model's; build the workload with the model's tokenizer.json for exact prompts",
+			w.promptEx, w.promptWl, w.promptSrv),
+			map[string]any{"n_requests": w.promptOff, "of_requests": w.promptChecked, "example": w.promptEx,
+				"example_workload_tokens": w.promptWl, "example_server_tokens": w.promptSrv,
+				"max_relative_difference": round3(w.promptMax), "allowance_tokens": promptAllowance})
 	}
 	if w.badUsage > 0 {
 		add(WarnUsageImplausible, "the server sent token counts that are negative or beyond any plausible bound: they are kept in the trace but not used, the text is counted instead",
@@ -332,7 +381,6 @@ func groupWarnings(res *Result, g *Group) []Warning {
 			Evidence: map[string]any{"workload_digests": sortedKeys(digests), "models": sortedKeys(models)}})
 	}
 	out = append(out, serverWarnings(g)...)
-	out = append(out, stateWarnings(g)...)
 	for _, w := range res.Warnings {
 		if w.Code == WarnSlowingDown && keysWithin(w.Keys, g.Keys) {
 			out = append(out, w)
@@ -366,7 +414,7 @@ func mergeEvidence(dst, src map[string]any) {
 			dst[k] = math.Max(toF(old), toF(v))
 		case strings.HasPrefix(k, "min_"):
 			dst[k] = math.Min(toF(old), toF(v))
-		case k == "finish_reasons":
+		case k == "finish_reasons" || k == "judgements":
 			a, b := old.(map[string]int), v.(map[string]int)
 			c := map[string]int{}
 			for x, n := range a {
@@ -453,7 +501,7 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 		}
 		if t.counter.fallback != "" {
 			out = append(out, Warning{Code: WarnNoTokenizer, Keys: lk,
-				Message:  "the trace's tokenizer could not be loaded: requests without server usage are counted one token per chunk, and usage is not checked; give its tokenizer.json (Options.Tokenizer; the --tokenizer flag of analyze and check) to fix",
+				Message:  "the trace's tokenizer could not be loaded: requests without server usage are counted one token per chunk, and usage is checked against the server's own tokenizer where the trace has its counts, else only against bounds; give its tokenizer.json (Options.Tokenizer; the --tokenizer flag of analyze and check) to fix",
 				Evidence: map[string]any{"tokenizer": t.info.Tokenizer, "error": t.counter.fallback}})
 		}
 		var runs []*run
@@ -620,4 +668,75 @@ func slowingDown(t *TraceAcc, runs []*run, d *DefinitionSet) []Warning {
 // grouping, each once.
 func AllWarnings(res *Result, by []string) []Warning {
 	return NewDocument(res, by).Warnings
+}
+
+// Judgements of usage_mismatch: what a server's output token count is held
+// against, best first (docs/METRICS.md).
+const (
+	// JudgeServerTokenizer: the server's own tokenizer's count of the
+	// received text (its /tokenize, asked by replay).
+	JudgeServerTokenizer = "server-tokenizer"
+	// JudgeTokenizer: the analysis's count of the received text with a
+	// tokenizer taken to be the model's (given, or a tokenizer.json).
+	JudgeTokenizer = "tokenizer"
+	// JudgeBounds: no count of the model's own; bounds any tokenizer
+	// obeys: at least one token per content chunk, at most one per byte.
+	JudgeBounds = "bounds"
+)
+
+// usageJudged is one response's usage check.
+type usageJudged struct {
+	judgement string // "" when not judged (no usage, no content)
+	ref       int    // the count of the text it was held against (not for bounds)
+	lo, hi    int    // the bounds (JudgeBounds)
+	mismatch  bool
+	diff      float64 // relative difference, or distance past the bound
+}
+
+// judgeUsage holds a response's server count against the best reference
+// the trace allows: the server's own tokenizer, else a tokenizer that is
+// the model's, else bounds that need no tokenizer. A foreign tokenizer's
+// count is never the reference: a model whose one-token chunks are Thai
+// words is several o200k tokens per chunk, and honest usage would look
+// wrong at every request.
+func judgeUsage(f *facts, rec *trace.Record, c *counter) usageJudged {
+	if f.serverTokens < 0 || f.content == 0 {
+		return usageJudged{}
+	}
+	s := f.serverTokens
+	against := func(judgement string, k int) usageJudged {
+		d := s - k
+		if d < 0 {
+			d = -d
+		}
+		diff := float64(d) / math.Max(1, float64(max(s, k)))
+		return usageJudged{judgement: judgement, ref: k, diff: diff, mismatch: d > usageAllowance && diff > usageTolerance}
+	}
+	switch {
+	case f.serverText > 0:
+		return against(JudgeServerTokenizer, f.serverText)
+	case c.model && c.tok != nil && rec.Clipped == 0:
+		return against(JudgeTokenizer, f.tokenizerTokens)
+	}
+	lo := f.content
+	hi := int(min(f.textBytes+usageAllowance, math.MaxInt32))
+	u := usageJudged{judgement: JudgeBounds, lo: lo, hi: hi}
+	switch {
+	case s < lo:
+		u.mismatch, u.diff = true, float64(lo-s)/float64(lo)
+	case s > hi:
+		u.mismatch, u.diff = true, float64(s-hi)/float64(s)
+	}
+	return u
+}
+
+// usageMessage says what a run's usage_mismatch was judged against.
+func usageMessage(judgement, tokenizer string) string {
+	switch judgement {
+	case JudgeServerTokenizer:
+		return fmt.Sprintf("the server's token count differs from its own tokenizer's count of the text it sent (its /tokenize) by more than %.0f%% and %d tokens: its usage is not the text it streamed", usageTolerance*100, usageAllowance)
+	case JudgeTokenizer:
+		return fmt.Sprintf("the server's token count differs from the model's tokenizer's (%s) count of the received text by more than %.0f%% and %d tokens", tokenizer, usageTolerance*100, usageAllowance)
+	}
+	return fmt.Sprintf("the server's token count is outside what the received text can hold, whatever the tokenizer: fewer tokens than the content chunks it streamed, or more than one per byte (+%d); without the server's /tokenize or the model's tokenizer.json only such bounds are checked", usageAllowance)
 }

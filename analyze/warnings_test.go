@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
@@ -62,11 +63,16 @@ func TestRequestWarnings(t *testing.T) {
 			},
 		},
 		{
-			// Usage says 14 while the text holds 7 tokens: |14−7|/14 = 50% > 2%.
+			// Usage says 14 while the text is 7 bytes ("1" "," " 2" "," " 3")
+			// in 5 chunks. The trace has no count of the model's own (no
+			// server tokenizer count, o200k is only the default), so the
+			// bounds judge: at most 7 bytes + 3 = 10 tokens; 14 > 10 is
+			// (14−10)/14 = 0.286 past the bound.
 			name: "usage mismatch", code: WarnUsageMismatch,
 			modify: func(r *trace.Record) { r.Usage = `{"completion_tokens":14}` },
 			check: func(t *testing.T, w *Warning) {
-				if w.Evidence["example_server_tokens"] != 14 || w.Evidence["example_text_tokens"] != 7 || w.Evidence["max_relative_difference"] != 0.5 {
+				if w.Evidence["example_server_tokens"] != 14 || w.Evidence["example_min_tokens"] != 5 || w.Evidence["example_max_tokens"] != 10 ||
+					w.Evidence["max_relative_difference"] != 0.286 || w.Evidence["judgement"] != JudgeBounds {
 					t.Errorf("evidence %v", w.Evidence)
 				}
 			},
@@ -334,5 +340,111 @@ func TestOneSlowRepeatIsNotATrend(t *testing.T) {
 	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
 	if w := hasWarning(res.Warnings, WarnSlowingDown); w != nil {
 		t.Errorf("one slow repeat warned: %+v", w)
+	}
+}
+
+// thaiRecord streams five Thai words, one per chunk, as a model whose
+// vocabulary has each as one token (Qwen3's, say) does: usage says 5 when
+// honest. o200k counts the same chunks as 4+1+3+1+1 = 10 tokens, so
+// judging usage with it would call an honest server 50% off. The text is
+// 18+12+18+9+27 = 84 bytes.
+func thaiRecord(id string, sentMs float64, usage, serverText int) trace.Record {
+	r := okRecord(id, 0, sentMs)
+	for i, w := range []string{"สวัสดี", "ครับ", "ขอบคุณ", "มาก", "ประเทศไทย"} {
+		r.Chunks[i].Text = w
+	}
+	r.MaxTokens = 5
+	r.Usage = fmt.Sprintf(`{"completion_tokens":%d}`, usage)
+	r.ServerTextTokens = serverText
+	return r
+}
+
+// TestUsageJudgements holds usage against each reference in turn, with
+// the arithmetic written out per case.
+func TestUsageJudgements(t *testing.T) {
+	cases := []struct {
+		name   string
+		opts   Options
+		rec    trace.Record
+		judged string  // the judgement counted in usage_checks
+		warn   bool    // usage_mismatch expected
+		diff   float64 // its max_relative_difference
+		ref    int     // example_text_tokens (not for bounds)
+	}{
+		// The server's /tokenize counts the received Thai as 5: usage 5
+		// agrees exactly. No warning, where o200k (10) would have given one.
+		{name: "Thai, honest, server tokenizer", rec: thaiRecord("a", 0, 5, 5), judged: JudgeServerTokenizer},
+		// Usage 10 against the server's own 5: |10−5| = 5 > 3 tokens and
+		// 5/10 = 0.5 > 2%.
+		{name: "Thai, overstated, server tokenizer", rec: thaiRecord("a", 0, 10, 5), judged: JudgeServerTokenizer, warn: true, diff: 0.5, ref: 5},
+		// Usage 8 against a text count of 7 (the server counts its EOS
+		// token): |8−7| = 1 ≤ 3 tokens, within the allowance.
+		{name: "EOS within the allowance", rec: func() trace.Record { r := okRecord("a", 0, 0); r.Usage = `{"completion_tokens":8}`; r.ServerTextTokens = 7; return r }(),
+			judged: JudgeServerTokenizer},
+		// 200 vs 205: 5 tokens > 3 but 5/205 = 0.024 > 2%: flagged; the
+		// chunks are the okRecord's, only the counts matter here.
+		{name: "past both margins", rec: func() trace.Record { r := okRecord("a", 0, 0); r.MaxTokens = 205; r.Usage = `{"completion_tokens":205}`; r.ServerTextTokens = 200; return r }(),
+			judged: JudgeServerTokenizer, warn: true, diff: 0.024, ref: 200},
+		// No server count, and o200k only the default: bounds. 5 chunks
+		// ≤ 5 ≤ 84 bytes + 3: honest.
+		{name: "Thai, honest, bounds", rec: thaiRecord("a", 0, 5, 0), judged: JudgeBounds},
+		// Usage 100 > 84 + 3 = 87: (100−87)/100 = 0.13.
+		{name: "Thai, overstated past a token per byte", rec: thaiRecord("a", 0, 100, 0), judged: JudgeBounds, warn: true, diff: 0.13},
+		// Usage 3 for 5 content chunks: (5−3)/5 = 0.4 below the bound.
+		{name: "fewer tokens than chunks", rec: thaiRecord("a", 0, 3, 0), judged: JudgeBounds, warn: true, diff: 0.4},
+		// A server count that says unavailable (−1) is no count: bounds.
+		{name: "server count unavailable", rec: thaiRecord("a", 0, 5, trace.TokenizeUnavailable), judged: JudgeBounds},
+		// o200k given to the analysis is taken as the model's: the count-up
+		// text is 1+1+2+1+2 = 7 tokens; usage 14: |14−7|/14 = 0.5.
+		{name: "the model's tokenizer given", opts: Options{Tokenizer: "o200k_base"},
+			rec:    func() trace.Record { r := okRecord("a", 0, 0); r.Usage = `{"completion_tokens":14}`; return r }(),
+			judged: JudgeTokenizer, warn: true, diff: 0.5, ref: 7},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := header("u", phase(0, 1, 100, c.rec.MaxTokens, 0))
+			res := analyzeTraces(t, c.opts, testTrace{h: h, records: []trace.Record{c.rec}})
+			if got := res.Traces[0].UsageChecks; got[c.judged] != 1 || len(got) != 1 {
+				t.Errorf("usage_checks %v, want {%s: 1}", got, c.judged)
+			}
+			w := hasWarning(res.Groups([]string{KeyConcurrency})[0].Warnings, WarnUsageMismatch)
+			if (w != nil) != c.warn {
+				t.Fatalf("usage_mismatch %v, want %v", w, c.warn)
+			}
+			if w == nil {
+				return
+			}
+			if w.Evidence["judgement"] != c.judged || w.Evidence["max_relative_difference"] != c.diff {
+				t.Errorf("evidence %v, want judgement %s, difference %v", w.Evidence, c.judged, c.diff)
+			}
+			if c.judged != JudgeBounds && w.Evidence["example_text_tokens"] != c.ref {
+				t.Errorf("example_text_tokens %v, want %d", w.Evidence["example_text_tokens"], c.ref)
+			}
+			if !strings.Contains(w.Message, map[string]string{JudgeServerTokenizer: "its own tokenizer", JudgeTokenizer: "the model's tokenizer", JudgeBounds: "whatever the tokenizer"}[c.judged]) {
+				t.Errorf("message does not say its judgement: %s", w.Message)
+			}
+		})
+	}
+}
+
+// TestPromptNotExact: the server's /tokenize counts a 100-token prompt as
+// 130 (another vocabulary): 30 > 2 tokens of allowance, 30/130 = 0.231.
+// 102 (a BOS and an EOS added) is within it.
+func TestPromptNotExact(t *testing.T) {
+	for _, c := range []struct {
+		server int
+		warn   bool
+	}{{130, true}, {102, false}, {98, false}, {0, false}, {trace.TokenizeUnavailable, false}} {
+		r := okRecord("a", 0, 0)
+		r.ServerPromptTokens = c.server
+		res := analyzeTraces(t, Options{}, testTrace{h: header("p", phase(0, 1, 100, 7, 0)), records: []trace.Record{r, okRecord("b", 0, 200)}})
+		w := hasWarning(res.Groups([]string{KeyConcurrency})[0].Warnings, WarnPromptNotExact)
+		if (w != nil) != c.warn {
+			t.Fatalf("server count %d: prompt_not_exact %v, want %v", c.server, w, c.warn)
+		}
+		if w != nil && (w.Evidence["example_workload_tokens"] != 100 || w.Evidence["example_server_tokens"] != 130 ||
+			w.Evidence["max_relative_difference"] != 0.231 || w.Evidence["n_requests"] != 1 || w.Evidence["of_requests"] != 1) {
+			t.Errorf("evidence %v", w.Evidence)
+		}
 	}
 }

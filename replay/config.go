@@ -77,6 +77,16 @@ type Config struct {
 	// what was sent.
 	ServerCache string
 
+	// ServerTokenize says whether to ask the server's own tokenizer to
+	// count each distinct prompt (before the run) and each response's
+	// text (after it ended, off the timing path), so the analysis can
+	// judge the server's usage against the model's vocabulary:
+	// ServerTokenizeAuto ("" too) probes POST /tokenize once and uses it
+	// when it answers; ServerTokenizeOff never asks. It is asked with
+	// Headers and the API key, never with ExtraBody (generation options
+	// mean nothing to a tokenizer, and a strict server refuses them).
+	ServerTokenize string
+
 	// Duration, when not zero, bounds every open-loop phase (rate, trace)
 	// in time: a request the schedule puts at or after Duration from its
 	// phase's start is not sent (boundOpenPhases). Requests in flight at
@@ -124,19 +134,6 @@ type Config struct {
 	// trace records how late it was.
 	StartAt time.Time
 
-	// ServerMetrics is the server's Prometheus /metrics, scraped into
-	// the trace during the run: ServerMetricsAuto (BASE/metrics, dropped
-	// after a first scrape that fails, as most servers have none), a URL,
-	// or ServerMetricsOff ("" is off). Scrapes run on their own goroutine
-	// and connection; a failed one is recorded and never stops the run.
-	ServerMetrics string
-	// ServerMetricsInterval is the time between scrapes (0:
-	// servermetrics.DefaultInterval); each times out at 4/5 of it.
-	ServerMetricsInterval time.Duration
-	// OnServerMetrics, if set, hears once, before the run, whether the
-	// server's /metrics is scraped.
-	OnServerMetrics func(ServerMetricsStatus)
-
 	// OnAPI, if set, hears which API --api auto chose and why, before
 	// anything is sent.
 	OnAPI func(Detection)
@@ -166,8 +163,6 @@ type Resolved struct {
 	ep             endpoint.Endpoint
 	base           string             // the server's base URL, credentials and API routes stripped
 	tok            tokenize.Tokenizer // for SendTokenIDs
-	metricsURL     string             // the /metrics to scrape, "" for none
-	metricsAuto    bool               // metricsURL was guessed (ServerMetricsAuto)
 }
 
 // FieldError is a Config value that cannot be used: a fielderr.Error
@@ -253,6 +248,13 @@ func (c Config) Resolve() (*Resolved, error) {
 	default:
 		return nil, fieldErr("ServerCache", fmt.Sprintf("%q is not a cache setting", c.ServerCache), "use on, off or default")
 	}
+	switch c.ServerTokenize {
+	case "":
+		c.ServerTokenize = ServerTokenizeAuto
+	case ServerTokenizeAuto, ServerTokenizeOff:
+	default:
+		return nil, fieldErr("ServerTokenize", fmt.Sprintf("%q is not a setting", c.ServerTokenize), "use auto or off")
+	}
 	if c.Salt && c.SaltSeed == 0 {
 		var b [8]byte
 		rand.Read(b[:])
@@ -281,11 +283,7 @@ func (c Config) Resolve() (*Resolved, error) {
 	if c.ExtraBody, err = checkExtraBody(c.ExtraBody, ep, base, c.Workload, c.Model); err != nil {
 		return nil, err
 	}
-	metricsURL, metricsAuto, err := resolveServerMetrics(&c, base)
-	if err != nil {
-		return nil, err
-	}
-	r := &Resolved{Config: c, ep: ep, base: base, BeyondDuration: beyond, metricsURL: metricsURL, metricsAuto: metricsAuto}
+	r := &Resolved{Config: c, ep: ep, base: base, BeyondDuration: beyond}
 	if c.Trace != "" {
 		r.sink = append(r.sink, &TraceFile{Path: c.Trace, FlushInterval: c.FlushInterval})
 	}

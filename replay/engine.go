@@ -47,6 +47,15 @@ type Summary struct {
 	Stopped  bool // the run was interrupted
 	SaltSeed int64
 	Model    string
+	// ServerTokenize is what came of asking the server's tokenizer (the
+	// trace header's server_tokenize option): the flavour used, "off", or
+	// why it was not available. PromptsCounted of PromptsDistinct prompts,
+	// and TextsCounted responses, got a count; TextsUnavailable were asked
+	// and got none; TextsSkipped were not asked (the queue was full).
+	ServerTokenize                  string
+	PromptsCounted, PromptsDistinct int
+	TextsCounted, TextsUnavailable  int
+	TextsSkipped                    int
 }
 
 // String is the one-line summary printed at the end of a run.
@@ -86,15 +95,19 @@ type engine struct {
 	// redactSecrets are the key and querySecrets, for every record.
 	redactSecrets []string
 	// detected is what --api auto found (nil when --api named the API).
-	detected *Detection
-	// metricsStatus is what became of --server-metrics (nil: off).
-	metricsStatus *ServerMetricsStatus
-	tok           tokenize.Tokenizer // for SendTokenIDs
-	client        *http.Client
-	start         time.Time
-	startUnix     int64
-	salt          []string // measured requests
-	warmSalt      []string // warm-up requests: different words, so they cannot warm the cache
+	detected  *Detection
+	tok       tokenize.Tokenizer // for SendTokenIDs
+	client    *http.Client
+	start     time.Time
+	startUnix int64
+	salt      []string // measured requests
+	warmSalt  []string // warm-up requests: different words, so they cannot warm the cache
+
+	// The server's tokenizer (servertok.go): nil when off or unavailable.
+	stok         *serverTok
+	promptCounts map[int]int        // request index → server prompt count
+	tokq         chan *trace.Record // responses waiting for a text count
+	tokWG        sync.WaitGroup
 
 	reqCtx   context.Context // cancelled Grace after the run's ctx
 	records  chan *trace.Record
@@ -155,39 +168,22 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 		return nil, err
 	}
 
+	e.sum.ServerTokenize = ServerTokenizeOff
+	if cfg.ServerTokenize != ServerTokenizeOff {
+		e.startServerTokenize(ctx)
+		if e.stok != nil {
+			defer e.stok.client.CloseIdleConnections()
+		}
+	}
+
 	if !cfg.StartAt.IsZero() {
 		if err := e.waitStart(ctx, cfg.StartAt); err != nil {
 			return nil, err
 		}
 	}
-	// The first scrape, before the header: under auto it decides whether
-	// the run scrapes at all, and the header says which.
-	scraper := e.newScraper(r)
-	var firstScrape *trace.Scrape
-	if scraper != nil {
-		sc := scraper.Scrape(ctx, e.now)
-		st := ServerMetricsStatus{On: true, Target: scraper.Target, Interval: cfg.ServerMetricsInterval}
-		if sc.Error != "" && r.metricsAuto {
-			st.On, st.Why = false, sc.Error
-			scraper = nil
-		} else {
-			firstScrape = &sc
-		}
-		e.metricsStatus = &st
-		if cfg.OnServerMetrics != nil {
-			cfg.OnServerMetrics(st)
-		}
-	}
 	h := e.header()
 	if err := r.sink.Start(h); err != nil {
 		return nil, err
-	}
-	scrapeStop, scrapeDone := make(chan struct{}), make(chan struct{})
-	if scraper != nil {
-		r.sink.Scrape(firstScrape)
-		go e.scrapeLoop(scraper, r.sink, scrapeStop, scrapeDone)
-	} else {
-		close(scrapeDone)
 	}
 	// A sink that cannot take a record (the trace on a full disk) stops the
 	// run: requests whose results cannot be recorded would only load the
@@ -216,17 +212,18 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	})
 	defer stopWatch()
 
+	if e.stok != nil {
+		e.tokq = make(chan *trace.Record, tokQueue)
+		for i := 0; i < tokTextConc; i++ {
+			e.tokWG.Add(1)
+			go e.countTexts()
+		}
+	}
 	e.runPhases(ctx)
 	e.inflight.Wait()
-	close(scrapeStop)
-	<-scrapeDone
-	if scraper != nil {
-		// One more after the last response: counters (preemptions,
-		// prefix-cache hits) then cover the whole run.
-		c, cancel := context.WithTimeout(context.Background(), scraper.Timeout)
-		sc := scraper.Scrape(c, e.now)
-		cancel()
-		r.sink.Scrape(&sc)
+	if e.tokq != nil {
+		close(e.tokq)
+		e.tokWG.Wait()
 	}
 	close(e.records)
 	serr := <-sinkErr
@@ -371,16 +368,12 @@ func (e *engine) header() trace.Header {
 	if e.detected != nil {
 		h.Options["api_auto"] = e.detected.Why
 	}
+	h.Options["server_tokenize"] = e.sum.ServerTokenize
+	if e.stok != nil {
+		h.Options["server_tokenize_prompts"] = fmt.Sprintf("%d of %d", e.sum.PromptsCounted, e.sum.PromptsDistinct)
+	}
 	if e.cfg.Duration > 0 {
 		h.Options["duration"] = e.cfg.Duration.String()
-	}
-	if st := e.metricsStatus; st != nil {
-		h.Options["server_metrics"] = st.Target
-		if st.On {
-			h.Options["server_metrics_interval"] = st.Interval.String()
-		} else {
-			h.Options["server_metrics"] += " (not found: " + st.Why + ")"
-		}
 	}
 	if h.Label == "" {
 		h.Label = e.opts.Model
@@ -505,6 +498,9 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 	rec := &trace.Record{
 		ID: r.ID, Index: r.Index, Phase: r.Phase, Warmup: warmup,
 		InputTokens: r.InputTokens, MaxTokens: r.MaxTokens,
+	}
+	if !warmup {
+		rec.ServerPromptTokens = e.promptCounts[r.Index]
 	}
 	req := *r
 	if e.cfg.Salt {
@@ -672,7 +668,7 @@ func (e *engine) finish(rec *trace.Record) {
 		e.sum.OK++
 	}
 	e.mu.Unlock()
-	e.records <- rec
+	e.queueRecord(rec)
 }
 
 // minRedactKey is the shortest key scrubbed from server text: a shorter

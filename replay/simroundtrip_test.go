@@ -114,6 +114,12 @@ func TestEverySimAPIRoundTrips(t *testing.T) {
 			if sum.OK != 4 || sum.Failed != 0 {
 				t.Fatalf("summary: %s", sum)
 			}
+			if want := map[string]string{"llamacpp": "llamacpp", "tgi": "tgi"}[api]; h.Options["server_tokenize"] != want && (want != "" || h.Options["server_tokenize"] != "vllm") {
+				t.Errorf("server_tokenize %q: the probe should try the API's own family first", h.Options["server_tokenize"])
+			}
+			if sum.PromptsCounted != 4 || sum.PromptsDistinct != 4 || sum.TextsCounted != 4 {
+				t.Errorf("server tokenizer: %d of %d prompts, %d texts counted", sum.PromptsCounted, sum.PromptsDistinct, sum.TextsCounted)
+			}
 			if h.API != api || h.WorkloadDigest != workload.Digest(wl) || h.Reference == "" {
 				t.Errorf("header: api %q digest %q reference %q", h.API, h.WorkloadDigest, h.Reference)
 			}
@@ -130,6 +136,12 @@ func TestEverySimAPIRoundTrips(t *testing.T) {
 				}
 				if r.Usage == "" && r.Timings == "" && api != "trtllm" { // Triton's stream carries no counts
 					t.Errorf("%s: neither usage nor timings kept", r.ID)
+				}
+				// The simulator tokenizes with the workload's tokenizer, so
+				// its own counts are the workload's exactly: the prompt's
+				// InputTokens, and one token per count-up chunk.
+				if r.ServerPromptTokens != r.InputTokens || r.ServerTextTokens != 24 {
+					t.Errorf("%s: server tokenizer counted prompt %d (want %d), text %d (want 24)", r.ID, r.ServerPromptTokens, r.InputTokens, r.ServerTextTokens)
 				}
 			}
 		})

@@ -184,7 +184,9 @@ func TestPromiseKeyFromURLOrEnvEverywhereButFiles(t *testing.T) {
 			srv.mu.Lock()
 			seen := append([]string(nil), srv.auth...)
 			srv.mu.Unlock()
-			if len(seen) != 5 || !strings.HasPrefix(seen[0], "/v1/models Bearer "+key) {
+			// Discovery, the probe of the server's tokenizer (its three
+			// shapes, none answered), then the four requests.
+			if len(seen) != 8 || !strings.HasPrefix(seen[0], "/v1/models Bearer "+key) || !strings.HasPrefix(seen[1], "/tokenize Bearer "+key) {
 				t.Errorf("requests the server saw: %q", seen)
 			}
 			for _, a := range seen {

@@ -378,28 +378,48 @@ func (s *Server) ollamaTags(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
-// tokenizeHandler answers llama.cpp's {"content": …} and vLLM's
-// {"prompt": …} with the server's tokenizer.
+// tokenizeHandler answers llama.cpp's {"content": …} and vLLM's (and
+// SGLang's) {"prompt": …} with {"tokens", "count", "max_model_len"}, and
+// TGI's {"inputs": …} with TGI's list of tokens, all with the server's
+// tokenizer: replay asks it to count prompts and received text in the
+// model's own vocabulary.
 func (s *Server) tokenizeHandler(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Content *string `json:"content"`
 		Prompt  *string `json:"prompt"`
+		Inputs  *string `json:"inputs"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&in); err != nil || (in.Content == nil && in.Prompt == nil) {
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&in); err != nil || (in.Content == nil && in.Prompt == nil && in.Inputs == nil) {
 		writeError(w, apiLlama, http.StatusBadRequest, "invalid_request_error", "", `send {"content": "text"} to /tokenize`)
 		return
 	}
 	text := ""
-	if in.Content != nil {
+	switch {
+	case in.Content != nil:
 		text = *in.Content
-	} else {
+	case in.Prompt != nil:
 		text = *in.Prompt
+	default:
+		text = *in.Inputs
 	}
 	ids := s.tok.Encode(text)
 	if ids == nil {
 		ids = []int{}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if in.Content == nil && in.Prompt == nil {
+		type tgiToken struct {
+			ID      int    `json:"id"`
+			Text    string `json:"text"`
+			Special bool   `json:"special"`
+		}
+		out := make([]tgiToken, len(ids))
+		for i, id := range ids {
+			out[i] = tgiToken{ID: id, Text: s.tok.Decode([]int{id})}
+		}
+		json.NewEncoder(w).Encode(out)
+		return
+	}
 	json.NewEncoder(w).Encode(map[string]any{"tokens": ids, "count": len(ids), "max_model_len": s.cfg.MaxContext})
 }
 

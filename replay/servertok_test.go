@@ -1,0 +1,153 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload"
+)
+
+// tokServer is a chat server whose /tokenize speaks one family's shape and
+// counts words (its "model's tokenizer"): fail makes it answer the probe
+// and nothing after; flavour "" has no /tokenize at all.
+type tokServer struct {
+	chat    chatServer
+	flavour string
+	fail    bool
+	asked   atomic.Int64
+}
+
+func (s *tokServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/tokenize" || s.flavour == "" {
+		s.chat.ServeHTTP(w, r)
+		return
+	}
+	s.asked.Add(1)
+	var in map[string]any
+	json.NewDecoder(r.Body).Decode(&in)
+	key := map[string]string{"llamacpp": "content", "vllm": "prompt", "tgi": "inputs"}[s.flavour]
+	text, ok := in[key].(string)
+	if !ok {
+		http.Error(w, `{"error":"missing field"}`, http.StatusUnprocessableEntity)
+		return
+	}
+	if s.fail && text != probeText {
+		http.Error(w, "tokenizer crashed", http.StatusInternalServerError)
+		return
+	}
+	n := len(strings.Fields(text))
+	ids := make([]int, n)
+	switch s.flavour {
+	case "llamacpp":
+		json.NewEncoder(w).Encode(map[string]any{"tokens": ids})
+	case "vllm":
+		json.NewEncoder(w).Encode(map[string]any{"tokens": ids, "count": n, "max_model_len": 4096})
+	case "tgi":
+		out := make([]map[string]any, n)
+		for i := range out {
+			out[i] = map[string]any{"id": i, "text": "w", "special": false}
+		}
+		json.NewEncoder(w).Encode(out)
+	}
+}
+
+// TestServerTokenizeFlavoursAndFailures runs through the probe for each
+// family's /tokenize shape, a server without one, one whose tokenizer
+// fails after the probe, and --server-tokenize off: the counts land in the
+// records, a failure is recorded as unavailable (−1), and the run's
+// requests succeed either way.
+func TestServerTokenizeFlavoursAndFailures(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) }
+	for _, tc := range []struct {
+		name, flavour, setting string
+		fail                   bool
+		option                 string // the header's server_tokenize, by prefix
+		asks                   bool
+	}{
+		{name: "llama.cpp", flavour: "llamacpp", option: "llamacpp", asks: true},
+		{name: "vLLM", flavour: "vllm", option: "vllm", asks: true},
+		{name: "TGI", flavour: "tgi", option: "tgi", asks: true},
+		{name: "none", option: "unavailable: POST /tokenize did not answer (vllm: HTTP 404 Not Found; llamacpp: HTTP 404"},
+		{name: "fails after the probe", flavour: "vllm", fail: true, option: "vllm", asks: true},
+		{name: "off", flavour: "vllm", setting: ServerTokenizeOff, option: "off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &tokServer{flavour: tc.flavour, fail: tc.fail}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			wl := handWorkload(workload.Phase{Name: "b", Kind: workload.KindBurst, Concurrency: 3, Requests: 3, MaxTokens: 4})
+			cfg := baseConfig(t, wl, srv.URL)
+			cfg.ServerTokenize = tc.setting
+			sum, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.OK != 3 {
+				t.Fatalf("summary %s: counting must never fail a request", sum)
+			}
+			h, recs := readTrace(t, cfg.Trace)
+			if got := h.Options["server_tokenize"]; !strings.HasPrefix(got, tc.option) {
+				t.Errorf("server_tokenize %q, want %q…", got, tc.option)
+			}
+			if !tc.asks && s.asked.Load() > 0 && tc.setting == ServerTokenizeOff {
+				t.Errorf("off asked /tokenize %d times", s.asked.Load())
+			}
+			for _, r := range recs {
+				var wantPrompt, wantText int
+				switch {
+				case !tc.asks:
+				case tc.fail:
+					wantPrompt, wantText = trace.TokenizeUnavailable, trace.TokenizeUnavailable
+				default:
+					wantPrompt = words(promptText(&wl.Requests[r.Index]))
+					wantText = words(receivedText(&r))
+				}
+				if r.ServerPromptTokens != wantPrompt || r.ServerTextTokens != wantText {
+					t.Errorf("%s: server counts prompt %d text %d, want %d and %d", r.ID, r.ServerPromptTokens, r.ServerTextTokens, wantPrompt, wantText)
+				}
+			}
+			if tc.fail && (sum.TextsUnavailable != 3 || sum.PromptsCounted != 0 || sum.PromptsDistinct != 3) {
+				t.Errorf("summary: %d texts unavailable, %d of %d prompts", sum.TextsUnavailable, sum.PromptsCounted, sum.PromptsDistinct)
+			}
+		})
+	}
+}
+
+// TestServerTokenizeSendsTheKey: a server that wants the API key for
+// /tokenize (vLLM with --api-key guards it like every route) gets it.
+func TestServerTokenizeSendsTheKey(t *testing.T) {
+	s := &tokServer{flavour: "vllm"}
+	var unauth atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/tokenize" && r.Header.Get("Authorization") != "Bearer sk-tokenize-secret" {
+			unauth.Add(1)
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, "{}")
+			return
+		}
+		s.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	wl := handWorkload(workload.Phase{Name: "b", Kind: workload.KindBurst, Concurrency: 2, Requests: 2, MaxTokens: 4})
+	cfg := baseConfig(t, wl, srv.URL)
+	cfg.APIKey = "sk-tokenize-secret"
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	h, recs := readTrace(t, cfg.Trace)
+	if h.Options["server_tokenize"] != "vllm" || unauth.Load() != 0 {
+		t.Errorf("server_tokenize %q, %d unauthorised asks", h.Options["server_tokenize"], unauth.Load())
+	}
+	for _, r := range recs {
+		if r.ServerTextTokens <= 0 {
+			t.Errorf("%s: no text count", r.ID)
+		}
+	}
+}
