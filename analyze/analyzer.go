@@ -192,6 +192,14 @@ type TraceInfo struct {
 	Planned int    `json:"planned_requests,omitempty"`
 	Partial string `json:"partial,omitempty"`
 
+	// Scrapes of the server's /metrics (and of a watched process) the
+	// trace holds (1.3), how many failed and the first failure's reason,
+	// and the engine whose metric names were recognised.
+	Scrapes       int    `json:"server_scrapes,omitempty"`
+	ScrapesFailed int    `json:"server_scrapes_failed,omitempty"`
+	ScrapeError   string `json:"server_scrape_error,omitempty"`
+	ServerEngine  string `json:"server_engine,omitempty"`
+
 	// For a trace merged from shards (trace merge): how many shards, which
 	// are missing, on how many hosts, and the worst-case error of their
 	// common clock, which phase windows and so aggregate tok/s carry
@@ -214,6 +222,9 @@ type TraceAcc struct {
 	// perPhase counts records (warm-up included) per phase index, to
 	// compare with the header's planned requests.
 	perPhase map[int]int
+	// points are the successful scrapes in common terms, in time order
+	// (serverstate.go).
+	points []statePoint
 }
 
 // Trace starts a trace with the given label ("" = the header's label).
@@ -337,6 +348,7 @@ type run struct {
 
 	dists []Dist // by registry index (request and token scopes)
 	warn  runWarn
+	state *runState // the server's state during the run, once computed
 }
 
 func (t *TraceAcc) runFor(phase int) *run {
@@ -847,7 +859,12 @@ func (g *Group) Samples(metric string) []float64 { return g.samples[metric] }
 func (a *Analyzer) AddReader(label, path string, r *trace.Reader) error {
 	acc := a.Trace(label, path, r.Header())
 	h := r.Header()
+	r.IncludeScrapes()
 	for r.Scan() {
+		if s := r.Scrape(); s != nil {
+			acc.AddScrape(s)
+			continue
+		}
 		if a.onRecord != nil {
 			a.onRecord(acc.info.Label, &h, r.Record())
 		}

@@ -381,6 +381,7 @@ func groupWarnings(res *Result, g *Group) []Warning {
 			Evidence: map[string]any{"workload_digests": sortedKeys(digests), "models": sortedKeys(models)}})
 	}
 	out = append(out, serverWarnings(g)...)
+	out = append(out, stateWarnings(g)...)
 	for _, w := range res.Warnings {
 		if w.Code == WarnSlowingDown && keysWithin(w.Keys, g.Keys) {
 			out = append(out, w)

@@ -379,11 +379,22 @@ func TestUsageJudgements(t *testing.T) {
 		{name: "Thai, overstated, server tokenizer", rec: thaiRecord("a", 0, 10, 5), judged: JudgeServerTokenizer, warn: true, diff: 0.5, ref: 5},
 		// Usage 8 against a text count of 7 (the server counts its EOS
 		// token): |8−7| = 1 ≤ 3 tokens, within the allowance.
-		{name: "EOS within the allowance", rec: func() trace.Record { r := okRecord("a", 0, 0); r.Usage = `{"completion_tokens":8}`; r.ServerTextTokens = 7; return r }(),
+		{name: "EOS within the allowance", rec: func() trace.Record {
+			r := okRecord("a", 0, 0)
+			r.Usage = `{"completion_tokens":8}`
+			r.ServerTextTokens = 7
+			return r
+		}(),
 			judged: JudgeServerTokenizer},
 		// 200 vs 205: 5 tokens > 3 but 5/205 = 0.024 > 2%: flagged; the
 		// chunks are the okRecord's, only the counts matter here.
-		{name: "past both margins", rec: func() trace.Record { r := okRecord("a", 0, 0); r.MaxTokens = 205; r.Usage = `{"completion_tokens":205}`; r.ServerTextTokens = 200; return r }(),
+		{name: "past both margins", rec: func() trace.Record {
+			r := okRecord("a", 0, 0)
+			r.MaxTokens = 205
+			r.Usage = `{"completion_tokens":205}`
+			r.ServerTextTokens = 200
+			return r
+		}(),
 			judged: JudgeServerTokenizer, warn: true, diff: 0.024, ref: 200},
 		// No server count, and o200k only the default: bounds. 5 chunks
 		// ≤ 5 ≤ 84 bytes + 3: honest.

@@ -73,6 +73,21 @@ type ChunkRow struct {
 	TextBytes int64     `parquet:"text_bytes"`
 }
 
+// MetricRow is one row of the server_metrics table: one sample of one
+// scrape of the server's /metrics (or of a watched process), or a failed
+// scrape with its error and no sample.
+type MetricRow struct {
+	Label  string    `parquet:"label,dict"`
+	TNs    int64     `parquet:"t_ns"`
+	T      time.Time `parquet:"t,timestamp(nanosecond)"`
+	Source string    `parquet:"source,dict"` // metrics or process
+	Target string    `parquet:"target,dict"`
+	Name   string    `parquet:"name,dict"`
+	Labels string    `parquet:"labels,dict"`
+	Value  float64   `parquet:"value"`
+	Error  string    `parquet:"error"`
+}
+
 // RunRow is one row of the runs table: the analysis's per-run values.
 type RunRow struct {
 	Label          string  `parquet:"label,dict"`
@@ -102,7 +117,9 @@ type Options struct {
 // Counts are what Export wrote.
 type Counts struct {
 	Requests, Chunks, Runs int64
-	Files                  []string
+	// Metrics counts server_metrics rows (samples and failed scrapes).
+	Metrics int64
+	Files   []string
 }
 
 // table is one output file fed row by row.
@@ -122,7 +139,7 @@ func Export(o Options, inputs ...analyze.Input) (*Counts, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	names := []string{"requests", "chunks", "runs"}
+	names := []string{"requests", "chunks", "runs", "server_metrics"}
 	paths := map[string]string{}
 	for _, n := range names {
 		p := filepath.Join(o.Dir, n+"."+o.Format)
@@ -159,7 +176,12 @@ func Export(o Options, inputs ...analyze.Input) (*Counts, error) {
 	if err != nil {
 		return nil, err
 	}
+	mf, err := create("server_metrics")
+	if err != nil {
+		return nil, err
+	}
 	reqs, chunks, runs := newTable[RequestRow](o.Format, rf), table[ChunkRow](newAsync(newTable[ChunkRow](o.Format, cf))), newTable[RunRow](o.Format, uf)
+	metrics := newTable[MetricRow](o.Format, mf)
 	closed := false
 	defer func() {
 		if !closed {
@@ -174,7 +196,7 @@ func Export(o Options, inputs ...analyze.Input) (*Counts, error) {
 		return nil, err
 	}
 	for _, in := range inputs {
-		if err := exportTrace(in, a, reqs, chunks, c); err != nil {
+		if err := exportTrace(in, a, reqs, chunks, metrics, c); err != nil {
 			return nil, err
 		}
 	}
@@ -195,12 +217,20 @@ func Export(o Options, inputs ...analyze.Input) (*Counts, error) {
 	}
 	c.Runs = int64(len(rows))
 	closed = true
-	for _, t := range []interface{ Close() error }{reqs, chunks, runs} {
+	for _, t := range []interface{ Close() error }{reqs, chunks, runs, metrics} {
 		if err := t.Close(); err != nil {
 			return nil, err
 		}
 	}
 	for i, f := range files {
+		if names[i] == "server_metrics" && c.Metrics == 0 {
+			// Only when present: no scrape, no table (and no stale one
+			// from an earlier export beside the new tables).
+			f.Close()
+			os.Remove(f.Name())
+			os.Remove(paths[names[i]])
+			continue
+		}
 		if err := f.Sync(); err != nil {
 			return nil, err
 		}
@@ -228,7 +258,7 @@ func toInt(v any) int64 {
 	return 0
 }
 
-func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], chunks table[ChunkRow], c *Counts) error {
+func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], chunks table[ChunkRow], metrics table[MetricRow], c *Counts) error {
 	r, err := trace.Open(in.Path)
 	if err != nil {
 		return err
@@ -247,7 +277,28 @@ func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], 
 	acc := a.Trace(label, in.Path, h)
 	var rb []RequestRow
 	var cb []ChunkRow
+	r.IncludeScrapes()
+	var mb []MetricRow
 	for r.Scan() {
+		if sc := r.Scrape(); sc != nil {
+			t := start.Add(time.Duration(sc.T)).UTC()
+			src, target, serr := strings.Clone(sc.Source), strings.Clone(sc.Target), strings.Clone(sc.Error)
+			if len(sc.Samples) == 0 {
+				mb = append(mb, MetricRow{Label: label, TNs: sc.T, T: t, Source: src, Target: target, Value: nan, Error: serr})
+			}
+			for _, smp := range sc.Samples {
+				mb = append(mb, MetricRow{Label: label, TNs: sc.T, T: t, Source: src, Target: target,
+					Name: strings.Clone(smp.Name), Labels: strings.Clone(smp.Labels), Value: smp.Value, Error: serr})
+			}
+			if len(mb) >= batch {
+				if err := metrics.Write(mb); err != nil {
+					return err
+				}
+				c.Metrics += int64(len(mb))
+				mb = mb[:0]
+			}
+			continue
+		}
 		rec := r.Record()
 		acc.Add(rec)
 		ph := phases[rec.Phase]
@@ -314,5 +365,9 @@ func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], 
 		return err
 	}
 	c.Chunks += int64(len(cb))
+	if err := metrics.Write(mb); err != nil {
+		return err
+	}
+	c.Metrics += int64(len(mb))
 	return nil
 }

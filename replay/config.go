@@ -134,6 +134,19 @@ type Config struct {
 	// trace records how late it was.
 	StartAt time.Time
 
+	// ServerMetrics is the server's Prometheus /metrics, scraped into
+	// the trace during the run: ServerMetricsAuto (BASE/metrics, dropped
+	// after a first scrape that fails, as most servers have none), a URL,
+	// or ServerMetricsOff ("" is off). Scrapes run on their own goroutine
+	// and connection; a failed one is recorded and never stops the run.
+	ServerMetrics string
+	// ServerMetricsInterval is the time between scrapes (0:
+	// servermetrics.DefaultInterval); each times out at 4/5 of it.
+	ServerMetricsInterval time.Duration
+	// OnServerMetrics, if set, hears once, before the run, whether the
+	// server's /metrics is scraped.
+	OnServerMetrics func(ServerMetricsStatus)
+
 	// OnAPI, if set, hears which API --api auto chose and why, before
 	// anything is sent.
 	OnAPI func(Detection)
@@ -163,6 +176,8 @@ type Resolved struct {
 	ep             endpoint.Endpoint
 	base           string             // the server's base URL, credentials and API routes stripped
 	tok            tokenize.Tokenizer // for SendTokenIDs
+	metricsURL     string             // the /metrics to scrape, "" for none
+	metricsAuto    bool               // metricsURL was guessed (ServerMetricsAuto)
 }
 
 // FieldError is a Config value that cannot be used: a fielderr.Error
@@ -283,7 +298,11 @@ func (c Config) Resolve() (*Resolved, error) {
 	if c.ExtraBody, err = checkExtraBody(c.ExtraBody, ep, base, c.Workload, c.Model); err != nil {
 		return nil, err
 	}
-	r := &Resolved{Config: c, ep: ep, base: base, BeyondDuration: beyond}
+	metricsURL, metricsAuto, err := resolveServerMetrics(&c, base)
+	if err != nil {
+		return nil, err
+	}
+	r := &Resolved{Config: c, ep: ep, base: base, BeyondDuration: beyond, metricsURL: metricsURL, metricsAuto: metricsAuto}
 	if c.Trace != "" {
 		r.sink = append(r.sink, &TraceFile{Path: c.Trace, FlushInterval: c.FlushInterval})
 	}

@@ -95,13 +95,15 @@ type engine struct {
 	// redactSecrets are the key and querySecrets, for every record.
 	redactSecrets []string
 	// detected is what --api auto found (nil when --api named the API).
-	detected  *Detection
-	tok       tokenize.Tokenizer // for SendTokenIDs
-	client    *http.Client
-	start     time.Time
-	startUnix int64
-	salt      []string // measured requests
-	warmSalt  []string // warm-up requests: different words, so they cannot warm the cache
+	detected *Detection
+	// metricsStatus is what became of --server-metrics (nil: off).
+	metricsStatus *ServerMetricsStatus
+	tok           tokenize.Tokenizer // for SendTokenIDs
+	client        *http.Client
+	start         time.Time
+	startUnix     int64
+	salt          []string // measured requests
+	warmSalt      []string // warm-up requests: different words, so they cannot warm the cache
 
 	// The server's tokenizer (servertok.go): nil when off or unavailable.
 	stok         *serverTok
@@ -181,9 +183,34 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 			return nil, err
 		}
 	}
+	// The first scrape, before the header: under auto it decides whether
+	// the run scrapes at all, and the header says which.
+	scraper := e.newScraper(r)
+	var firstScrape *trace.Scrape
+	if scraper != nil {
+		sc := scraper.Scrape(ctx, e.now)
+		st := ServerMetricsStatus{On: true, Target: scraper.Target, Interval: cfg.ServerMetricsInterval}
+		if sc.Error != "" && r.metricsAuto {
+			st.On, st.Why = false, sc.Error
+			scraper = nil
+		} else {
+			firstScrape = &sc
+		}
+		e.metricsStatus = &st
+		if cfg.OnServerMetrics != nil {
+			cfg.OnServerMetrics(st)
+		}
+	}
 	h := e.header()
 	if err := r.sink.Start(h); err != nil {
 		return nil, err
+	}
+	scrapeStop, scrapeDone := make(chan struct{}), make(chan struct{})
+	if scraper != nil {
+		r.sink.Scrape(firstScrape)
+		go e.scrapeLoop(scraper, r.sink, scrapeStop, scrapeDone)
+	} else {
+		close(scrapeDone)
 	}
 	// A sink that cannot take a record (the trace on a full disk) stops the
 	// run: requests whose results cannot be recorded would only load the
@@ -224,6 +251,16 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	if e.tokq != nil {
 		close(e.tokq)
 		e.tokWG.Wait()
+	}
+	close(scrapeStop)
+	<-scrapeDone
+	if scraper != nil {
+		// One more after the last response: counters (preemptions,
+		// prefix-cache hits) then cover the whole run.
+		c, cancel := context.WithTimeout(context.Background(), scraper.Timeout)
+		sc := scraper.Scrape(c, e.now)
+		cancel()
+		r.sink.Scrape(&sc)
 	}
 	close(e.records)
 	serr := <-sinkErr
@@ -374,6 +411,14 @@ func (e *engine) header() trace.Header {
 	}
 	if e.cfg.Duration > 0 {
 		h.Options["duration"] = e.cfg.Duration.String()
+	}
+	if st := e.metricsStatus; st != nil {
+		h.Options["server_metrics"] = st.Target
+		if st.On {
+			h.Options["server_metrics_interval"] = st.Interval.String()
+		} else {
+			h.Options["server_metrics"] += " (not found: " + st.Why + ")"
+		}
 	}
 	if h.Label == "" {
 		h.Label = e.opts.Model

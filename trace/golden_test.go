@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -383,5 +384,24 @@ func TestWriteScrapeBounds(t *testing.T) {
 	}
 	if len(s.Samples) != MaxScrapeSamples+5 {
 		t.Error("WriteScrape changed the caller's scrape")
+	}
+}
+
+// TestSampleJSON: samples print as JSON whatever their value: NaN and the
+// infinities as the text format's strings, names and labels escaped.
+func TestSampleJSON(t *testing.T) {
+	for _, tc := range []struct {
+		s    Sample
+		want string
+	}{
+		{Sample{Name: "a", Value: 1.5}, `{"name":"a","value":1.5}`},
+		{Sample{Name: "b", Labels: `le="+Inf"`, Value: math.Inf(1)}, `{"name":"b","labels":"le=\"+Inf\"","value":"+Inf"}`},
+		{Sample{Name: "c\x00", Value: math.Inf(-1)}, `{"name":"c\u0000","value":"-Inf"}`},
+		{Sample{Name: "d", Value: math.NaN()}, `{"name":"d","value":"NaN"}`},
+	} {
+		b, err := json.Marshal(tc.s)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%+v: %s (%v), want %s", tc.s, b, err, tc.want)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package trace
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Scrape is one reading of the server's own account of itself taken during
@@ -41,6 +43,30 @@ type Sample struct {
 	// braces, sorted by name: `code="200",model="x"`; "" for none.
 	Labels string  `json:"labels,omitempty"`
 	Value  float64 `json:"value"`
+}
+
+// MarshalJSON writes a sample as JSON, which has no NaN or infinities: those
+// values are written as the strings "NaN", "+Inf" and "-Inf", as the
+// Prometheus text format writes them.
+func (s Sample) MarshalJSON() ([]byte, error) {
+	name, _ := json.Marshal(s.Name) // a string always marshals
+	b := append([]byte(`{"name":`), name...)
+	if s.Labels != "" {
+		l, _ := json.Marshal(s.Labels)
+		b = append(append(b, `,"labels":`...), l...)
+	}
+	b = append(b, `,"value":`...)
+	switch {
+	case math.IsNaN(s.Value):
+		b = append(b, `"NaN"`...)
+	case math.IsInf(s.Value, 1):
+		b = append(b, `"+Inf"`...)
+	case math.IsInf(s.Value, -1):
+		b = append(b, `"-Inf"`...)
+	default:
+		b = strconv.AppendFloat(b, s.Value, 'g', -1, 64)
+	}
+	return append(b, '}'), nil
 }
 
 // Scrape sources.

@@ -288,8 +288,19 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 	if multiIn {
 		t.Columns = append(t.Columns, "input tokens")
 	}
+	// The server's own account, beside TTFT, for labels whose traces
+	// scraped its /metrics.
+	state := map[string]bool{}
+	for _, g := range groups {
+		if g.Values["server_running_peak"].Valid() || g.Values["server_kv_usage_peak"].Valid() {
+			state[g.Keys[analyze.KeyLabel].(string)] = true
+		}
+	}
 	for _, l := range labels {
 		t.Columns = append(t.Columns, l, l+" TTFT p50 ms")
+		if state[l] {
+			t.Columns = append(t.Columns, l+" server running/waiting, KV")
+		}
 	}
 	compare := len(labels) == 2
 	if compare {
@@ -305,12 +316,18 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 			g := cell[l][rk]
 			if g == nil {
 				row = append(row, "—", "—")
+				if state[l] {
+					row = append(row, "—")
+				}
 				continue
 			}
 			f := g.Failures()
 			if f.All() {
 				// No speed to show: say so, not "— / —".
 				row = append(row, failText(f)+n.cellMarks(f, g.Warnings), "—")
+				if state[l] {
+					row = append(row, serverStateText(g))
+				}
 				continue
 			}
 			ps, agg := g.Values["per_stream_tps"], g.Values["aggregate_tps"]
@@ -319,6 +336,9 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 				text += " (" + ft + ")"
 			}
 			row = append(row, text+n.cellMarks(f, g.Warnings), analyze.FormatMs(g.Values["ttft_p50"].Value, false))
+			if state[l] {
+				row = append(row, serverStateText(g))
+			}
 		}
 		if compare {
 			a, b := cell[labels[0]][rk], cell[labels[1]][rk]
@@ -330,6 +350,9 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 		n.mark([]analyze.Warning{w})
 	}
 	t.Notes = n.lines
+	if len(state) > 0 {
+		t.Notes = append(t.Notes, "server running/waiting, KV: the most requests the server said it was running and queueing at once, and its fullest KV cache, in the scrapes of its /metrics taken during the cell's runs (docs/METRICS.md, \"Server state\")")
+	}
 	t.Notes = append(t.Notes, "per-stream: median over requests; aggregate: median over runs (formulas: docs/METRICS.md, definition set "+res.Definitions.Name+"); ±: half-width of the 95% interval of the median, shown from 6 samples on")
 	if compare {
 		t.Notes = append(t.Notes, fmt.Sprintf("Δ: %s relative to %s; ~ means no significant difference (Mann-Whitney U, p > %.2f)", labels[1], labels[0], analyze.Alpha))
@@ -339,6 +362,31 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 }
 
 type rowKey struct{ c, in int }
+
+// serverStateText is the server's own account of a cell: the most requests
+// it ran and queued at once, and its fullest KV cache, over the cell's
+// runs (server_running_peak_max, server_waiting_peak_max,
+// server_kv_usage_peak_max); "—" where no scrape fell in the cell's runs.
+func serverStateText(g *analyze.Group) string {
+	num := func(name string) string {
+		if v := g.Values[name]; v.Valid() {
+			return fmt.Sprintf("%.0f", v.Value)
+		}
+		return "—"
+	}
+	text := num("server_running_peak_max") + "/" + num("server_waiting_peak_max")
+	if kv := g.Values["server_kv_usage_peak_max"]; kv.Valid() {
+		if pct := kv.Value * 100; pct < 9.95 {
+			text += fmt.Sprintf(", %.1f%%", pct)
+		} else {
+			text += fmt.Sprintf(", %.0f%%", pct)
+		}
+	}
+	if text == "—/—" {
+		return "—"
+	}
+	return text
+}
 
 // SweepColumns are the columns of the concurrency sweep as CSV: one value
 // each, so pandas, DuckDB or a spreadsheet read numbers, not "a / b"

@@ -41,10 +41,10 @@ type Timeline struct {
 // TimelineRow is one request; times are run-clock nanoseconds (0: did not
 // happen).
 type TimelineRow struct {
-	ID                                  string
+	ID                                 string
 	Scheduled, Sent, First, Last, Done int64
-	Ticks                               []int64
-	Error                               string // the error class; "" when it succeeded
+	Ticks                              []int64
+	Error                              string // the error class; "" when it succeeded
 }
 
 // Add takes one record (Options.Records of the analysis). Warm-ups and

@@ -73,6 +73,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", profile)
 			}
 			cfg.Replay.OnAPI = announceAPI(errw)
+			cfg.Replay.OnServerMetrics = announceMetrics(errw)
 			disp := f.progress(cmd, &cfg.Replay)
 			res, err := bench.Run(cmd.Context(), cfg)
 			disp.Close()

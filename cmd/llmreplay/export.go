@@ -50,7 +50,11 @@ queries that rebuild the sweep table from the Parquet files.`,
 			if err != nil {
 				return usageError(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d requests, %d chunks, %d runs\n", c.Requests, c.Chunks, c.Runs)
+			fmt.Fprintf(cmd.OutOrStdout(), "%d requests, %d chunks, %d runs", c.Requests, c.Chunks, c.Runs)
+			if c.Metrics > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), ", %d server metric rows", c.Metrics)
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
 			for _, f := range c.Files {
 				fmt.Fprintln(cmd.OutOrStdout(), f)
 			}

@@ -1,16 +1,19 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/export"
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 // TestExportParquetRebuildsSweep: export through the CLI with default flags
@@ -111,5 +114,58 @@ func TestExportParquetRebuildsSweep(t *testing.T) {
 	}
 	if _, _, err := runAnalyzeCLI(t, nil, "export", fast, "--format", "xlsx", "-o", filepath.Join(dir, "x")); err == nil || exitCode(err) != 2 {
 		t.Errorf("--format xlsx: want exit 2")
+	}
+}
+
+// TestExportServerMetrics: a trace with scrapes (one of two samples, one
+// failed) exports a server_metrics table through the CLI: a row per sample
+// with its time, name, labels and value, and the failed scrape as a row
+// with its error; a trace without scrapes leaves no such table, not even a
+// stale one from an earlier export.
+func TestExportServerMetrics(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "m.trace.zst")
+	h := trace.Header{Label: "m", Tokenizer: "o200k_base", WorkloadDigest: "sha256:w", Model: "m", StartWall: "2026-01-01T00:00:00Z",
+		Phases: []trace.Phase{{Index: 0, Name: "burst-c1", Kind: "burst", Concurrency: 1, InputTokens: 100, MaxTokens: 2, Requests: 1}}}
+	w, err := trace.Create(tr, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteScrape(&trace.Scrape{T: 1e6, Duration: 2e6, Source: trace.SourceMetrics, Target: "http://127.0.0.1:1/metrics",
+		Samples: []trace.Sample{{Name: "vllm:num_requests_running", Labels: `model_name="m"`, Value: 1}, {Name: "vllm:num_requests_waiting", Labels: `model_name="m"`, Value: 3}}})
+	rec := trace.Record{ID: "r0", Sent: 2e6, Done: 30e6, Status: 200, FinishReason: "length", MaxTokens: 2,
+		Chunks: []trace.Chunk{{T: 10e6, Bytes: 40, Text: "1"}, {T: 20e6, Bytes: 40, Text: ","}}}
+	w.Write(&rec)
+	w.WriteScrape(&trace.Scrape{T: 500e6, Source: trace.SourceMetrics, Target: "http://127.0.0.1:1/metrics", Error: "HTTP 503"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	stdout, stderr, err := runAnalyzeCLI(t, nil, "export", tr, "-o", out)
+	if err != nil {
+		t.Fatalf("export: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "3 server metric rows") {
+		t.Errorf("stdout: %s", stdout)
+	}
+	rows, err := parquet.ReadFile[export.MetricRow](filepath.Join(out, "server_metrics.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Name != "vllm:num_requests_running" || rows[0].Value != 1 || rows[0].TNs != 1e6 ||
+		rows[0].T.UnixNano() != time.Date(2026, 1, 1, 0, 0, 0, 1e6, time.UTC).UnixNano() || rows[1].Value != 3 || rows[1].Labels != `model_name="m"` ||
+		rows[2].Error != "HTTP 503" || rows[2].Name != "" || !math.IsNaN(rows[2].Value) {
+		t.Errorf("rows: %+v", rows)
+	}
+	// The same folder, a trace without scrapes: the old table goes.
+	plain := filepath.Join(dir, "p.trace.zst")
+	w, _ = trace.Create(plain, h)
+	w.Write(&rec)
+	w.Close()
+	if _, stderr, err := runAnalyzeCLI(t, nil, "export", plain, "-o", out, "--force"); err != nil {
+		t.Fatalf("export: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "server_metrics.parquet")); err == nil {
+		t.Errorf("a trace without scrapes left a server_metrics table")
 	}
 }

@@ -18,8 +18,10 @@ import (
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/internal/progress"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
+	"github.com/llmreplay/llmreplay/servermetrics"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -44,6 +46,8 @@ type replayFlags struct {
 	quiet                  bool
 	headers                []string
 	extraBody              string
+	serverMetrics          string
+	metricsInterval        time.Duration
 }
 
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
@@ -66,6 +70,8 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.BoolVar(&f.failOnError, "fail-on-error", false, "exit with status 1 when any request failed")
 	fs.StringArrayVar(&f.headers, "header", nil, `HTTP header sent with every request, as "NAME: VALUE" (repeatable; e.g. a routing header, or Authorization instead of --api-key-env); recorded in the trace with secret values redacted`)
 	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, or @FILE holding one (e.g. '{"chat_template_kwargs":{"enable_thinking":false}}', '{"top_k":20}'); may add fields and extend objects, never replace a field llmreplay sends itself`)
+	fs.StringVar(&f.serverMetrics, "server-metrics", replay.ServerMetricsAuto, "scrape the server's Prometheus /metrics into the trace during the run (queue, running requests, KV cache, preemptions): auto (BASE/metrics, skipped when absent), off, or the endpoint's URL")
+	fs.DurationVar(&f.metricsInterval, "server-metrics-interval", servermetrics.DefaultInterval, "time between /metrics scrapes (each times out at 4/5 of it)")
 	fs.StringVar(&f.serverTokenize, "server-tokenize", replay.ServerTokenizeAuto, "ask the server's own tokenizer (POST /tokenize of llama.cpp, vLLM, SGLang, TGI) to count each distinct prompt before the run and each response's text after it, off the timing path, so usage is judged in the model's vocabulary: auto (use it when the server answers) or off")
 	fs.StringVar(&f.serverCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
 }
@@ -111,6 +117,9 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 		ContinuousUsage: f.continuousUsage,
 		ServerCache:     f.serverCache,
 		ServerTokenize:  f.serverTokenize,
+
+		ServerMetrics:         f.serverMetrics,
+		ServerMetricsInterval: f.metricsInterval,
 	}
 	return cfg, nil
 }
@@ -246,6 +255,7 @@ var flagOf = map[string]string{
 	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
 	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
 	"Model": "--model", "ServerCache": "--server-cache", "Headers": "--header", "ExtraBody": "--extra-body",
+	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval",
 	// workload.BuildConfig
 	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
 	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",
@@ -276,11 +286,17 @@ func announceAPI(w io.Writer) func(replay.Detection) {
 	return func(d replay.Detection) { fmt.Fprintf(w, "api: %s, chosen by --api auto: %s\n", d.API, d.Why) }
 }
 
+// announceMetrics prints once whether the server's /metrics is scraped.
+func announceMetrics(w io.Writer) func(replay.ServerMetricsStatus) {
+	return func(s replay.ServerMetricsStatus) { fmt.Fprintln(w, safetext.Show(s.String())) }
+}
+
 // runReplay runs one replay and prints its summary line.
 func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags) error {
 	errw := cmd.ErrOrStderr()
 	failOnError := f.failOnError
 	cfg.OnAPI = announceAPI(errw)
+	cfg.OnServerMetrics = announceMetrics(errw)
 	disp := f.progress(cmd, &cfg)
 	sum, err := replay.Run(cmd.Context(), cfg)
 	disp.Close()

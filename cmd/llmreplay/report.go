@@ -40,7 +40,7 @@ against input length, open-loop phases against their request rate.
 
   # with the verdicts of a published table's claims at the top
   llmreplay report vllm.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims -o report.html`,
-		Args:    cobra.MinimumNArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("report needs -o FILE.html: where to write the page")

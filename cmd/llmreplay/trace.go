@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/internal/safetext"
+	"github.com/llmreplay/llmreplay/servermetrics"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -115,7 +116,20 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	}
 	defer r.Close()
 	c := trace.NewStats()
+	sc := map[string]*scrapeCount{}
+	var sources []string
+	r.IncludeScrapes()
 	for r.Scan() {
+		if s := r.Scrape(); s != nil {
+			k := sc[s.Source]
+			if k == nil {
+				k = &scrapeCount{target: s.Target, engines: map[string]bool{}}
+				sc[s.Source] = k
+				sources = append(sources, s.Source)
+			}
+			k.add(s)
+			continue
+		}
 		c.Add(r.Record())
 	}
 
@@ -236,6 +250,13 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		line("time span", "%v (first send at %v, last response done at %v after the start)",
 			time.Duration(c.Last-c.First).Round(time.Microsecond), time.Duration(c.First).Round(time.Microsecond), time.Duration(c.Last).Round(time.Microsecond))
 	}
+	for _, src := range sources {
+		name := "server"
+		if src == trace.SourceProcess {
+			name = "process"
+		}
+		line(name, "%s", sc[src].String())
+	}
 	if r.Truncated() {
 		line("note", "the trace ends in a cut-short tail (the run was killed, or is still running); the counts cover every record before it")
 	}
@@ -246,6 +267,56 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		return usageError(err)
 	}
 	return nil
+}
+
+// scrapeCount sums up one source's scrapes for trace info.
+type scrapeCount struct {
+	n, failed, samples int
+	firstErr, target   string
+	first, last        int64
+	engines            map[string]bool
+}
+
+func (k *scrapeCount) add(s *trace.Scrape) {
+	if k.n == 0 {
+		k.first = s.T
+	}
+	k.n++
+	k.last = s.T
+	if s.Error != "" {
+		k.failed++
+		if k.firstErr == "" {
+			k.firstErr = s.Error
+		}
+		return
+	}
+	k.samples += len(s.Samples)
+	if e := servermetrics.Read(s).Engine; e != "" {
+		k.engines[e] = true
+	}
+}
+
+func (k *scrapeCount) String() string {
+	ok := k.n - k.failed
+	desc := fmt.Sprintf("%d scrapes of %s", k.n, k.target)
+	if k.n > 1 {
+		desc += fmt.Sprintf(", one every %v", (time.Duration(k.last-k.first) / time.Duration(k.n-1)).Round(time.Millisecond))
+	}
+	if ok > 0 {
+		desc += fmt.Sprintf(", %d samples each on average", k.samples/ok)
+	}
+	if len(k.engines) > 0 {
+		names := make([]string, 0, len(k.engines))
+		for e := range k.engines {
+			names = append(names, e)
+		}
+		slices.Sort(names)
+		desc += ", names of " + strings.Join(names, ", ")
+	}
+	if k.failed > 0 {
+		desc += fmt.Sprintf("; %d failed (the first: %s)", k.failed, k.firstErr)
+	}
+	return desc
 }
 
 // plannedRequests is Σ requests of the header's phases, and how many of
@@ -283,6 +354,7 @@ func newTraceCatCmd() *cobra.Command {
 	var (
 		noChunks    bool
 		requests    bool
+		scrapes     bool
 		definitions string
 	)
 	cmd := &cobra.Command{
@@ -310,6 +382,9 @@ rows' per_stream_tps is analyze's per-stream figure.`,
 			if requests && noChunks {
 				return usagef("--requests and --no-chunks print different things: give one")
 			}
+			if scrapes && (requests || noChunks) {
+				return usagef("--server-metrics prints the scrapes, not the records: give it without --requests and --no-chunks")
+			}
 			if cmd.Flags().Changed("definitions") && !requests {
 				return usagef("--definitions applies to --requests only")
 			}
@@ -321,9 +396,12 @@ rows' per_stream_tps is analyze's per-stream figure.`,
 			enc.SetEscapeHTML(false)
 			for _, path := range args {
 				var err error
-				if requests {
+				switch {
+				case scrapes:
+					err = traceScrapes(cmd, path, enc)
+				case requests:
 					err = traceRequests(cmd, path, enc, definitions)
-				} else {
+				default:
 					err = traceCat(cmd, path, enc, noChunks)
 				}
 				if err != nil {
@@ -335,6 +413,7 @@ rows' per_stream_tps is analyze's per-stream figure.`,
 		},
 	}
 	cmd.Flags().BoolVar(&noChunks, "no-chunks", false, "leave out the chunks (print chunk_count instead)")
+	cmd.Flags().BoolVar(&scrapes, "server-metrics", false, "print the scrapes of the server's /metrics (and of a watched process) the run took, one JSON object per line (t_ns, duration_ns, source, target, error, samples), instead of the records")
 	cmd.Flags().BoolVar(&requests, "requests", false, "print each request's metrics (TTFT, E2E, tokens, per-stream tok/s, error) instead of its record")
 	cmd.Flags().StringVar(&definitions, "definitions", analyze.DefaultDefinitions,
 		"with --requests: compute per-stream tok/s and TPOT the way a tool does: "+strings.Join(analyze.DefinitionNames(), "|"))
@@ -364,6 +443,31 @@ func traceCat(cmd *cobra.Command, path string, enc *json.Encoder, noChunks bool)
 	}
 	return finishScan(cmd, path, r)
 }
+
+// traceScrapes prints the trace's scrapes (1.3), one JSON object each.
+func traceScrapes(cmd *cobra.Command, path string, enc *json.Encoder) error {
+	r, err := openTrace(cmd, path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	r.IncludeScrapes()
+	for r.Scan() {
+		s := r.Scrape()
+		if s == nil {
+			continue
+		}
+		if s.Samples == nil {
+			s.Samples = emptySamples
+		}
+		if err := enc.Encode(s); err != nil {
+			return writeError(err)
+		}
+	}
+	return finishScan(cmd, path, r)
+}
+
+var emptySamples = []trace.Sample{}
 
 // traceRequests prints one analyze.RequestRow per record. A trace without
 // a label of its own is labelled by its file name, as analyze does.

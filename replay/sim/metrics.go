@@ -20,6 +20,7 @@ type metrics struct {
 	prompt       prometheus.Counter
 	cacheQueries prometheus.Counter
 	cacheHits    prometheus.Counter
+	preemptions  prometheus.Counter
 	requests     *prometheus.CounterVec
 }
 
@@ -41,10 +42,15 @@ func newMetrics(profile string) *metrics {
 			Help: "Prompt tokens looked up in the prefix cache.", ConstLabels: labels}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_prefix_cache_hits_total",
 			Help: "Prompt tokens found in the prefix cache (not prefilled again).", ConstLabels: labels}),
+		// The model never evicts a running request (a request waits for a
+		// slot instead), so this counter stays at 0: exported so a scrape
+		// of the simulator has every meaning a real engine's has.
+		preemptions: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_num_preemptions_total",
+			Help: "Running requests evicted to make room (the simulator's model never preempts: always 0).", ConstLabels: labels}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmreplay_sim_requests_total",
 			Help: "Requests answered, by HTTP status code.", ConstLabels: labels}, []string{"code"}),
 	}
-	m.reg.MustRegister(m.running, m.waiting, m.kvUsage, m.generated, m.prompt, m.cacheQueries, m.cacheHits, m.requests)
+	m.reg.MustRegister(m.running, m.waiting, m.kvUsage, m.generated, m.prompt, m.cacheQueries, m.cacheHits, m.preemptions, m.requests)
 	return m
 }
 

@@ -1,0 +1,248 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/llmreplay/llmreplay/servermetrics"
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// Server state: what the server's /metrics (and a watched process) said
+// during each run, joined to the run by time. A trace of format 1.3 holds
+// scrapes between its records (trace.Scrape); each successful one becomes
+// a statePoint in common terms (servermetrics.Read), and each run reads
+// the points of its own window: from its first send to its last response.
+// docs/METRICS.md, "Server state", defines every figure.
+
+type statePoint struct {
+	t int64
+	v [servermetrics.NumMeanings]float64 // NaN: not in this scrape
+}
+
+// AddScrape takes one scrape of the trace. Only what the analysis needs is
+// kept (a few numbers per scrape), so a long run's scrapes cost little.
+func (t *TraceAcc) AddScrape(s *trace.Scrape) {
+	t.info.Scrapes++
+	if s.Error != "" {
+		t.info.ScrapesFailed++
+		if t.info.ScrapeError == "" {
+			t.info.ScrapeError = s.Error
+		}
+		return
+	}
+	st := servermetrics.Read(s)
+	if t.info.ServerEngine == "" {
+		t.info.ServerEngine = st.Engine
+	}
+	p := statePoint{t: s.T, v: st.Value}
+	// Scrapes are written as they finish; two scraping goroutines (the
+	// server's /metrics and a watched process) may interleave: keep the
+	// points in time order.
+	n := len(t.points)
+	t.points = append(t.points, p)
+	if n > 0 && t.points[n-1].t > p.t {
+		sort.SliceStable(t.points, func(i, j int) bool { return t.points[i].t < t.points[j].t })
+	}
+}
+
+// runState is what the server said during one run; NaN where it said
+// nothing (no scrape in the window, or no known name for the figure).
+type runState struct {
+	runningPeak, runningAvg float64
+	waitingPeak, waitingAvg float64
+	kvPeak, kvAvg           float64
+	preemptions             float64
+	prefixHitRate           float64
+	rssPeak, cpuCores       float64
+	scrapes                 int // successful scrapes inside the window
+}
+
+// serverState computes (once) the run's server state from its trace's
+// points.
+func (r *run) serverState() *runState {
+	if r.state != nil {
+		return r.state
+	}
+	nan := math.NaN()
+	s := &runState{nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0}
+	r.state = s
+	pts := r.trace.points
+	if len(pts) == 0 || r.firstSend == math.MaxInt64 || r.lastDone < r.firstSend {
+		return s
+	}
+	from, to := r.firstSend, r.lastDone
+	lo := sort.Search(len(pts), func(i int) bool { return pts[i].t >= from })
+	hi := sort.Search(len(pts), func(i int) bool { return pts[i].t > to })
+	in := pts[lo:hi]
+	s.scrapes = len(in)
+	s.runningPeak, s.runningAvg = peakMean(in, servermetrics.Running)
+	s.waitingPeak, s.waitingAvg = peakMean(in, servermetrics.Waiting)
+	s.kvPeak, s.kvAvg = peakMean(in, servermetrics.KVUsage)
+	s.rssPeak, _ = peakMean(in, servermetrics.RSS)
+	// Counters are read across the window: from the last scrape at or
+	// before the first send to the first at or after the last response,
+	// so the increase covers the whole run (and at most one interval
+	// either side of it).
+	cLo, cHi := lo, hi
+	if cLo > 0 && (cLo == len(pts) || pts[cLo].t > from) {
+		cLo--
+	}
+	if cHi < len(pts) && (cHi == 0 || pts[cHi-1].t < to) {
+		cHi++
+	}
+	span := pts[cLo:cHi]
+	s.preemptions, _ = increase(span, servermetrics.Preemptions)
+	q, okQ := increase(span, servermetrics.PrefixQueries)
+	h, okH := increase(span, servermetrics.PrefixHits)
+	if okQ && okH && q > 0 {
+		s.prefixHitRate = min(1, h/q)
+	} else if _, m := peakMean(in, servermetrics.PrefixHitRate); !math.IsNaN(m) {
+		s.prefixHitRate = m
+	}
+	if cpu, ok := increase(span, servermetrics.CPUSeconds); ok {
+		if w := float64(span[len(span)-1].t-span[0].t) / 1e9; w > 0 {
+			s.cpuCores = cpu / w
+		}
+	}
+	return s
+}
+
+// peakMean is the largest and the mean value of meaning m over points;
+// NaN for both when none has it.
+func peakMean(pts []statePoint, m servermetrics.Meaning) (peak, mean float64) {
+	peak, sum, n := math.NaN(), 0.0, 0
+	for i := range pts {
+		v := pts[i].v[m]
+		if math.IsNaN(v) {
+			continue
+		}
+		if n == 0 || v > peak {
+			peak = v
+		}
+		sum += v
+		n++
+	}
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return peak, sum / float64(n)
+}
+
+// increase is how much counter m grew over points: the sum of the steps
+// between consecutive readings, a step down being a restart of the server
+// (the counter began again from 0, so the new reading is all growth).
+func increase(pts []statePoint, m servermetrics.Meaning) (float64, bool) {
+	prev, total, n := 0.0, 0.0, 0
+	for i := range pts {
+		v := pts[i].v[m]
+		if math.IsNaN(v) {
+			continue
+		}
+		if n > 0 {
+			if v >= prev {
+				total += v - prev
+			} else {
+				total += v
+			}
+		}
+		prev = v
+		n++
+	}
+	if n < 2 {
+		return math.NaN(), false
+	}
+	return total, true
+}
+
+func stateValue(v float64) (float64, bool) { return v, !math.IsNaN(v) }
+
+// stateMetrics are the server-state metrics (docs/METRICS.md).
+var stateMetrics = []*Metric{
+	{
+		Name: "server_running_peak", Unit: "requests", Scope: PerRun,
+		Doc: "the most requests the server said it was running (holding a slot) in any scrape of its /metrics taken during the run (first send to last response end): vLLM num_requests_running, SGLang num_running_reqs, llama.cpp requests_processing, TGI batch_current_size",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().runningPeak) },
+	},
+	{
+		Name: "server_running_avg", Unit: "requests", Scope: PerRun,
+		Doc: "requests running on the server, mean over the scrapes taken during the run (scrapes are evenly spaced, so this is the time average)",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().runningAvg) },
+	},
+	{
+		Name: "server_waiting_peak", Unit: "requests", Scope: PerRun,
+		Doc: "the most requests the server said were queued for a slot in any scrape during the run: vLLM num_requests_waiting, SGLang num_queue_reqs, llama.cpp requests_deferred, TGI queue_size",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().waitingPeak) },
+	},
+	{
+		Name: "server_waiting_avg", Unit: "requests", Scope: PerRun,
+		Doc: "requests queued on the server, mean over the scrapes taken during the run",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().waitingAvg) },
+	},
+	{
+		Name: "server_kv_usage_peak", Unit: "fraction", Scope: PerRun,
+		Doc: "the fullest the server said its KV cache was (0–1) in any scrape during the run: vLLM kv_cache_usage_perc (older gpu_cache_usage_perc), SGLang token_usage, llama.cpp kv_cache_usage_ratio; several series: the largest",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().kvPeak) },
+	},
+	{
+		Name: "server_kv_usage_avg", Unit: "fraction", Scope: PerRun,
+		Doc: "KV-cache usage (0–1), mean over the scrapes taken during the run",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().kvAvg) },
+	},
+	{
+		Name: "server_preemptions", Unit: "requests", Scope: PerRun,
+		Doc: "requests the server preempted during the run: the increase of vLLM num_preemptions_total from the last scrape at or before the run's first send to the first at or after its last response end (a drop counts as a restart from 0)",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().preemptions) },
+	},
+	{
+		Name: "server_prefix_hit_rate", Unit: "fraction", Scope: PerRun, HigherIsBetter: true,
+		Doc: "prompt tokens the server found in its prefix cache / prompt tokens it looked up, over the run (increases of vLLM prefix_cache_hits_total and prefix_cache_queries_total, read as server_preemptions is); engines with a rate gauge instead (SGLang cache_hit_rate): its mean over the run's scrapes",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().prefixHitRate) },
+	},
+}
+
+// Server-state warnings.
+const (
+	WarnQueueing    = "queueing"
+	WarnPreempted   = "preempted"
+	WarnKVCacheFull = "kv_cache_full"
+)
+
+// kvFullAt is the KV-cache usage from which a group warns. Engines
+// allocate the cache in blocks (16 tokens in vLLM) and start preempting or
+// deferring when no block is free, which they report as 1.0; 0.98 leaves
+// room for the last partly used blocks.
+const kvFullAt = 0.98
+
+// countText writes a count of requests as a count: 2, not 2.00.
+func countText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// stateWarnings checks what the server said about itself during a group's
+// runs.
+func stateWarnings(g *Group) []Warning {
+	var out []Warning
+	wait, run := g.Values["server_waiting_peak_max"], g.Values["server_running_peak_max"]
+	if c, ok := g.Keys[KeyConcurrency].(int); ok && c > 0 && wait.Valid() && wait.Value > 0 {
+		msg := fmt.Sprintf("at concurrency %d the server queued requests (up to %s waiting for a slot)", c, countText(wait.Value))
+		ev := map[string]any{"concurrency": c, "waiting_peak": wait.Value}
+		if run.Valid() && run.Value > 0 {
+			msg += fmt.Sprintf(" while running at most %s: it looks like %s slots, and TTFT here includes time in the queue", countText(run.Value), countText(run.Value))
+			ev["running_peak"] = run.Value
+			ev["slots"] = run.Value
+		}
+		out = append(out, Warning{Code: WarnQueueing, Keys: g.Keys, Message: msg, Evidence: ev})
+	}
+	if p := g.Values["server_preemptions_max"]; p.Valid() && p.Value > 0 {
+		out = append(out, Warning{Code: WarnPreempted, Keys: g.Keys,
+			Message:  fmt.Sprintf("the server preempted %s requests during a run (evicted them to make room and recomputed them later): latency here includes recomputation", countText(p.Value)),
+			Evidence: map[string]any{"preemptions_max": p.Value, "runs": p.N}})
+	}
+	if kv := g.Values["server_kv_usage_peak_max"]; kv.Valid() && kv.Value >= kvFullAt {
+		out = append(out, Warning{Code: WarnKVCacheFull, Keys: g.Keys,
+			Message:  fmt.Sprintf("the server's KV cache was full (%.0f%% used at its peak): requests beyond it wait or are preempted, so this concurrency measures the cache size, not the engine's speed", kv.Value*100),
+			Evidence: map[string]any{"kv_usage_peak": kv.Value, "threshold": kvFullAt}})
+	}
+	return out
+}

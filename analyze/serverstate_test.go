@@ -1,0 +1,144 @@
+package analyze
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// vllmScrape is a vLLM /metrics scrape at tMs milliseconds.
+func vllmScrape(tMs float64, running, waiting, kv, preempt, queries, hits float64) trace.Scrape {
+	l := `engine="0",model_name="m1"`
+	return trace.Scrape{T: int64(tMs * float64(msNs)), Duration: msNs, Source: trace.SourceMetrics, Target: "http://127.0.0.1:8000/metrics",
+		Samples: []trace.Sample{
+			{Name: "vllm:num_requests_running", Labels: l, Value: running},
+			{Name: "vllm:num_requests_waiting", Labels: l, Value: waiting},
+			{Name: "vllm:kv_cache_usage_perc", Labels: l, Value: kv},
+			{Name: "vllm:num_preemptions_total", Labels: l, Value: preempt},
+			{Name: "vllm:prefix_cache_queries_total", Labels: l, Value: queries},
+			{Name: "vllm:prefix_cache_hits_total", Labels: l, Value: hits},
+			{Name: "vllm:unrelated_total", Value: 99},
+		}}
+}
+
+// TestServerState works the server-state metrics out by hand on a trace
+// written to a file and read back, scrapes between the records.
+//
+// Phase 0 (concurrency 1): one request sent at 0, done at 150 ms.
+// Phase 1 (concurrency 4): four requests sent at 1,000 ms, done at 1,150.
+// Scrapes (ms: running, waiting, kv, preemptions, prefix queries, hits):
+//
+//	 −50: 0 0 0.10 5 1000 100
+//	  50: 1 0 0.20 5 1100 100
+//	 100: 1 0 0.30 5 1100 100
+//	 200: 0 0 0.10 5 1200 150
+//	 500: failed (HTTP 503)
+//	1050: 2 2 0.99 7 1600 150
+//	1100: 2 1 1.00 1 2000 550   (the server restarted: preemptions 7 → 1)
+//	1300: 0 0 0.05 1 2000 550
+//
+// Phase 0: scrapes inside [0, 150] are 50 and 100: running peak 1, mean
+// (1+1)/2 = 1; waiting 0, 0; kv peak 0.3, mean (0.2+0.3)/2 = 0.25.
+// Counters from the last scrape at or before 0 (−50) to the first at or
+// after 150 (200): preemptions 5 → 5 = 0; prefix (150−100)/(1200−1000) =
+// 50/200 = 0.25.
+// Phase 1: inside [1000, 1150] are 1050 and 1100: running 2, mean 2;
+// waiting peak 2, mean (2+1)/2 = 1.5; kv peak 1.0, mean (0.99+1)/2 =
+// 0.995. Counters from 200 to 1300: preemptions (7−5) + 1 (restart: the
+// new reading is all growth) + (1−1) = 3; prefix hits 0 + 400 + 0 = 400 of
+// queries 400 + 400 + 0 = 800: 0.5. So phase 1 warns queueing (2 slots),
+// preempted (3) and kv_cache_full (1.0 ≥ 0.98); phase 0 none of them.
+func TestServerState(t *testing.T) {
+	h := header("vllm", phase(0, 1, 100, 7, 0), phase(1, 4, 100, 7, 0))
+	path := filepath.Join(t.TempDir(), "state.trace.zst")
+	w, err := trace.Create(path, h, trace.WithFlushInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(s trace.Scrape) {
+		if err := w.WriteScrape(&s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := func(r trace.Record) {
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(vllmScrape(-50, 0, 0, 0.10, 5, 1000, 100))
+	write(vllmScrape(50, 1, 0, 0.20, 5, 1100, 100))
+	write(vllmScrape(100, 1, 0, 0.30, 5, 1100, 100))
+	rec(okRecord("a", 0, 0))
+	write(vllmScrape(200, 0, 0, 0.10, 5, 1200, 150))
+	write(trace.Scrape{T: 500 * msNs, Source: trace.SourceMetrics, Target: "x", Error: "HTTP 503 Service Unavailable"})
+	write(vllmScrape(1050, 2, 2, 0.99, 7, 1600, 150))
+	write(vllmScrape(1100, 2, 1, 1.00, 1, 2000, 550))
+	for _, id := range []string{"b", "c", "d", "e"} {
+		rec(okRecord(id, 1, 1000))
+	}
+	write(vllmScrape(1300, 0, 0, 0.05, 1, 2000, 550))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := AnalyzeFiles(Options{}, Input{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := res.Traces[0]
+	if info.Scrapes != 8 || info.ScrapesFailed != 1 || info.ScrapeError != "HTTP 503 Service Unavailable" || info.ServerEngine != "vllm" {
+		t.Errorf("trace info: %d scrapes, %d failed (%q), engine %q", info.Scrapes, info.ScrapesFailed, info.ScrapeError, info.ServerEngine)
+	}
+	gs := res.Groups([]string{KeyConcurrency})
+	g0 := findGroup(t, gs, map[string]any{KeyConcurrency: 1})
+	wantValues(t, g0, map[string]float64{
+		"server_running_peak": 1, "server_running_avg": 1,
+		"server_waiting_peak": 0, "server_waiting_avg": 0,
+		"server_kv_usage_peak": 0.3, "server_kv_usage_avg": 0.25,
+		"server_preemptions": 0, "server_prefix_hit_rate": 0.25,
+	})
+	for _, code := range []string{WarnQueueing, WarnPreempted, WarnKVCacheFull} {
+		if w := hasWarning(g0.Warnings, code); w != nil {
+			t.Errorf("concurrency 1 warns %s: %s", code, w.Message)
+		}
+	}
+	g1 := findGroup(t, gs, map[string]any{KeyConcurrency: 4})
+	wantValues(t, g1, map[string]float64{
+		"server_running_peak": 2, "server_running_avg": 2,
+		"server_waiting_peak": 2, "server_waiting_avg": 1.5,
+		"server_kv_usage_peak": 1, "server_kv_usage_avg": 0.995,
+		"server_preemptions": 3, "server_prefix_hit_rate": 0.5,
+		"server_waiting_peak_max": 2, "server_running_peak_max": 2,
+	})
+	q := hasWarning(g1.Warnings, WarnQueueing)
+	if q == nil || !strings.Contains(q.Message, "2 slots") || q.Evidence["slots"] != 2.0 {
+		t.Errorf("queueing warning %+v", q)
+	}
+	if p := hasWarning(g1.Warnings, WarnPreempted); p == nil || p.Evidence["preemptions_max"] != 3.0 {
+		t.Errorf("preempted warning %+v", p)
+	}
+	if k := hasWarning(g1.Warnings, WarnKVCacheFull); k == nil || !strings.Contains(k.Message, "100%") {
+		t.Errorf("kv_cache_full warning %+v", k)
+	}
+}
+
+// TestServerStateAbsent: a trace without scrapes (every trace before 1.3)
+// has no server-state values and no server-state warnings, and the
+// metrics a run without a scrape inside its window cannot have are left
+// out rather than made 0.
+func TestServerStateAbsent(t *testing.T) {
+	h := header("old", phase(0, 4, 100, 7, 0))
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: []trace.Record{okRecord("a", 0, 0), okRecord("b", 0, 0)}})
+	g := findGroup(t, res.Groups([]string{KeyConcurrency}), map[string]any{KeyConcurrency: 4})
+	for _, m := range stateMetrics {
+		if v := g.Values[m.Name]; v.Valid() || v.N != 0 {
+			t.Errorf("%s = %v from no scrape", m.Name, v)
+		}
+	}
+	for _, code := range []string{WarnQueueing, WarnPreempted, WarnKVCacheFull} {
+		if hasWarning(g.Warnings, code) != nil {
+			t.Errorf("warned %s without scrapes", code)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestBenchShowsServerState is the issue's "done when": llmreplay bench
+// against the simulator, with default flags, scrapes the simulator's
+// /metrics and shows per concurrency the server's running/waiting and KV
+// usage beside TTFT, in the table and in the JSON.
+func TestBenchShowsServerState(t *testing.T) {
+	bin := builtBinary(t)
+	res := filepath.Join(t.TempDir(), "results")
+	out, e, code := run(t, nil, bin, "bench", "--concurrency", "1,4", "--repeats", "1", "--results", res, "-q")
+	if code != 0 {
+		t.Fatalf("bench exit %d:\n%s\n%s", code, out, e)
+	}
+	if !regexp.MustCompile(`server metrics: scraping http://127\.0\.0\.1:\d+/metrics every 250ms into the trace`).MatchString(e) {
+		t.Errorf("stderr does not say the /metrics was found:\n%s", e)
+	}
+	if !strings.Contains(out, "TTFT p50 ms") || !strings.Contains(out, "server running/waiting, KV") {
+		t.Fatalf("no server column beside TTFT:\n%s", out)
+	}
+	// Rows: concurrency, speeds, TTFT, then running/waiting, KV. The
+	// simulator's default profile has slots for every stream: at most 4
+	// run at once and none waits.
+	for _, c := range []string{"1", "4"} {
+		m := regexp.MustCompile(`(?m)^` + c + ` .* (\d+)/0, \d+(\.\d)?%$`).FindStringSubmatch(out)
+		if m == nil || m[1] == "0" || m[1] > c {
+			t.Errorf("concurrency %s: no plausible running/waiting, KV cell (%v):\n%s", c, m, out)
+		}
+	}
+	js, _ := filepath.Glob(filepath.Join(res, "*.json"))
+	if len(js) != 1 {
+		t.Fatalf("json files: %v", js)
+	}
+	raw, err := os.ReadFile(js[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Traces []struct {
+			Scrapes int    `json:"server_scrapes"`
+			Engine  string `json:"server_engine"`
+		} `json:"traces"`
+		Groups []struct {
+			Keys   map[string]any `json:"keys"`
+			Metrics map[string]struct {
+				Value *float64 `json:"value"`
+			} `json:"metrics"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Traces) != 1 || doc.Traces[0].Scrapes < 3 || doc.Traces[0].Engine != "llmreplay-sim" {
+		t.Errorf("traces in the JSON: %+v", doc.Traces)
+	}
+	if len(doc.Groups) == 0 {
+		t.Fatalf("no groups in the JSON:\n%.2000s", raw)
+	}
+	// bench's JSON has one group per label: its peaks are over every
+	// concurrency, so at most 4 running and none waiting.
+	for _, g := range doc.Groups {
+		run, wait, kv := g.Metrics["server_running_peak_max"].Value, g.Metrics["server_waiting_peak_max"].Value, g.Metrics["server_kv_usage_peak_max"].Value
+		if run == nil || wait == nil || kv == nil || *run < 1 || *run > 4 || *wait != 0 || *kv <= 0 || *kv >= 1 {
+			t.Errorf("group %v: running %v, waiting %v, kv %v in the JSON", g.Keys, run, wait, kv)
+		}
+	}
+}
+
+// TestReplayServerMetricsQueueing: replay scrapes a simulator with 2 slots
+// while 6 streams are released together; analyze then warns that the
+// server queued requests and says it looks like 2 slots; trace info counts
+// the scrapes and trace cat --server-metrics prints them as JSON lines.
+func TestReplayServerMetricsQueueing(t *testing.T) {
+	bin := builtBinary(t)
+	simURL := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km", "--slots", "2")
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "48", "--schedule", "burst:6", "--repeats", "1")
+	tr := filepath.Join(dir, "q.trace.zst")
+	out, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--server-metrics-interval", "50ms", "-q", "-o", tr)
+	if code != 0 {
+		t.Fatalf("replay exit %d:\n%s\n%s", code, out, e)
+	}
+	if strings.Count(e, "server metrics: scraping "+simURL+"/metrics every 50ms") != 1 {
+		t.Errorf("stderr should say once that /metrics is scraped:\n%s", e)
+	}
+	out, e, code = run(t, nil, bin, "analyze", tr, "--format", "json")
+	if code != 0 {
+		t.Fatalf("analyze exit %d: %s", code, e)
+	}
+	var doc struct {
+		Warnings []struct {
+			Code     string         `json:"code"`
+			Message  string         `json:"message"`
+			Evidence map[string]any `json:"evidence"`
+		} `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v:\n%.2000s", err, out)
+	}
+	found := false
+	for _, w := range doc.Warnings {
+		if w.Code == "queueing" {
+			found = true
+			// The model: 2 slots, never more running; 4 wait at first.
+			if w.Evidence["slots"] != 2.0 || !strings.Contains(w.Message, "looks like 2 slots") {
+				t.Errorf("queueing warning: %+v", w)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no queueing warning: %s", out)
+	}
+	out, _, code = run(t, nil, bin, "trace", "info", tr)
+	if code != 0 || !regexp.MustCompile(`server: +\d+ scrapes of `+regexp.QuoteMeta(simURL)+`/metrics, one every \d+ms, \d+ samples each on average, names of llmreplay-sim`).MatchString(out) {
+		t.Errorf("trace info:\n%s", out)
+	}
+	out, _, code = run(t, nil, bin, "trace", "cat", "--server-metrics", tr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) < 3 {
+		t.Fatalf("trace cat --server-metrics: exit %d, %d lines", code, len(lines))
+	}
+	for _, l := range lines {
+		var s struct {
+			T       int64  `json:"t_ns"`
+			Source  string `json:"source"`
+			Samples []struct {
+				Name string `json:"name"`
+			} `json:"samples"`
+		}
+		if err := json.Unmarshal([]byte(l), &s); err != nil || s.Source != "metrics" || len(s.Samples) == 0 {
+			t.Errorf("line %q: %v", l, err)
+		}
+	}
+}
+
+// TestServerMetricsFlags: off means no scrape and no announcement; a bad
+// value is bad input naming the flag (exit 2) and nothing is written.
+func TestServerMetricsFlags(t *testing.T) {
+	bin := builtBinary(t)
+	simURL := startSim(t, bin, "--profile", "fast")
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
+	tr := filepath.Join(dir, "off.trace.zst")
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--server-metrics", "off", "-q", "-o", tr)
+	if code != 0 || strings.Contains(e, "server metrics") {
+		t.Fatalf("exit %d, stderr:\n%s", code, e)
+	}
+	out, _, _ := run(t, nil, bin, "trace", "cat", "--server-metrics", tr)
+	if strings.TrimSpace(out) != "" {
+		t.Errorf("scrapes with --server-metrics off:\n%s", out)
+	}
+	for _, tc := range []struct{ flag, value string }{
+		{"--server-metrics", "sometimes"},
+		{"--server-metrics-interval", "1ms"},
+	} {
+		bad := filepath.Join(dir, "bad.trace.zst")
+		_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, tc.flag, tc.value, "-o", bad)
+		if code != 2 || !strings.Contains(e, tc.flag) || strings.Count(strings.TrimSpace(e), "\n") > 1 {
+			t.Errorf("%s %s: exit %d, stderr:\n%s", tc.flag, tc.value, code, e)
+		}
+		if _, err := os.Stat(bad); err == nil {
+			t.Errorf("%s %s: a trace was written", tc.flag, tc.value)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/llmreplay/llmreplay/servermetrics"
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// Server-metrics settings (Config.ServerMetrics).
+const (
+	ServerMetricsAuto = "auto"
+	ServerMetricsOff  = "off"
+)
+
+// ServerMetricsStatus is what a run says once about its /metrics scraping
+// (Config.OnServerMetrics): whether it scrapes, where, and why not.
+type ServerMetricsStatus struct {
+	On       bool
+	Target   string // the endpoint, without credentials or query values
+	Interval time.Duration
+	// Why is the first scrape's failure when On is false under auto.
+	Why string
+}
+
+// String is the line the CLI prints.
+func (s ServerMetricsStatus) String() string {
+	if s.On {
+		return fmt.Sprintf("server metrics: scraping %s every %v into the trace", s.Target, s.Interval)
+	}
+	return fmt.Sprintf("server metrics: none at %s (%s); the run goes on without them", s.Target, s.Why)
+}
+
+// ScrapeSink is a Sink that also takes the run's scrapes (the trace file).
+// Scrape is called from the scraping goroutine, possibly while Record runs
+// on the sink goroutine: implementations must allow that.
+type ScrapeSink interface {
+	Scrape(s *trace.Scrape) error
+}
+
+// Scrape writes one scrape into the trace.
+func (t *TraceFile) Scrape(s *trace.Scrape) error {
+	if t.w == nil {
+		return nil
+	}
+	return t.w.WriteScrape(s)
+}
+
+func (s sinks) Scrape(sc *trace.Scrape) error {
+	var first error
+	for _, k := range s {
+		if ss, ok := k.(ScrapeSink); ok {
+			if err := ss.Scrape(sc); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// resolveServerMetrics checks ServerMetrics and its interval and returns
+// the endpoint to scrape ("" for none) and whether it was found by auto.
+func resolveServerMetrics(c *Config, base string) (endpoint string, auto bool, err error) {
+	if c.ServerMetricsInterval < 0 {
+		return "", false, fieldErr("ServerMetricsInterval", "is negative", "give a duration like 500ms")
+	}
+	if c.ServerMetricsInterval == 0 {
+		c.ServerMetricsInterval = servermetrics.DefaultInterval
+	}
+	if c.ServerMetricsInterval < servermetrics.MinInterval {
+		return "", false, fieldErr("ServerMetricsInterval", fmt.Sprintf("%v is below %v", c.ServerMetricsInterval, servermetrics.MinInterval), "scrape less often: faster would measure the scraping")
+	}
+	switch v := strings.TrimSpace(c.ServerMetrics); v {
+	case "", ServerMetricsOff:
+		c.ServerMetrics = ServerMetricsOff
+		return "", false, nil
+	case ServerMetricsAuto:
+		b := base
+		if i := strings.IndexByte(b, '?'); i >= 0 {
+			b = b[:i]
+		}
+		return strings.TrimRight(b, "/") + "/metrics", true, nil
+	default:
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", false, fieldErr("ServerMetrics", fmt.Sprintf("%q is not auto, off or an http(s) address", servermetrics.Target(v)), "give e.g. http://127.0.0.1:8000/metrics")
+		}
+		return v, false, nil
+	}
+}
+
+// newScraper is the run's scraper, nil when scraping is off. The run's
+// --header values go only to the server's own host. The API key is never
+// sent: engines serve /metrics without one (vLLM's key guards /v1 only),
+// and each API carries its key its own way (a bearer token, Anthropic's
+// x-api-key), which a scrape cannot know; an endpoint that wants
+// credentials gets them in its URL or a --header.
+func (e *engine) newScraper(r *Resolved) *servermetrics.Scraper {
+	if r.metricsURL == "" {
+		return nil
+	}
+	s := &servermetrics.Scraper{
+		Client: servermetrics.NewClient(e.cfg.Insecure),
+		URL:    r.metricsURL,
+		Target: servermetrics.Target(r.metricsURL),
+		// Shorter than the interval, so a slow endpoint costs a reading
+		// and never a pile-up of scrapes.
+		Timeout: e.cfg.ServerMetricsInterval * 4 / 5,
+	}
+	mu, err1 := url.Parse(r.metricsURL)
+	bu, err2 := url.Parse(r.base)
+	if err1 == nil && err2 == nil && mu.Host == bu.Host {
+		s.Header = e.cfg.Headers.Clone()
+	}
+	return s
+}
+
+// scrapeLoop scrapes every interval until stop closes, writing each
+// scrape to the sinks. It runs on its own goroutine, so a slow endpoint
+// never delays a send or a read: the timing path shares nothing with it
+// but the trace writer's lock, which the record goroutine takes too.
+func (e *engine) scrapeLoop(s *servermetrics.Scraper, snk sinks, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(e.cfg.ServerMetricsInterval)
+	defer t.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stop
+		cancel()
+	}()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			sc := s.Scrape(ctx, e.now)
+			if ctx.Err() != nil {
+				return // the run ended during the scrape: not a server failure
+			}
+			if err := snk.Scrape(&sc); err != nil {
+				return // the trace is failing: the record path reports it
+			}
+		}
+	}
+}

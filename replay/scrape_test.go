@@ -1,0 +1,164 @@
+package replay_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/servermetrics"
+	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload"
+)
+
+func readScrapes(t *testing.T, path string) (recs int, scrapes []trace.Scrape) {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.IncludeScrapes()
+	for r.Scan() {
+		if s := r.Scrape(); s != nil {
+			c := *s
+			c.Samples = append([]trace.Sample(nil), s.Samples...)
+			scrapes = append(scrapes, c)
+			continue
+		}
+		recs++
+	}
+	if r.Err() != nil || r.Truncated() {
+		t.Fatalf("trace: err %v truncated %v", r.Err(), r.Truncated())
+	}
+	return recs, scrapes
+}
+
+// TestScrapeSimDuringBurst: with --server-metrics auto the run scrapes the
+// simulator's /metrics into the trace on the run clock, and what the
+// scrapes say is the simulator's model: 6 streams released together on 2
+// slots run 2 at a time with the rest waiting.
+func TestScrapeSimDuringBurst(t *testing.T) {
+	srv := startSim(t, "llamacpp-rtx5090-q4km", func(c *sim.Config) { c.Slots = 2 })
+	wl := build(t, workload.ShapeChat, "burst:6", 48, "unique")
+	var status replay.ServerMetricsStatus
+	sum, h, _, path := run(t, wl, srv.URL(), "openai-chat", func(c *replay.Config) {
+		c.ServerMetrics = replay.ServerMetricsAuto
+		c.ServerMetricsInterval = 50 * time.Millisecond
+		c.OnServerMetrics = func(s replay.ServerMetricsStatus) { status = s }
+	})
+	if sum.OK != 6 {
+		t.Fatalf("summary: %s", sum)
+	}
+	if !status.On || status.Target != srv.URL()+"/metrics" {
+		t.Errorf("status %+v", status)
+	}
+	if h.Options["server_metrics"] != srv.URL()+"/metrics" || h.Options["server_metrics_interval"] != "50ms" {
+		t.Errorf("header options %v", h.Options)
+	}
+	recs, scrapes := readScrapes(t, path)
+	if recs != 6 || len(scrapes) < 3 {
+		t.Fatalf("%d records, %d scrapes: want 6 and at least the first, one during, the last", recs, len(scrapes))
+	}
+	maxRun, maxWait := 0.0, 0.0
+	for i, s := range scrapes {
+		if s.Error != "" {
+			t.Errorf("scrape %d failed: %s", i, s.Error)
+		}
+		if i > 0 && s.T < scrapes[i-1].T {
+			t.Errorf("scrape %d at %d before scrape %d at %d", i, s.T, i-1, scrapes[i-1].T)
+		}
+		st := servermetrics.Read(&s)
+		if st.Engine != "llmreplay-sim" || !st.Has(servermetrics.KVUsage) || st.Value[servermetrics.Preemptions] != 0 {
+			t.Errorf("scrape %d: engine %q, state %v", i, st.Engine, st.Value)
+		}
+		maxRun = max(maxRun, st.Value[servermetrics.Running])
+		maxWait = max(maxWait, st.Value[servermetrics.Waiting])
+	}
+	// The model: never more than 2 running; 4 waiting while the first two
+	// decode, fewer later. A loaded machine may miss the first wave's
+	// scrape, not all of them: the run lasts three waves.
+	if maxRun != 2 || maxWait < 1 || maxWait > 4 {
+		t.Errorf("max running %v (want the 2 slots), max waiting %v (want 1–4)", maxRun, maxWait)
+	}
+	last := servermetrics.Read(&scrapes[len(scrapes)-1])
+	if last.Value[servermetrics.Running] != 0 || last.Value[servermetrics.Waiting] != 0 {
+		t.Errorf("the scrape after the last response: %v, want nothing running or waiting", last.Value)
+	}
+}
+
+// TestScrapeAbsentOrFailing: under auto a server without /metrics is
+// dropped after one try, said once, and the trace holds no scrape; an
+// explicit URL that fails is recorded as failed scrapes and the run goes
+// on.
+func TestScrapeAbsentOrFailing(t *testing.T) {
+	srv := startSim(t, "fast", nil)
+	target, _ := url.Parse(srv.URL())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	wl := build(t, workload.ShapeChat, "burst:2", 8, "unique")
+
+	var status replay.ServerMetricsStatus
+	calls := 0
+	sum, h, _, path := run(t, wl, front.URL, "openai-chat", func(c *replay.Config) {
+		c.ServerMetrics = replay.ServerMetricsAuto
+		c.OnServerMetrics = func(s replay.ServerMetricsStatus) { status = s; calls++ }
+	})
+	if sum.OK != 2 || calls != 1 || status.On || !strings.Contains(status.Why, "404") {
+		t.Errorf("summary %s, %d announcements, status %+v", sum, calls, status)
+	}
+	if !strings.Contains(h.Options["server_metrics"], "not found") {
+		t.Errorf("header option %q", h.Options["server_metrics"])
+	}
+	if _, scrapes := readScrapes(t, path); len(scrapes) != 0 {
+		t.Errorf("%d scrapes of an absent /metrics", len(scrapes))
+	}
+
+	sum, _, _, path = run(t, wl, srv.URL(), "openai-chat", func(c *replay.Config) {
+		c.ServerMetrics = front.URL + "/metrics?token=s3cret"
+		c.ServerMetricsInterval = 50 * time.Millisecond
+	})
+	_, scrapes := readScrapes(t, path)
+	if sum.OK != 2 || len(scrapes) < 2 {
+		t.Fatalf("summary %s, %d scrapes: want the first and the last at least", sum, len(scrapes))
+	}
+	for _, s := range scrapes {
+		if !strings.Contains(s.Error, "HTTP 404") || len(s.Samples) != 0 || strings.Contains(s.Target, "s3cret") {
+			t.Errorf("scrape %+v: want a failed scrape, recorded without the query's secret", s)
+		}
+	}
+}
+
+// TestServerMetricsConfig: bad settings are refused by Resolve, naming the
+// field.
+func TestServerMetricsConfig(t *testing.T) {
+	wl := build(t, workload.ShapeChat, "burst:1", 8, "unique")
+	for _, tc := range []struct {
+		set      string
+		interval time.Duration
+		want     string
+	}{
+		{"ftp://x/metrics", 0, "ServerMetrics"},
+		{"sometimes", 0, "ServerMetrics"},
+		{"auto", -time.Second, "ServerMetricsInterval"},
+		{"auto", time.Millisecond, "ServerMetricsInterval"},
+	} {
+		_, err := replay.Config{Workload: wl, URL: "http://127.0.0.1:1", Trace: "x", ServerMetrics: tc.set, ServerMetricsInterval: tc.interval}.Resolve()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q every %v: error %v, want one naming %s", tc.set, tc.interval, err, tc.want)
+		}
+	}
+}

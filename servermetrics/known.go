@@ -1,0 +1,159 @@
+package servermetrics
+
+import (
+	"math"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// Meaning is what a known metric says, whatever the engine calls it.
+type Meaning int
+
+const (
+	// Running is requests holding a slot (prefilling or decoding).
+	Running Meaning = iota
+	// Waiting is requests queued for a slot.
+	Waiting
+	// KVUsage is the KV cache in use as a fraction (0–1).
+	KVUsage
+	// Preemptions counts requests the engine evicted to make room
+	// (a counter).
+	Preemptions
+	// PrefixQueries and PrefixHits count prompt tokens looked up in and
+	// found in the prefix cache (counters).
+	PrefixQueries
+	PrefixHits
+	// PrefixHitRate is an engine's own hit-rate gauge (0–1), for engines
+	// that export a rate instead of counters.
+	PrefixHitRate
+	// RSS, CPUSeconds and Threads are a watched process's resident
+	// memory (bytes), CPU time (user + system seconds, a counter) and
+	// thread count (--watch-pid).
+	RSS
+	CPUSeconds
+	Threads
+	// GPUMemory is GPU memory in use (bytes, nvidia-smi).
+	GPUMemory
+	// NumMeanings is the number of meanings (for arrays indexed by them).
+	NumMeanings
+)
+
+var meaningNames = [NumMeanings]string{"running", "waiting", "kv_usage", "preemptions", "prefix_queries", "prefix_hits", "prefix_hit_rate", "rss_bytes", "cpu_seconds", "threads", "gpu_memory_bytes"}
+
+func (m Meaning) String() string { return meaningNames[m] }
+
+// Known is one engine's name for a meaning. Where several series share the
+// name (labels by model, engine or GPU), counts add up and ratios take the
+// largest: two engines behind one endpoint hold the sum of their requests,
+// and the fuller KV cache is the one that preempts.
+type Known struct {
+	Engine, Name string
+	Meaning      Meaning
+}
+
+// KnownNames are the names mapped, with where each engine documents them:
+//   - vLLM: docs.vllm.ai, "Production Metrics" / design/metrics (V1 names;
+//     gpu_cache_usage_perc and gpu_prefix_cache_* are the older ones);
+//   - SGLang: docs.sglang.ai, "Production Metrics";
+//   - llama.cpp: tools/server/README.md, "GET /metrics" (server started
+//     with --metrics);
+//   - TGI: huggingface.co/docs/text-generation-inference, "Metrics";
+//   - llmreplay's simulator: replay/sim/metrics.go.
+var KnownNames = []Known{
+	{"vllm", "vllm:num_requests_running", Running},
+	{"vllm", "vllm:num_requests_waiting", Waiting},
+	{"vllm", "vllm:kv_cache_usage_perc", KVUsage},
+	{"vllm", "vllm:gpu_cache_usage_perc", KVUsage},
+	{"vllm", "vllm:num_preemptions_total", Preemptions},
+	{"vllm", "vllm:prefix_cache_queries_total", PrefixQueries},
+	{"vllm", "vllm:prefix_cache_hits_total", PrefixHits},
+	{"vllm", "vllm:gpu_prefix_cache_queries_total", PrefixQueries},
+	{"vllm", "vllm:gpu_prefix_cache_hits_total", PrefixHits},
+	{"vllm", "vllm:gpu_prefix_cache_hit_rate", PrefixHitRate},
+	{"sglang", "sglang:num_running_reqs", Running},
+	{"sglang", "sglang:num_queue_reqs", Waiting},
+	{"sglang", "sglang:token_usage", KVUsage},
+	{"sglang", "sglang:cache_hit_rate", PrefixHitRate},
+	{"llama.cpp", "llamacpp:requests_processing", Running},
+	{"llama.cpp", "llamacpp:requests_deferred", Waiting},
+	{"llama.cpp", "llamacpp:kv_cache_usage_ratio", KVUsage},
+	{"tgi", "tgi_batch_current_size", Running},
+	{"tgi", "tgi_queue_size", Waiting},
+	{"llmreplay-sim", "llmreplay_sim_num_requests_running", Running},
+	{"llmreplay-sim", "llmreplay_sim_num_requests_waiting", Waiting},
+	{"llmreplay-sim", "llmreplay_sim_kv_cache_usage_perc", KVUsage},
+	{"llmreplay-sim", "llmreplay_sim_num_preemptions_total", Preemptions},
+	{"llmreplay-sim", "llmreplay_sim_prefix_cache_queries_total", PrefixQueries},
+	{"llmreplay-sim", "llmreplay_sim_prefix_cache_hits_total", PrefixHits},
+	{"process", "process_resident_memory_bytes", RSS},
+	{"process", "process_cpu_seconds_total", CPUSeconds},
+	{"process", "process_threads", Threads},
+	{"process", "gpu_memory_used_bytes", GPUMemory},
+}
+
+var byName = func() map[string]Known {
+	m := map[string]Known{}
+	for _, k := range KnownNames {
+		m[k.Name] = k
+	}
+	return m
+}()
+
+// State is what one scrape says in common terms: Value[m] is NaN where the
+// scrape has no known name for m.
+type State struct {
+	Value [NumMeanings]float64
+	// Engine is the engine whose names were recognised ("" for none).
+	Engine string
+}
+
+// Has reports whether s holds a value for m.
+func (s *State) Has(m Meaning) bool { return !math.IsNaN(s.Value[m]) }
+
+// Read maps a scrape's samples to common meanings. Samples of the process
+// meanings count only from a watched-process scrape: an engine's own
+// process_resident_memory_bytes is its HTTP front end's, not the engine's.
+func Read(sc *trace.Scrape) State {
+	var st State
+	for i := range st.Value {
+		st.Value[i] = math.NaN()
+	}
+	if sc.Error != "" {
+		return st
+	}
+	proc := sc.Source == trace.SourceProcess
+	for _, s := range sc.Samples {
+		k, ok := byName[s.Name]
+		if !ok || !isFinite(s.Value) || s.Value < 0 {
+			continue
+		}
+		if (k.Engine == "process") != proc {
+			continue
+		}
+		v := s.Value
+		cur := st.Value[k.Meaning]
+		switch k.Meaning {
+		case KVUsage, PrefixHitRate:
+			// Ratios: the largest series; a value past 1 is an engine
+			// reporting a percentage, read as one.
+			if v > 1 && v <= 100 {
+				v /= 100
+			}
+			if v > 1 {
+				continue
+			}
+			if math.IsNaN(cur) || v > cur {
+				st.Value[k.Meaning] = v
+			}
+		default:
+			if math.IsNaN(cur) {
+				cur = 0
+			}
+			st.Value[k.Meaning] = cur + v
+		}
+		if k.Engine != "process" && st.Engine == "" {
+			st.Engine = k.Engine
+		}
+	}
+	return st
+}
