@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 // Server timers: what a server says about its own work on one request,
@@ -54,6 +56,11 @@ type timerFields struct {
 	PromptEval   float64        `json:"prompt_eval_count"`
 	PromptDur    float64        `json:"prompt_eval_duration"`
 	Details      *cachedDetails `json:"prompt_tokens_details"`
+	// SGLang's meta_info cached_tokens, the Responses API's
+	// input_tokens_details, Anthropic's cache_read_input_tokens.
+	Cached       *int64         `json:"cached_tokens"`
+	InputDetails *cachedDetails `json:"input_tokens_details"`
+	CacheRead    *int64         `json:"cache_read_input_tokens"`
 }
 
 type cachedDetails struct {
@@ -77,7 +84,7 @@ func readServerTimers(usage, timings string) serverTimers {
 		if t.prefillTPS == 0 {
 			t.prefillTPS = max(rate(v.PromptN, v.PromptMs/1e3), rate(v.PromptEval, v.PromptDur/1e9))
 		}
-		for _, c := range []*int64{v.CacheN, v.TokensCached, detailsCached(v.Details)} {
+		for _, c := range []*int64{v.CacheN, v.TokensCached, detailsCached(v.Details), v.Cached, detailsCached(v.InputDetails), v.CacheRead} {
 			if t.cached < 0 && c != nil && *c >= 0 && *c < 1<<31 {
 				t.cached = int(*c)
 			}
@@ -176,4 +183,12 @@ func serverWarnings(g *Group) []Warning {
 		Message: fmt.Sprintf("the server's own decode timer says %s tok/s, but streams received %.0f%% less (serving overhead %.2f over %d requests): the serving layer, not the engine, sets the speed users get",
 			FormatNum(g.Values["server_decode_tps"].Value, false), v.Value*100, v.Value, v.N),
 		Evidence: map[string]any{"serving_overhead": v.Value, "lo": v.Lo, "hi": v.Hi, "server_decode_tps": g.Values["server_decode_tps"].Value, "per_stream_tps": g.Values["per_stream_tps"].Value, "requests": v.N}}}
+}
+
+// CachedTokens is the prompt tokens the server says it served from its
+// cache for r (llama.cpp cache_n or tokens_cached; usage
+// prompt_tokens_details.cached_tokens), and whether it said.
+func CachedTokens(r *trace.Record) (int, bool) {
+	t := readServerTimers(r.Usage, r.Timings)
+	return t.cached, t.cached >= 0
 }

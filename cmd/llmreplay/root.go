@@ -88,6 +88,7 @@ var subcommands = []func() *cobra.Command{
 	newSimCmd,
 	newReplayCmd,
 	newBenchCmd,
+	newProbeCmd,
 	newSelftestCmd,
 	newKubeCmd,
 }

@@ -88,6 +88,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 	}
 
 	e := s.newEvents(j)
+	e.st = st
 	e.all = pieces
 	per := max(1, s.cfg.TokensPerChunk)
 	if s.cfg.NoStream {
@@ -254,6 +255,16 @@ type events struct {
 	prompt int
 	sse    bool
 	all    []piece // every piece of the answer (SGLang repeats the text so far)
+	st     *stream // the engine's stream (nil for an Instant profile): its cached tokens
+}
+
+// cached is the prompt tokens the engine served from its prefix cache (0
+// before admission and for an Instant profile, which has no cache).
+func (e *events) cached() int64 {
+	if e.st == nil {
+		return 0
+	}
+	return e.st.cached.Load()
 }
 
 func (s *Server) newEvents(j *job) *events {
@@ -386,7 +397,8 @@ func (e *events) content(b []byte, ps []piece, done int, last bool) []byte {
 			b = strconv.AppendInt(b, int64(e.prompt), 10)
 			b = append(b, `,"completion_tokens":`...)
 			b = strconv.AppendInt(b, int64(e.reported(done)), 10)
-			b = append(b, `,"cached_tokens":0`...)
+			b = append(b, `,"cached_tokens":`...)
+			b = strconv.AppendInt(b, e.cached(), 10)
 		}
 		b = append(b, `},"index":0`...)
 	case apiTGI:
@@ -512,6 +524,10 @@ func (e *events) final(b []byte, t timing, emit func([]byte) bool, raw func(stri
 			b = append(b, e.meta...)
 			b = append(b, `,"choices":[],`...)
 			b = e.appendUsage(b, n)
+			// vLLM's usage with prefix caching: prompt_tokens_details.cached_tokens.
+			b = append(b[:len(b)-1], `,"prompt_tokens_details":{"cached_tokens":`...)
+			b = strconv.AppendInt(b, e.cached(), 10)
+			b = append(b, `}}`...)
 			if !emit(b) {
 				return false
 			}
@@ -533,7 +549,9 @@ func (e *events) final(b []byte, t timing, emit func([]byte) bool, raw func(stri
 			c := e.reported(n)
 			b = append(b, `,"usage":{"input_tokens":`...)
 			b = strconv.AppendInt(b, int64(e.prompt), 10)
-			b = append(b, `,"input_tokens_details":{"cached_tokens":0},"output_tokens":`...)
+			b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
+			b = strconv.AppendInt(b, e.cached(), 10)
+			b = append(b, `},"output_tokens":`...)
 			b = strconv.AppendInt(b, int64(c), 10)
 			b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
 			b = strconv.AppendInt(b, int64(e.prompt+c), 10)
