@@ -8,8 +8,12 @@ import (
 const (
 	SourceUsage       = "usage"        // the server's usage / timings object
 	SourceChunkTokens = "chunk-tokens" // the server's per-chunk counts, summed
-	SourceTokenizer   = "tokenizer"    // the received text, counted per chunk
-	SourceChunks      = "chunks"       // one per content chunk: no tokenizer
+	// SourceServerTokenizer: the server's own tokenizer's count of the
+	// received text (Record.ServerTextTokens, its /tokenize): the model's
+	// vocabulary, where the trace's tokenizer may be another.
+	SourceServerTokenizer = "server-tokenizer"
+	SourceTokenizer       = "tokenizer" // the received text, counted per chunk
+	SourceChunks          = "chunks"    // one per content chunk: no tokenizer
 )
 
 // facts is one request reduced to what the metrics need. It is rebuilt for
@@ -173,6 +177,9 @@ func (f *facts) chooseTokens(c *counter, d *DefinitionSet) (int, string) {
 	}
 	if f.chunkTokens >= 0 {
 		return f.chunkTokens, SourceChunkTokens
+	}
+	if f.serverText > 0 {
+		return f.serverText, SourceServerTokenizer
 	}
 	return tok()
 }

@@ -459,3 +459,25 @@ func TestPromptNotExact(t *testing.T) {
 		}
 	}
 }
+
+// TestServerTokenizerCountsOutput: without usage, the server's own count
+// of the text is N. The Thai record's five words over 100–140 ms, no
+// usage: with the server's count 5, per-stream = (5−1)/0.040 s = 100 tok/s;
+// o200k (4+1+3+1+1 = 10) would have made it (10−1)/0.040 = 225 tok/s.
+func TestServerTokenizerCountsOutput(t *testing.T) {
+	for _, c := range []struct {
+		server int
+		tokens float64
+		tps    float64
+		source string
+	}{{5, 5, 100, SourceServerTokenizer}, {0, 10, 225, SourceTokenizer}} {
+		r := thaiRecord("a", 0, 0, c.server)
+		r.Usage = ""
+		res := analyzeTraces(t, Options{}, testTrace{h: header("n", phase(0, 1, 100, 5, 0)), records: []trace.Record{r}})
+		g := res.Groups([]string{KeyConcurrency})[0]
+		wantValues(t, g, map[string]float64{"output_tokens": c.tokens, "per_stream_tps": c.tps})
+		if g.TokenSources[c.source] != 1 {
+			t.Errorf("server count %d: sources %v, want %s", c.server, g.TokenSources, c.source)
+		}
+	}
+}
