@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
@@ -150,4 +151,31 @@ func TestServerTokenizeSendsTheKey(t *testing.T) {
 			t.Errorf("%s: no text count", r.ID)
 		}
 	}
+}
+
+// FuzzTokenizeReply feeds any bytes to each family's /tokenize reply
+// parser through the client, as a server would send them: it must not
+// panic, and a count it accepts is never negative or past int32 (the trace
+// stores it as such, and the analysis bounds it again).
+func FuzzTokenizeReply(f *testing.F) {
+	for _, s := range []string{
+		`{"tokens":[1,2,3]}`, `{"count":3,"tokens":[1,2,3],"max_model_len":4096}`,
+		`[{"id":1,"text":"a","special":false},{"id":2,"text":"b","special":false}]`,
+		`{"count":-5}`, `{"count":99999999999}`, `{"tokens":null}`, `<html>404</html>`, `[]`, `{}`,
+	} {
+		f.Add(uint8(0), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, reply []byte) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(reply) }))
+		defer srv.Close()
+		flavours := []tokFlavour{tokLlama, tokVLLM, tokTGI}
+		s := &serverTok{client: srv.Client(), url: srv.URL + "/tokenize", model: "m", scrub: func(s string) string { return s }, flav: flavours[int(which)%3]}
+		n, err := s.count(context.Background(), "text", 5*time.Second)
+		if err == nil && (n < 0 || n > 1<<31-1) {
+			t.Fatalf("accepted count %d from %q", n, reply)
+		}
+		if err != nil && strings.Contains(err.Error(), string(reply)) && len(reply) > 64 {
+			t.Fatalf("the error repeats the server's whole reply: %v", err)
+		}
+	})
 }

@@ -215,3 +215,42 @@ func TestServerTokenizeBadValue(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want 2 and a message naming --server-tokenize with its values", code, e)
 	}
 }
+
+// TestBenchAsksServerTokenizer: bench with default flags against its
+// simulator asks the simulator's /tokenize (vLLM's shape first, for the
+// default openai-chat API), says so, records the counts, and the analysis
+// judges the count-up's usage by them: no usage_mismatch, every response
+// judged server-tokenizer.
+func TestBenchAsksServerTokenizer(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	_, e, code := run(t, nil, bin, "bench", "--concurrency", "1,2", "--input-tokens", "64", "--max-tokens", "8", "--repeats", "1", "--results", res)
+	if code != 0 {
+		t.Fatalf("bench: %d %s", code, e)
+	}
+	if !strings.Contains(e, "server tokenizer: vllm /tokenize counted 3 of 3 distinct prompts and 3 responses") {
+		t.Errorf("bench does not say what its server's tokenizer counted:\n%s", e)
+	}
+	traces, _ := filepath.Glob(filepath.Join(res, "*.trace.zst"))
+	if len(traces) != 1 {
+		t.Fatalf("traces under %s: %v", res, traces)
+	}
+	r, err := trace.Open(traces[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Scan() {
+		if rec := r.Record(); rec.ServerTextTokens != 8 || rec.ServerPromptTokens != rec.InputTokens {
+			t.Errorf("%s: server counts text %d (want 8), prompt %d (want %d)", rec.ID, rec.ServerTextTokens, rec.ServerPromptTokens, rec.InputTokens)
+		}
+	}
+	r.Close()
+	out, e, code := run(t, nil, bin, "analyze", traces[0], "--format", "json")
+	if code != 0 {
+		t.Fatalf("analyze: %d %s", code, e)
+	}
+	if strings.Contains(out, `"usage_mismatch"`) || !strings.Contains(out, `"usage_checks": {`) || !strings.Contains(out, `"server-tokenizer": 3`) {
+		t.Errorf("analysis of an honest count-up: want no usage_mismatch and 3 responses judged server-tokenizer:\n%s", out)
+	}
+}
