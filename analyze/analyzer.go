@@ -94,6 +94,9 @@ type Options struct {
 	// callers that draw what a table cannot (the report's timelines) in
 	// the same single pass. The record is reused after the call.
 	Records func(label string, h *trace.Header, rec *trace.Record)
+	// Scrapes, when set, sees every scrape of the server's /metrics (or
+	// of a watched process) the traces hold (1.3), likewise.
+	Scrapes func(label string, sc *trace.Scrape)
 }
 
 // Analyzer accumulates any number of traces. It is not safe for concurrent
@@ -110,8 +113,9 @@ type Analyzer struct {
 	// trace that brought it; dups are the traces skipped as repeats.
 	runIDs map[string]string
 	dups   []duplicate
-	// onRecord is Options.Records.
+	// onRecord is Options.Records, onScrape Options.Scrapes.
 	onRecord func(label string, h *trace.Header, rec *trace.Record)
+	onScrape func(label string, sc *trace.Scrape)
 }
 
 // duplicate is a trace skipped because an earlier input was the same run.
@@ -150,7 +154,7 @@ func New(o Options) (*Analyzer, error) {
 			return nil, fielderr.New("analyze: Options", "Tokenizer", fmt.Sprintf("%q cannot be loaded (%v)", o.Tokenizer, err), "give a tokenizer.json path or o200k_base / cl100k_base")
 		}
 	}
-	return &Analyzer{defs: d, slo: slo, tokOver: o.Tokenizer, counters: map[string]*counter{}, onRecord: o.Records}, nil
+	return &Analyzer{defs: d, slo: slo, tokOver: o.Tokenizer, counters: map[string]*counter{}, onRecord: o.Records, onScrape: o.Scrapes}, nil
 }
 
 // TraceInfo describes one analysed trace.
@@ -863,6 +867,9 @@ func (a *Analyzer) AddReader(label, path string, r *trace.Reader) error {
 	for r.Scan() {
 		if s := r.Scrape(); s != nil {
 			acc.AddScrape(s)
+			if a.onScrape != nil {
+				a.onScrape(acc.info.Label, s)
+			}
 			continue
 		}
 		if a.onRecord != nil {

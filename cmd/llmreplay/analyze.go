@@ -30,6 +30,7 @@ type traceFlags struct {
 	// records, when set, sees every record as the traces are analysed
 	// (report's timelines).
 	records func(label string, h *trace.Header, rec *trace.Record)
+	scrapes func(label string, sc *trace.Scrape)
 }
 
 func (f *traceFlags) register(cmd *cobra.Command) {
@@ -51,7 +52,7 @@ func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.
 		inputs[i] = analyze.ParseInput(arg)
 		inputs[i].Stdin = cmd.InOrStdin()
 	}
-	res, err := analyze.AnalyzeFiles(analyze.Options{Definitions: f.definitions, SLO: slo, Tokenizer: f.tokenizer, Records: f.records}, inputs...)
+	res, err := analyze.AnalyzeFiles(analyze.Options{Definitions: f.definitions, SLO: slo, Tokenizer: f.tokenizer, Records: f.records, Scrapes: f.scrapes}, inputs...)
 	if err != nil {
 		return nil, usageError(flagError(err))
 	}

@@ -30,6 +30,8 @@ trust warnings in plain words (each linking to its evidence) and what was
 measured (labels, model, server, workload digest), then charts per-stream and
 aggregate tok/s against concurrency (medians with 95% intervals, one colour
 per label), TTFT p50/p90/p99, the inter-token latency and TPOT distributions,
+the server's own running and waiting requests and KV-cache usage over the
+run when the trace holds scrapes of its /metrics (replay --server-metrics),
 then a timeline of one run per label and load level (one row per request:
 scheduled, sent, first and last token, a mark per chunk, failures in red with
 their error class), and ends with the sweep table and every metric as
@@ -51,13 +53,13 @@ against input length, open-loop phases against their request rate.
 			}
 			// One pass over the traces: the analysis, and the records the
 			// timelines draw.
-			tl := &report.Timelines{}
-			tf.records = tl.Add
+			tl, srv := &report.Timelines{}, &report.ServerState{}
+			tf.records, tf.scrapes = tl.Add, srv.Add
 			res, err := tf.analyzeInputs(cmd, args)
 			if err != nil {
 				return err
 			}
-			o := report.Options{When: time.Now().UTC().Format(time.RFC3339), Timelines: tl}
+			o := report.Options{When: time.Now().UTC().Format(time.RFC3339), Timelines: tl, Server: srv}
 			for _, c := range cs {
 				o.Claims = append(o.Claims, claimRow(claim.Check(res, c, claim.CheckOptions{MinSamples: 6, AcceptPoint: acceptPoint, AcceptPartial: accept})))
 			}

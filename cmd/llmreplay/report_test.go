@@ -43,6 +43,13 @@ func writeReportTrace(t *testing.T, path, label, model string, step float64, fai
 	}
 	start := 1.0
 	for i, c := range concurrencies {
+		if label == "vllm" {
+			// What vLLM's /metrics says mid-burst: c running, none
+			// waiting, 10% of the KV cache per stream.
+			w.WriteScrape(&trace.Scrape{T: int64((start + 20) * 1e6), Source: trace.SourceMetrics, Target: "http://127.0.0.1:8000/metrics",
+				Samples: []trace.Sample{{Name: "vllm:num_requests_running", Value: float64(c)}, {Name: "vllm:num_requests_waiting", Value: 0},
+					{Name: "vllm:kv_cache_usage_perc", Value: 0.1 * float64(c)}}})
+		}
 		for j := 0; j < c; j++ {
 			rec := trace.Record{ID: fmt.Sprintf("p%d-%d", i, j), Phase: i, InputTokens: 800, MaxTokens: maxTok,
 				Scheduled: int64(start * 1e6), Sent: int64(start * 1e6), Status: 200, FinishReason: finish,
@@ -308,6 +315,8 @@ func TestReportInBrowser(t *testing.T) {
 	want := map[string][2]string{
 		"sweep-per-stream": {"2", "6"}, "sweep-aggregate": {"2", "6"}, "ttft": {"6", "18"},
 		"cdf-itl": {"2", "12"}, "cdf-tpot": {"2", "12"},
+		// The vllm trace's three scrapes: running and waiting, and KV usage.
+		"server-queue": {"2", "6"}, "server-kv": {"1", "3"},
 	}
 	seen := map[string]bool{}
 	for _, c := range charts {

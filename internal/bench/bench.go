@@ -226,8 +226,8 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		return res, err
 	}
 
-	tl := &report.Timelines{}
-	ar, err := analyze.AnalyzeFiles(analyze.Options{Definitions: cfg.Definitions, Records: tl.Add}, analyze.Input{Path: res.Trace})
+	tl, srv := &report.Timelines{}, &report.ServerState{}
+	ar, err := analyze.AnalyzeFiles(analyze.Options{Definitions: cfg.Definitions, Records: tl.Add, Scrapes: srv.Add}, analyze.Input{Path: res.Trace})
 	if err != nil {
 		return res, err
 	}
@@ -255,7 +255,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		return res, err
 	}
 	var page bytes.Buffer
-	if err := report.Write(&page, ar, report.Options{Title: "llmreplay bench", When: cfg.Now.UTC().Format(time.RFC3339), Timelines: tl}); err != nil {
+	if err := report.Write(&page, ar, report.Options{Title: "llmreplay bench", When: cfg.Now.UTC().Format(time.RFC3339), Timelines: tl, Server: srv}); err != nil {
 		return res, err
 	}
 	if err := atomicfile.WriteFile(res.ReportFile, page.Bytes()); err != nil {
