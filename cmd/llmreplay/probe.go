@@ -19,7 +19,8 @@ func newProbeCmd() *cobra.Command {
 		Long: `Probes are short experiments against a server, each with a verdict.
 
   prefix-cache  new prompts (miss), the same again (hit), different ones (miss), the first once more (hit)`,
-		Args: cobra.ArbitraryArgs,
+		Example: `  llmreplay probe prefix-cache --url http://127.0.0.1:8000`,
+		Args:    cobra.ArbitraryArgs,
 		RunE: needsSubcommand,
 	}
 	cmd.AddCommand(newProbePrefixCacheCmd())
