@@ -21,7 +21,7 @@ func newProbeCmd() *cobra.Command {
   prefix-cache  new prompts (miss), the same again (hit), different ones (miss), the first once more (hit)`,
 		Example: `  llmreplay probe prefix-cache --url http://127.0.0.1:8000`,
 		Args:    cobra.ArbitraryArgs,
-		RunE: needsSubcommand,
+		RunE:    needsSubcommand,
 	}
 	cmd.AddCommand(newProbePrefixCacheCmd())
 	return cmd
