@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmreplay/llmreplay/replay/endpoint"
@@ -38,7 +39,7 @@ const (
 // server, not what they measure.
 const (
 	tokProbeTimeout = 5 * time.Second  // the whole probe
-	tokTimeout      = 10 * time.Second // one count (a long prompt takes a while)
+	tokTimeout      = 10 * time.Second // one prompt count (a long prompt takes a while)
 	tokPromptBudget = 60 * time.Second // all prompt counts together, before the run
 	tokPromptConc   = 4                // prompt counts in flight before the run
 	tokTextConc     = 2                // response counts in flight during the run
@@ -50,6 +51,16 @@ const (
 	// endless body to every route) is not a tokenizer.
 	tokMaxReply      = 16 << 20
 	tokMaxProbeReply = 64 << 10
+)
+
+// tokTextTimeout bounds one response's count, and tokGiveUp consecutive
+// failures stop the asking for the rest of the run (each later response is
+// recorded unavailable at once): a /tokenize that hangs must not hold the
+// end of a 1,000-request run for 1,000 timeouts. Variables so that a test
+// can shorten the wait.
+var (
+	tokTextTimeout = 5 * time.Second
+	tokGiveUp      = 3
 )
 
 // tokFlavour is one server family's /tokenize: the body it takes and how
@@ -122,6 +133,9 @@ func tokFlavours(api string) []tokFlavour {
 
 // serverTok asks one server to count text with its own tokenizer.
 type serverTok struct {
+	// failed counts consecutive failures of text counts (countTexts);
+	// past tokGiveUp the rest of the run is not asked.
+	failed atomic.Int32
 	client *http.Client
 	url    string
 	api    string
@@ -131,8 +145,12 @@ type serverTok struct {
 	scrub  func(string) string
 }
 
-// errTokText is a text too long to send for counting.
-var errTokText = errors.New("text too long to count")
+var (
+	// errTokText is a text too long to send for counting.
+	errTokText = errors.New("text too long to count")
+	// errTokGaveUp: the server's /tokenize failed tokGiveUp times in a row.
+	errTokGaveUp = errors.New("the server's tokenizer stopped answering")
+)
 
 // count asks the server for the token count of text.
 func (s *serverTok) count(ctx context.Context, text string, timeout time.Duration) (int, error) {
@@ -245,12 +263,23 @@ func (s *serverTok) countPrompts(ctx context.Context, reqs []workload.Request, s
 	counted := 0
 	work := make(chan string)
 	var wg sync.WaitGroup
+	defer s.failed.Store(0) // the responses' counts get their own chances
 	for w := 0; w < tokPromptConc; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for t := range work {
-				n, err := s.count(ctx, t, tokTimeout)
+				// The same give-up as for texts: a tokenizer that fails
+				// tokGiveUp prompts in a row is not asked for the rest.
+				n, err := 0, errTokGaveUp
+				if int(s.failed.Load()) < tokGiveUp {
+					n, err = s.count(ctx, t, tokTimeout)
+					if err != nil {
+						s.failed.Add(1)
+					} else {
+						s.failed.Store(0)
+					}
+				}
 				if err != nil {
 					n = trace.TokenizeUnavailable
 				}
@@ -358,7 +387,15 @@ func hasText(rec *trace.Record) bool {
 func (e *engine) countTexts() {
 	defer e.tokWG.Done()
 	for rec := range e.tokq {
-		n, err := e.stok.count(e.reqCtx, receivedText(rec), tokTimeout)
+		n, err := 0, errTokGaveUp
+		if int(e.stok.failed.Load()) < tokGiveUp {
+			n, err = e.stok.count(e.reqCtx, receivedText(rec), tokTextTimeout)
+			if err != nil {
+				e.stok.failed.Add(1)
+			} else {
+				e.stok.failed.Store(0)
+			}
+		}
 		e.mu.Lock()
 		if err != nil {
 			n = trace.TokenizeUnavailable

@@ -179,3 +179,47 @@ func FuzzTokenizeReply(f *testing.F) {
 		}
 	})
 }
+
+// TestServerTokenizeGivesUpOnAHangingTokenizer: a /tokenize that answers
+// the probe and the prompts, then hangs on every response's text, is asked
+// at most tokGiveUp times in a row (plus what was in flight): the rest of
+// the run's responses are recorded unavailable without asking, so the end
+// of the run does not wait a timeout per response.
+func TestServerTokenizeGivesUpOnAHangingTokenizer(t *testing.T) {
+	old := tokTextTimeout
+	tokTextTimeout = 100 * time.Millisecond
+	defer func() { tokTextTimeout = old }()
+	var textAsks atomic.Int64
+	s := &tokServer{flavour: "vllm"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/tokenize" {
+			b, _ := io.ReadAll(r.Body)
+			if !strings.Contains(string(b), probeText) && !strings.Contains(string(b), "alpha beta") {
+				textAsks.Add(1)
+				<-r.Context().Done() // hangs until the client gives up
+				return
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(b)))
+		}
+		s.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	wl := handWorkload(workload.Phase{Name: "c", Kind: workload.KindClosed, Concurrency: 1, Requests: 20, MaxTokens: 4})
+	cfg := baseConfig(t, wl, srv.URL)
+	sum, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.OK != 20 || sum.TextsUnavailable != 20 || sum.PromptsCounted != 20 {
+		t.Errorf("summary %s: %d texts unavailable (want 20), %d prompts counted (want 20)", sum, sum.TextsUnavailable, sum.PromptsCounted)
+	}
+	if n := textAsks.Load(); n > int64(tokGiveUp+tokTextConc) {
+		t.Errorf("the hanging tokenizer was asked %d times: it should be given up after %d failures in a row", n, tokGiveUp)
+	}
+	_, recs := readTrace(t, cfg.Trace)
+	for _, r := range recs {
+		if r.ServerTextTokens != trace.TokenizeUnavailable || r.ServerPromptTokens <= 0 {
+			t.Errorf("%s: server counts text %d (want −1), prompt %d", r.ID, r.ServerTextTokens, r.ServerPromptTokens)
+		}
+	}
+}
