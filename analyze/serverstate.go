@@ -57,6 +57,7 @@ type runState struct {
 	preemptions             float64
 	prefixHitRate           float64
 	rssPeak, cpuCores       float64
+	gpuPeak                 float64
 	scrapes                 int // successful scrapes inside the window
 }
 
@@ -67,7 +68,7 @@ func (r *run) serverState() *runState {
 		return r.state
 	}
 	nan := math.NaN()
-	s := &runState{nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0}
+	s := &runState{nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0}
 	r.state = s
 	pts := r.trace.points
 	if len(pts) == 0 || r.firstSend == math.MaxInt64 || r.lastDone < r.firstSend {
@@ -82,6 +83,7 @@ func (r *run) serverState() *runState {
 	s.waitingPeak, s.waitingAvg = peakMean(in, servermetrics.Waiting)
 	s.kvPeak, s.kvAvg = peakMean(in, servermetrics.KVUsage)
 	s.rssPeak, _ = peakMean(in, servermetrics.RSS)
+	s.gpuPeak, _ = peakMean(in, servermetrics.GPUMemory)
 	// Counters are read across the window: from the last scrape at or
 	// before the first send to the first at or after the last response,
 	// so the increase covers the whole run (and at most one interval
@@ -200,6 +202,25 @@ var stateMetrics = []*Metric{
 		Name: "server_prefix_hit_rate", Unit: "fraction", Scope: PerRun, HigherIsBetter: true,
 		Doc: "prompt tokens the server found in its prefix cache / prompt tokens it looked up, over the run (increases of vLLM prefix_cache_hits_total and prefix_cache_queries_total, read as server_preemptions is); engines with a rate gauge instead (SGLang cache_hit_rate): its mean over the run's scrapes",
 		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().prefixHitRate) },
+	},
+}
+
+// processMetrics are --watch-pid's (docs/METRICS.md, "Server state").
+var processMetrics = []*Metric{
+	{
+		Name: "process_rss_peak", Unit: "MB", Scope: PerRun,
+		Doc: "the most resident memory the watched server process and its descendants held in any sample taken during the run (--watch-pid; Linux /proc RSS summed over the process tree, so pages they share count more than once), in MB (10⁶ bytes)",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().rssPeak / 1e6) },
+	},
+	{
+		Name: "process_cpu_cores", Unit: "cores", Scope: PerRun,
+		Doc: "CPU the watched process tree used over the run, in cores: increase of its user + system CPU seconds / the seconds between the samples read (as server_preemptions reads a counter)",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().cpuCores) },
+	},
+	{
+		Name: "gpu_memory_peak", Unit: "MB", Scope: PerRun,
+		Doc: "the most GPU memory in use, summed over the machine's GPUs (nvidia-smi memory.used, every GPU's, not only the server's), in any sample taken during the run, in MB (10⁶ bytes); --watch-pid on a machine with nvidia-smi",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().gpuPeak / 1e6) },
 	},
 }
 

@@ -142,3 +142,56 @@ func TestServerStateAbsent(t *testing.T) {
 		}
 	}
 }
+
+// procScrape is a --watch-pid sample at tMs: the tree's RSS (bytes), CPU
+// seconds and GPU memory (bytes, two GPUs of half each).
+func procScrape(tMs, rss, cpu, gpu float64) trace.Scrape {
+	return trace.Scrape{T: int64(tMs * float64(msNs)), Source: trace.SourceProcess, Target: "pid 42 (llama-server)",
+		Samples: []trace.Sample{
+			{Name: "process_resident_memory_bytes", Value: rss / 2},
+			{Name: "process_tree_resident_memory_bytes", Value: rss},
+			{Name: "process_tree_cpu_seconds_total", Value: cpu},
+			{Name: "gpu_memory_used_bytes", Labels: `gpu="0"`, Value: gpu / 2},
+			{Name: "gpu_memory_used_bytes", Labels: `gpu="1"`, Value: gpu / 2},
+		}}
+}
+
+// TestProcessState works --watch-pid's metrics out by hand. One request
+// from 0 to 150 ms; samples (ms: tree RSS, CPU s, GPU bytes):
+//
+//	−100: 500e6, 10.0, 1e9
+//	  50: 700e6, 10.1, 3e9
+//	 100: 650e6, 10.2, 3e9
+//	 250: 400e6, 10.35, 1e9
+//
+// Inside [0, 150]: 50 and 100: RSS peak 700e6 → 700 MB (the tree's, not
+// the process's own 350 MB); GPU peak 3e9 summed over both GPUs → 3,000
+// MB. CPU from −100 to 250 ms: (10.35 − 10.0) s / 0.35 s = 1 core. A
+// /metrics scrape's own process_resident_memory_bytes is the HTTP front
+// end's and is not read as the server's memory.
+func TestProcessState(t *testing.T) {
+	rec := okRecord("a", 0, 0)
+	res := analyzeWithScrapes(t, header("llama", phase(0, 1, 100, 7, 0)), []trace.Record{rec}, []trace.Scrape{
+		procScrape(-100, 500e6, 10.0, 1e9), procScrape(50, 700e6, 10.1, 3e9), procScrape(100, 650e6, 10.2, 3e9), procScrape(250, 400e6, 10.35, 1e9),
+		{T: 60 * msNs, Source: trace.SourceMetrics, Samples: []trace.Sample{{Name: "process_resident_memory_bytes", Value: 9e9}}},
+	})
+	g := findGroup(t, res.Groups([]string{KeyConcurrency}), map[string]any{KeyConcurrency: 1})
+	wantValues(t, g, map[string]float64{"process_rss_peak": 700, "process_cpu_cores": 1, "gpu_memory_peak": 3000})
+}
+
+// analyzeWithScrapes analyses records and scrapes of one trace.
+func analyzeWithScrapes(t *testing.T, h trace.Header, recs []trace.Record, scrapes []trace.Scrape) *Result {
+	t.Helper()
+	a, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := a.Trace("", "", h)
+	for i := range recs {
+		acc.Add(&recs[i])
+	}
+	for i := range scrapes {
+		acc.AddScrape(&scrapes[i])
+	}
+	return a.Result()
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/procwatch"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
@@ -146,6 +147,14 @@ type Config struct {
 	// OnServerMetrics, if set, hears once, before the run, whether the
 	// server's /metrics is scraped.
 	OnServerMetrics func(ServerMetricsStatus)
+	// WatchPID, when not 0, is a local process (the server) whose
+	// resident memory, CPU time and threads, with its descendants', are
+	// sampled every ServerMetricsInterval into the trace, and the GPUs'
+	// memory when nvidia-smi is installed (Linux only).
+	WatchPID int
+	// OnWatch, if set, hears once, before the run, what WatchPID samples:
+	// the process ("pid N (name)") and whether GPU memory is read.
+	OnWatch func(target string, gpu bool)
 
 	// OnAPI, if set, hears which API --api auto chose and why, before
 	// anything is sent.
@@ -178,6 +187,7 @@ type Resolved struct {
 	tok            tokenize.Tokenizer // for SendTokenIDs
 	metricsURL     string             // the /metrics to scrape, "" for none
 	metricsAuto    bool               // metricsURL was guessed (ServerMetricsAuto)
+	watcher        *procwatch.Watcher // WatchPID's, nil for none
 }
 
 // FieldError is a Config value that cannot be used: a fielderr.Error
@@ -303,6 +313,13 @@ func (c Config) Resolve() (*Resolved, error) {
 		return nil, err
 	}
 	r := &Resolved{Config: c, ep: ep, base: base, BeyondDuration: beyond, metricsURL: metricsURL, metricsAuto: metricsAuto}
+	if c.WatchPID != 0 {
+		w, err := procwatch.New(c.WatchPID)
+		if err != nil {
+			return nil, fieldErr("WatchPID", err.Error(), "give the process id of the server running on this machine (pgrep -f NAME)")
+		}
+		r.watcher = w
+	}
 	if c.Trace != "" {
 		r.sink = append(r.sink, &TraceFile{Path: c.Trace, FlushInterval: c.FlushInterval})
 	}

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/internal/version"
+	"github.com/llmreplay/llmreplay/procwatch"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
@@ -96,6 +97,8 @@ type engine struct {
 	redactSecrets []string
 	// detected is what --api auto found (nil when --api named the API).
 	detected *Detection
+	// watcher samples --watch-pid's process (nil: none).
+	watcher *procwatch.Watcher
 	// metricsStatus is what became of --server-metrics (nil: off).
 	metricsStatus *ServerMetricsStatus
 	tok           tokenize.Tokenizer // for SendTokenIDs
@@ -205,13 +208,20 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	if err := r.sink.Start(h); err != nil {
 		return nil, err
 	}
-	scrapeStop, scrapeDone := make(chan struct{}), make(chan struct{})
+	var metricsFn, watchFn func(context.Context) trace.Scrape
 	if scraper != nil {
 		r.sink.Scrape(firstScrape)
-		go e.scrapeLoop(scraper, r.sink, scrapeStop, scrapeDone)
-	} else {
-		close(scrapeDone)
+		metricsFn = func(c context.Context) trace.Scrape { return scraper.Scrape(c, e.now) }
 	}
+	if w := r.watcher; w != nil {
+		if cfg.OnWatch != nil {
+			cfg.OnWatch(w.Target(), w.GPU())
+		}
+		first := w.Sample(ctx, e.now)
+		r.sink.Scrape(&first)
+		watchFn = func(c context.Context) trace.Scrape { return w.Sample(c, e.now) }
+	}
+	scr := e.startScrapers(r.sink, metricsFn, watchFn)
 	// A sink that cannot take a record (the trace on a full disk) stops the
 	// run: requests whose results cannot be recorded would only load the
 	// server.
@@ -252,16 +262,9 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 		close(e.tokq)
 		e.tokWG.Wait()
 	}
-	close(scrapeStop)
-	<-scrapeDone
-	if scraper != nil {
-		// One more after the last response: counters (preemptions,
-		// prefix-cache hits) then cover the whole run.
-		c, cancel := context.WithTimeout(context.Background(), scraper.Timeout)
-		sc := scraper.Scrape(c, e.now)
-		cancel()
-		r.sink.Scrape(&sc)
-	}
+	// One more reading after the last response: counters (preemptions,
+	// prefix-cache hits, CPU time) then cover the whole run.
+	scr.finish(r.sink, cfg.ServerMetricsInterval*4/5)
 	close(e.records)
 	serr := <-sinkErr
 	cerr := r.sink.Close()
@@ -292,6 +295,7 @@ func newEngine(r *Resolved) *engine {
 		ep:      r.ep,
 		base:    r.base,
 		tok:     r.tok,
+		watcher: r.watcher,
 		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage, PromptCache: promptCache(cfg.ServerCache), ExtraBody: cfg.ExtraBody},
 		records: make(chan *trace.Record, 4096),
 	}
@@ -411,6 +415,9 @@ func (e *engine) header() trace.Header {
 	}
 	if e.cfg.Duration > 0 {
 		h.Options["duration"] = e.cfg.Duration.String()
+	}
+	if w := e.watcher; w != nil {
+		h.Options["watch_pid"] = w.Target()
 	}
 	if st := e.metricsStatus; st != nil {
 		h.Options["server_metrics"] = st.Target

@@ -119,11 +119,11 @@ func (e *engine) newScraper(r *Resolved) *servermetrics.Scraper {
 	return s
 }
 
-// scrapeLoop scrapes every interval until stop closes, writing each
+// scrapeLoop calls scrape every interval until stop closes, writing each
 // scrape to the sinks. It runs on its own goroutine, so a slow endpoint
 // never delays a send or a read: the timing path shares nothing with it
 // but the trace writer's lock, which the record goroutine takes too.
-func (e *engine) scrapeLoop(s *servermetrics.Scraper, snk sinks, stop <-chan struct{}, done chan<- struct{}) {
+func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, snk sinks, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(e.cfg.ServerMetricsInterval)
 	defer t.Stop()
@@ -138,7 +138,7 @@ func (e *engine) scrapeLoop(s *servermetrics.Scraper, snk sinks, stop <-chan str
 		case <-stop:
 			return
 		case <-t.C:
-			sc := s.Scrape(ctx, e.now)
+			sc := scrape(ctx)
 			if ctx.Err() != nil {
 				return // the run ended during the scrape: not a server failure
 			}
@@ -146,5 +146,41 @@ func (e *engine) scrapeLoop(s *servermetrics.Scraper, snk sinks, stop <-chan str
 				return // the trace is failing: the record path reports it
 			}
 		}
+	}
+}
+
+// scrapers are the run's periodic readings: the server's /metrics and a
+// watched process, each on its goroutine, each read once more after the
+// last response so counters cover the whole run.
+type scrapers struct {
+	fns  []func(context.Context) trace.Scrape
+	stop chan struct{}
+	done []chan struct{}
+}
+
+func (e *engine) startScrapers(snk sinks, fns ...func(context.Context) trace.Scrape) *scrapers {
+	s := &scrapers{stop: make(chan struct{})}
+	for _, f := range fns {
+		if f == nil {
+			continue
+		}
+		d := make(chan struct{})
+		s.fns, s.done = append(s.fns, f), append(s.done, d)
+		go e.scrapeLoop(f, snk, s.stop, d)
+	}
+	return s
+}
+
+// finish stops the loops and takes the last readings.
+func (s *scrapers) finish(snk sinks, timeout time.Duration) {
+	close(s.stop)
+	for _, d := range s.done {
+		<-d
+	}
+	for _, f := range s.fns {
+		c, cancel := context.WithTimeout(context.Background(), timeout)
+		sc := f(c)
+		cancel()
+		snk.Scrape(&sc)
 	}
 }

@@ -85,9 +85,10 @@ var KnownNames = []Known{
 	{"llmreplay-sim", "llmreplay_sim_num_preemptions_total", Preemptions},
 	{"llmreplay-sim", "llmreplay_sim_prefix_cache_queries_total", PrefixQueries},
 	{"llmreplay-sim", "llmreplay_sim_prefix_cache_hits_total", PrefixHits},
-	{"process", "process_resident_memory_bytes", RSS},
-	{"process", "process_cpu_seconds_total", CPUSeconds},
-	{"process", "process_threads", Threads},
+	// --watch-pid's samples (procwatch): the process with its descendants.
+	{"process", "process_tree_resident_memory_bytes", RSS},
+	{"process", "process_tree_cpu_seconds_total", CPUSeconds},
+	{"process", "process_tree_threads", Threads},
 	{"process", "gpu_memory_used_bytes", GPUMemory},
 }
 

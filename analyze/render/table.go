@@ -290,10 +290,13 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 	}
 	// The server's own account, beside TTFT, for labels whose traces
 	// scraped its /metrics.
-	state := map[string]bool{}
+	state, mem := map[string]bool{}, map[string]bool{}
 	for _, g := range groups {
 		if g.Values["server_running_peak"].Valid() || g.Values["server_kv_usage_peak"].Valid() {
 			state[g.Keys[analyze.KeyLabel].(string)] = true
+		}
+		if g.Values["process_rss_peak"].Valid() {
+			mem[g.Keys[analyze.KeyLabel].(string)] = true
 		}
 	}
 	for _, l := range labels {
@@ -301,6 +304,28 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 		if state[l] {
 			t.Columns = append(t.Columns, l+" server running/waiting, KV")
 		}
+		if mem[l] {
+			t.Columns = append(t.Columns, l+" peak memory MB")
+		}
+	}
+	extra := func(row []string, l string, g *analyze.Group) []string {
+		if state[l] {
+			cell := "—"
+			if g != nil {
+				cell = serverStateText(g)
+			}
+			row = append(row, cell)
+		}
+		if mem[l] {
+			cell := "—"
+			if g != nil {
+				if v := g.Values["process_rss_peak_max"]; v.Valid() {
+					cell = fmt.Sprintf("%.0f", v.Value)
+				}
+			}
+			row = append(row, cell)
+		}
+		return row
 	}
 	compare := len(labels) == 2
 	if compare {
@@ -315,19 +340,13 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 		for _, l := range labels {
 			g := cell[l][rk]
 			if g == nil {
-				row = append(row, "—", "—")
-				if state[l] {
-					row = append(row, "—")
-				}
+				row = extra(append(row, "—", "—"), l, nil)
 				continue
 			}
 			f := g.Failures()
 			if f.All() {
 				// No speed to show: say so, not "— / —".
-				row = append(row, failText(f)+n.cellMarks(f, g.Warnings), "—")
-				if state[l] {
-					row = append(row, serverStateText(g))
-				}
+				row = extra(append(row, failText(f)+n.cellMarks(f, g.Warnings), "—"), l, g)
 				continue
 			}
 			ps, agg := g.Values["per_stream_tps"], g.Values["aggregate_tps"]
@@ -335,10 +354,7 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 			if ft := failText(f); ft != "" {
 				text += " (" + ft + ")"
 			}
-			row = append(row, text+n.cellMarks(f, g.Warnings), analyze.FormatMs(g.Values["ttft_p50"].Value, false))
-			if state[l] {
-				row = append(row, serverStateText(g))
-			}
+			row = extra(append(row, text+n.cellMarks(f, g.Warnings), analyze.FormatMs(g.Values["ttft_p50"].Value, false)), l, g)
 		}
 		if compare {
 			a, b := cell[labels[0]][rk], cell[labels[1]][rk]
@@ -350,6 +366,9 @@ func seedTable(res *analyze.Result, o TableOptions) *Table {
 		n.mark([]analyze.Warning{w})
 	}
 	t.Notes = n.lines
+	if len(mem) > 0 {
+		t.Notes = append(t.Notes, "peak memory: the most resident memory the watched server process and its children held during the cell's runs (--watch-pid; process_rss_peak_max, MB)")
+	}
 	if len(state) > 0 {
 		t.Notes = append(t.Notes, "server running/waiting, KV: the most requests the server said it was running and queueing at once, and its fullest KV cache, in the scrapes of its /metrics taken during the cell's runs (docs/METRICS.md, \"Server state\")")
 	}

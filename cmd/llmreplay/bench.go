@@ -74,6 +74,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			}
 			cfg.Replay.OnAPI = announceAPI(errw)
 			cfg.Replay.OnServerMetrics = announceMetrics(errw)
+			cfg.Replay.OnWatch = announceWatch(errw, cfg.Replay.ServerMetricsInterval)
 			disp := f.progress(cmd, &cfg.Replay)
 			res, err := bench.Run(cmd.Context(), cfg)
 			disp.Close()

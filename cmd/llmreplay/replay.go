@@ -48,6 +48,7 @@ type replayFlags struct {
 	extraBody              string
 	serverMetrics          string
 	metricsInterval        time.Duration
+	watchPID               int
 }
 
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
@@ -71,7 +72,8 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.StringArrayVar(&f.headers, "header", nil, `HTTP header sent with every request, as "NAME: VALUE" (repeatable; e.g. a routing header, or Authorization instead of --api-key-env); recorded in the trace with secret values redacted`)
 	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, or @FILE holding one (e.g. '{"chat_template_kwargs":{"enable_thinking":false}}', '{"top_k":20}'); may add fields and extend objects, never replace a field llmreplay sends itself`)
 	fs.StringVar(&f.serverMetrics, "server-metrics", replay.ServerMetricsAuto, "scrape the server's Prometheus /metrics into the trace during the run (queue, running requests, KV cache, preemptions): auto (BASE/metrics, skipped when absent), off, or the endpoint's URL")
-	fs.DurationVar(&f.metricsInterval, "server-metrics-interval", servermetrics.DefaultInterval, "time between /metrics scrapes (each times out at 4/5 of it)")
+	fs.DurationVar(&f.metricsInterval, "server-metrics-interval", servermetrics.DefaultInterval, "time between /metrics scrapes and --watch-pid samples (each times out at 4/5 of it)")
+	fs.IntVar(&f.watchPID, "watch-pid", 0, "process id of the server on this machine: sample its memory (RSS), CPU time and threads, with its child processes', into the trace, and GPU memory when nvidia-smi is installed (Linux)")
 	fs.StringVar(&f.serverTokenize, "server-tokenize", replay.ServerTokenizeAuto, "ask the server's own tokenizer (POST /tokenize of llama.cpp, vLLM, SGLang, TGI) to count each distinct prompt before the run and each response's text after it, off the timing path, so usage is judged in the model's vocabulary: auto (use it when the server answers) or off")
 	fs.StringVar(&f.serverCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
 }
@@ -120,6 +122,7 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 
 		ServerMetrics:         f.serverMetrics,
 		ServerMetricsInterval: f.metricsInterval,
+		WatchPID:              f.watchPID,
 	}
 	return cfg, nil
 }
@@ -255,7 +258,7 @@ var flagOf = map[string]string{
 	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
 	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
 	"Model": "--model", "ServerCache": "--server-cache", "Headers": "--header", "ExtraBody": "--extra-body",
-	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval",
+	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval", "WatchPID": "--watch-pid",
 	// workload.BuildConfig
 	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
 	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",
@@ -291,12 +294,27 @@ func announceMetrics(w io.Writer) func(replay.ServerMetricsStatus) {
 	return func(s replay.ServerMetricsStatus) { fmt.Fprintln(w, safetext.Show(s.String())) }
 }
 
+// announceWatch prints once what --watch-pid samples.
+func announceWatch(w io.Writer, every time.Duration) func(string, bool) {
+	if every == 0 {
+		every = servermetrics.DefaultInterval
+	}
+	return func(target string, gpu bool) {
+		gpuText := "no GPU memory (nvidia-smi not found)"
+		if gpu {
+			gpuText = "GPU memory from nvidia-smi"
+		}
+		fmt.Fprintln(w, safetext.Show(fmt.Sprintf("watching %s: memory, CPU time and threads every %v into the trace; %s", target, every, gpuText)))
+	}
+}
+
 // runReplay runs one replay and prints its summary line.
 func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags) error {
 	errw := cmd.ErrOrStderr()
 	failOnError := f.failOnError
 	cfg.OnAPI = announceAPI(errw)
 	cfg.OnServerMetrics = announceMetrics(errw)
+	cfg.OnWatch = announceWatch(errw, cfg.ServerMetricsInterval)
 	disp := f.progress(cmd, &cfg)
 	sum, err := replay.Run(cmd.Context(), cfg)
 	disp.Close()

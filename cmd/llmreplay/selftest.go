@@ -115,6 +115,7 @@ printed with them.`,
 	f.BoolVar(&force, "force", false, "replace the -o file if it exists")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the client (this process) to this file, for go tool pprof")
 	f.IntSliceVar(&sections, "section", nil, "run only these sections (1-6)")
+	f.DurationVar(&cfg.ScrapeInterval, "server-metrics-interval", 0, "scrape the simulator's /metrics this often during every replay, as replay --server-metrics does, to measure what scraping costs the timestamps (0: no scraping)")
 	cmd.AddCommand(&cobra.Command{
 		Use:                "sim-child",
 		Short:              "The simulator side of selftest (started by selftest itself)",

@@ -60,6 +60,10 @@ type Config struct {
 	// Plan, if set, replaces FullPlan or ShortPlan (benchmarks use it to
 	// run one level of one section).
 	Plan *Plan
+	// ScrapeInterval, when not zero, makes every replay scrape the
+	// simulator child's /metrics this often (replay's --server-metrics
+	// auto), to measure what scraping costs the timestamps.
+	ScrapeInterval time.Duration
 }
 
 // Plan is the scale of each section.
@@ -328,6 +332,9 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	rc := replay.Config{
 		Workload: wl, URL: c.url, API: "openai-chat", Model: "fast", Label: "selftest " + name,
 		Trace: out.path, Simulated: true, SimProfile: "fast", Grace: time.Second,
+	}
+	if h.cfg.ScrapeInterval > 0 {
+		rc.ServerMetrics, rc.ServerMetricsInterval = replay.ServerMetricsAuto, h.cfg.ScrapeInterval
 	}
 	runtime.GC()
 	if onChild != nil {

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startSimProcess starts `llmreplay sim` and returns its URL and pid.
+func startSimProcess(t *testing.T, bin string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "sim", "--addr", "127.0.0.1:0", "--profile", "llamacpp-rtx5090-q4km")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(sc.Text()); u != "" {
+				urls <- u
+				break
+			}
+		}
+		for sc.Scan() {
+		}
+	}()
+	select {
+	case u := <-urls:
+		return u, cmd.Process.Pid
+	case <-time.After(30 * time.Second):
+		t.Fatal("the simulator did not say its address")
+	}
+	return "", 0
+}
+
+// TestWatchPID: replay --watch-pid samples the server process (here the
+// simulator, a process of its own) into the trace; trace info counts the
+// samples and analyze reports the process's peak memory. A pid that is
+// not running is bad input naming the flag.
+func TestWatchPID(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("--watch-pid reads Linux /proc")
+	}
+	bin := builtBinary(t)
+	simURL, pid := startSimProcess(t, bin)
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "48", "--schedule", "burst:4", "--repeats", "1")
+	tr := filepath.Join(dir, "w.trace.zst")
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--watch-pid", strconv.Itoa(pid), "--server-metrics-interval", "50ms", "-q", "-o", tr)
+	if code != 0 || !strings.Contains(e, "watching pid "+strconv.Itoa(pid)+" (llmreplay): memory, CPU time and threads every 50ms into the trace") {
+		t.Fatalf("exit %d, stderr:\n%s", code, e)
+	}
+	out, _, code := run(t, nil, bin, "trace", "info", tr)
+	if code != 0 || !regexp.MustCompile(`process: +\d+ scrapes of pid \d+ \(llmreplay\), one every \d+ms, \d+ samples each`).MatchString(out) {
+		t.Errorf("trace info:\n%s", out)
+	}
+	out, e, code = run(t, nil, bin, "analyze", tr, "--metrics", "process_rss_peak,process_cpu_cores", "--format", "json")
+	if code != 0 {
+		t.Fatalf("analyze exit %d: %s", code, e)
+	}
+	var doc struct {
+		Groups []struct {
+			Metrics map[string]struct {
+				Value *float64 `json:"value"`
+			} `json:"metrics"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Groups) == 0 {
+		t.Fatalf("%v:\n%.1500s", err, out)
+	}
+	// A Go program serving HTTP holds several MB and less than 10 GB.
+	rss := doc.Groups[0].Metrics["process_rss_peak"].Value
+	if rss == nil || *rss < 2 || *rss > 10_000 {
+		t.Errorf("process_rss_peak %v MB", rss)
+	}
+	_, e, code = run(t, nil, bin, "replay", wl, "--url", simURL, "--watch-pid", "999999999", "-o", filepath.Join(dir, "x.trace.zst"))
+	if code != 2 || !strings.Contains(e, "--watch-pid") || !strings.Contains(e, "no process 999999999") {
+		t.Errorf("a pid that is not running: exit %d, stderr:\n%s", code, e)
+	}
+}
