@@ -58,6 +58,10 @@ type RequestRow struct {
 	TTFTMs       float64   `parquet:"ttft_ms"`        // first - sent; NaN without a chunk
 	E2EMs        float64   `parquet:"e2e_ms"`         // done - sent
 	PerStreamTPS float64   `parquet:"per_stream_tps"` // (output_tokens-1)/(last-first); NaN when undefined
+	// The server's own tokenizer's counts of the prompt and of the text
+	// received (its /tokenize): 0 not asked, -1 asked and not answered.
+	ServerPromptTokens int64 `parquet:"server_prompt_tokens"`
+	ServerTextTokens   int64 `parquet:"server_text_tokens"`
 }
 
 // ChunkRow is one row of the chunks table.
@@ -315,6 +319,7 @@ func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], 
 			Sent: start.Add(time.Duration(rec.Sent)).UTC(), Status: int64(rec.Status), OK: rec.Error == nil,
 			FinishReason: strings.Clone(rec.FinishReason), Chunks: int64(len(rec.Chunks)),
 			TTFTMs: nan, PerStreamTPS: nan, E2EMs: float64(rec.Done-rec.Sent) / 1e6,
+			ServerPromptTokens: int64(rec.ServerPromptTokens), ServerTextTokens: int64(rec.ServerTextTokens),
 		}
 		if rec.Error != nil {
 			row.ErrorClass = string(rec.Error.Class)

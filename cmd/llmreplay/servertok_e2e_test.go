@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -164,6 +167,31 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 				}
 			}
 			r.Close()
+			if c.name == "honest with tokenize" {
+				// export carries the counts for DuckDB and pandas users.
+				csvDir := filepath.Join(dir, "csv")
+				if _, e, code := run(t, nil, bin, "export", tr, "--format", "csv", "-o", csvDir); code != 0 {
+					t.Fatalf("export: %d %s", code, e)
+				}
+				b, err := os.ReadFile(filepath.Join(csvDir, "requests.csv"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+				if err != nil || len(rows) != 3 {
+					t.Fatalf("requests.csv: %v, %d rows", err, len(rows))
+				}
+				col := map[string]int{}
+				for i, name := range rows[0] {
+					col[name] = i
+				}
+				for _, row := range rows[1:] {
+					if row[col["server_text_tokens"]] != "24" || row[col["server_prompt_tokens"]] != row[col["input_tokens"]] {
+						t.Errorf("requests.csv row: server_text_tokens %q (want 24), server_prompt_tokens %q (want input_tokens %q)",
+							row[col["server_text_tokens"]], row[col["server_prompt_tokens"]], row[col["input_tokens"]])
+					}
+				}
+			}
 			out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
 			if code != 0 {
 				t.Fatalf("analyze: %d %s", code, e)
