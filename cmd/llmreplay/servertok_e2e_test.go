@@ -282,3 +282,49 @@ func TestBenchAsksServerTokenizer(t *testing.T) {
 		t.Errorf("analysis of an honest count-up: want no usage_mismatch and 3 responses judged server-tokenizer:\n%s", out)
 	}
 }
+
+// TestInflatedUsageCaughtEitherWay: the simulator's --inflate-usage (ten
+// times the tokens it sent) is caught with its /tokenize asked (judged
+// server-tokenizer: 160 against 16) and with --server-tokenize off (judged
+// by bounds: 160 tokens claimed for a count-up of 16 tokens, "1, 2, … 8,"
+// about 2 bytes a token, far past one token per byte).
+func TestInflatedUsageCaughtEitherWay(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:2", "--repeats", "1")
+	url := startSim(t, bin, "--profile", "fast", "--inflate-usage")
+	for _, c := range []struct {
+		args      []string
+		judgement string
+	}{{nil, "server-tokenizer"}, {[]string{"--server-tokenize", "off"}, "bounds"}} {
+		tr := filepath.Join(dir, c.judgement+".trace.zst")
+		if _, e, code := run(t, nil, bin, append([]string{"replay", wl, "--url", url, "-o", tr}, c.args...)...); code != 0 {
+			t.Fatalf("replay: %d %s", code, e)
+		}
+		out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
+		if code != 0 {
+			t.Fatalf("analyze: %d %s", code, e)
+		}
+		var doc struct {
+			Warnings []struct {
+				Code     string         `json:"code"`
+				Evidence map[string]any `json:"evidence"`
+			} `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, w := range doc.Warnings {
+			if w.Code == "usage_mismatch" {
+				found = true
+				if w.Evidence["judgement"] != c.judgement || w.Evidence["n_requests"] != 2.0 {
+					t.Errorf("usage_mismatch evidence %v, want judgement %s over 2 requests", w.Evidence, c.judgement)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%v: inflated usage not flagged: %s", c.args, out)
+		}
+	}
+}
