@@ -90,7 +90,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 				fmt.Fprintf(out, "server: %s (model %s)\n", res.URL, safetext.Show(res.Summary.Model))
 			}
 			fmt.Fprint(out, res.Table)
-			fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\ntable: %s\njson:  %s\nreport: %s\n", res.Summary, res.Summary.TokenizeLine(), res.Trace, res.TableFile, res.JSONFile, res.ReportFile)
+			fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\ntable: %s\njson:  %s\nreport: %s\n", res.Summary, safetext.Show(res.Summary.TokenizeLine()), res.Trace, res.TableFile, res.JSONFile, res.ReportFile)
 			if res.Summary.Stopped {
 				return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every request that finished", res.Trace)}
 			}

@@ -325,7 +325,7 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags) error {
 		fmt.Fprintln(errw, sum)
 		return err
 	}
-	fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\n", sum, sum.TokenizeLine(), sum.Trace)
+	fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\n", sum, safetext.Show(sum.TokenizeLine()), sum.Trace)
 	if sum.Stopped {
 		return &exitError{code: 130, err: fmt.Errorf("stopped: the trace %s holds every request that finished", sum.Trace)}
 	}

@@ -167,6 +167,9 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 				}
 			}
 			r.Close()
+			if info, _, _ := run(t, nil, bin, "trace", "info", tr); c.srv.tokenize && !strings.Contains(info, "tokenize:   the server's /tokenize: vllm, prompts counted: 2 of 2") {
+				t.Errorf("trace info does not say what the server's tokenizer counted:\n%s", info)
+			}
 			if c.name == "honest with tokenize" {
 				// export carries the counts for DuckDB and pandas users.
 				csvDir := filepath.Join(dir, "csv")

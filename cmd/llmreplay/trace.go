@@ -201,6 +201,14 @@ func traceInfo(cmd *cobra.Command, path string) error {
 			line("api", "%s, chosen by --api auto: %s", h.API, why)
 			opts = slices.DeleteFunc(opts, func(o string) bool { return strings.HasPrefix(o, "api_auto=") })
 		}
+		// So is what became of the server's tokenizer (--server-tokenize).
+		if st, ok := h.Options["server_tokenize"]; ok {
+			if p := h.Options["server_tokenize_prompts"]; p != "" {
+				st += ", prompts counted: " + p
+			}
+			line("tokenize", "the server's /tokenize: %s", st)
+			opts = slices.DeleteFunc(opts, func(o string) bool { return strings.HasPrefix(o, "server_tokenize") })
+		}
 		line("options", "%s", strings.Join(opts, " "))
 	}
 	for _, p := range h.Phases {
