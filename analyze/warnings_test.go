@@ -2,10 +2,12 @@ package analyze
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
 // okRecord is a well-behaved count-up response: text "1" "," " 2" "," " 3"
@@ -478,6 +480,46 @@ func TestServerTokenizerCountsOutput(t *testing.T) {
 		wantValues(t, g, map[string]float64{"output_tokens": c.tokens, "per_stream_tps": c.tps})
 		if g.TokenSources[c.source] != 1 {
 			t.Errorf("server count %d: sources %v, want %s", c.server, g.TokenSources, c.source)
+		}
+	}
+}
+
+// TestUsageJudgedByTheWorkloadsTokenizerJSON: a trace whose workload was
+// built from a tokenizer.json (here Qwen3's, from the tokenizer tests) is
+// judged by it: that vocabulary is the model's. The Thai words' usage is
+// what Qwen3 makes of them, chunk by chunk; the same count plus a third is
+// flagged, judged "tokenizer".
+func TestUsageJudgedByTheWorkloadsTokenizerJSON(t *testing.T) {
+	path, err := filepath.Abs("../workload/tokenize/testdata/qwen3/tokenizer.json.zst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qwen, err := tokenize.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := thaiRecord("a", 0, 0, 0)
+	k := 0
+	for _, c := range r.Chunks {
+		k += qwen.Count(c.Text)
+	}
+	for _, c := range []struct {
+		usage int
+		warn  bool
+	}{{k, false}, {k + k/3 + 4, true}} {
+		r.Usage = fmt.Sprintf(`{"completion_tokens":%d}`, c.usage)
+		h := header("q", phase(0, 1, 100, 5, 0))
+		h.Tokenizer, h.TokenizerPath = "hf:qwen3", path
+		res := analyzeTraces(t, Options{}, testTrace{h: h, records: []trace.Record{r}})
+		if got := res.Traces[0].UsageChecks; got[JudgeTokenizer] != 1 {
+			t.Fatalf("usage_checks %v, want tokenizer 1 (Qwen3 counts the text %d)", got, k)
+		}
+		w := hasWarning(res.Groups([]string{KeyConcurrency})[0].Warnings, WarnUsageMismatch)
+		if (w != nil) != c.warn {
+			t.Errorf("usage %d against Qwen3's %d: usage_mismatch %v, want %v", c.usage, k, w, c.warn)
+		}
+		if w != nil && (w.Evidence["judgement"] != JudgeTokenizer || w.Evidence["example_text_tokens"] != k) {
+			t.Errorf("evidence %v", w.Evidence)
 		}
 	}
 }
