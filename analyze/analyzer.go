@@ -159,7 +159,14 @@ func New(o Options) (*Analyzer, error) {
 
 // TraceInfo describes one analysed trace.
 type TraceInfo struct {
-	Label          string `json:"label"`
+	Label string `json:"label"`
+	// URL is the server's address as the trace records it (credentials
+	// and query values removed), Started the run's wall-clock start, Host
+	// the client machine ("linux/amd64, AMD EPYC, 2 cores"): the report's
+	// headline.
+	URL            string `json:"url,omitempty"`
+	Started        string `json:"started,omitempty"`
+	Host           string `json:"host,omitempty"`
 	Path           string `json:"path,omitempty"`
 	Model          string `json:"model"`
 	API            string `json:"api"`
@@ -259,6 +266,7 @@ func (a *Analyzer) Trace(label, path string, h trace.Header) *TraceAcc {
 			Label: label, Path: path, Model: h.Model, API: h.API, WorkloadDigest: h.WorkloadDigest,
 			Tokenizer: spec, TokenizerFile: c.source, Simulated: h.Simulated, SimProfile: h.SimProfile,
 			TokenSources: map[string]int{}, UsageChecks: map[string]int{},
+			URL: h.URL, Started: h.StartWall, Host: hostLine(h.Host),
 		},
 	}
 	if n := len(h.Shards); n > 0 {
@@ -988,4 +996,19 @@ func AnalyzeFiles(o Options, inputs ...Input) (*Result, error) {
 		}
 	}
 	return a.Result(), nil
+}
+
+// hostLine is the client machine in one line.
+func hostLine(h trace.Host) string {
+	if h.OS == "" && h.CPU == "" {
+		return ""
+	}
+	s := h.OS + "/" + h.Arch
+	if h.CPU != "" {
+		s += ", " + h.CPU
+	}
+	if h.Cores > 0 {
+		s += fmt.Sprintf(", %d cores", h.Cores)
+	}
+	return s
 }

@@ -53,10 +53,11 @@ func TestAPIsReplayAndBenchThroughTheBinary(t *testing.T) {
 			// The simulator's usage reaches the analysis: output tokens come
 			// from the server's count, not the tokenizer.
 			js, _, _ := run(t, nil, bin, "analyze", tr, "--format", "json")
-			// Triton's generate_stream sends no counts: the tokenizer counts.
+			// Triton's generate_stream sends no counts: the server's own
+			// tokenizer counts the text (the simulator answers /tokenize).
 			source := "usage"
 			if api == "trtllm" {
-				source = "tokenizer"
+				source = "server-tokenizer"
 			}
 			if !strings.Contains(js, "\"output_token_sources\": {\n        \""+source+"\": 2\n") {
 				t.Errorf("analyze does not take output tokens from usage:\n%.2000s", js)
