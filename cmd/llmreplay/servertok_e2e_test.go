@@ -331,3 +331,78 @@ func TestInflatedUsageCaughtEitherWay(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulatorWithQwen3Vocabulary: a real model vocabulary through the
+// binary with default flags. The simulator runs with Qwen3's
+// tokenizer.json, the workload with the default o200k_base. The count-up's
+// usage is Qwen3's and the simulator's /tokenize counts in Qwen3: every
+// response is judged server-tokenizer, none mismatches; each prompt's
+// Qwen3 count is recorded beside the workload's o200k count, and
+// prompt_not_exact appears exactly when one differs by more than 2 (the
+// workload's filler words are one token in both vocabularies, so here the
+// counts agree: 64 and 64).
+func TestSimulatorWithQwen3Vocabulary(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	qwenPath, err := filepath.Abs("../../workload/tokenize/testdata/qwen3/tokenizer.json.zst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qwen, err := tokenize.Load(qwenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "64", "--schedule", "burst:2", "--repeats", "1")
+	url := startSim(t, bin, "--profile", "fast", "--tokenizer", qwenPath)
+	tr := filepath.Join(dir, "qwen.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
+		t.Fatalf("replay: %d %s", code, e)
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	for r.Scan() {
+		rec := r.Record()
+		text := ""
+		for _, c := range rec.Chunks {
+			text += c.Text
+		}
+		if rec.ServerTextTokens != qwen.Count(text) || rec.ServerTextTokens < 64 {
+			t.Errorf("%s: server text count %d, Qwen3 counts %d", rec.ID, rec.ServerTextTokens, qwen.Count(text))
+		}
+		if rec.ServerPromptTokens <= 0 {
+			t.Errorf("%s: no server prompt count", rec.ID)
+		}
+		d := rec.ServerPromptTokens - rec.InputTokens
+		off = off || d > 2 || d < -2
+		t.Logf("%s: prompt %d tokens under o200k, %d under Qwen3", rec.ID, rec.InputTokens, rec.ServerPromptTokens)
+	}
+	r.Close()
+	out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
+	if code != 0 {
+		t.Fatalf("analyze: %d %s", code, e)
+	}
+	var doc struct {
+		Traces []struct {
+			UsageChecks map[string]int `json:"usage_checks"`
+		} `json:"traces"`
+		Warnings []struct {
+			Code string `json:"code"`
+		} `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Traces[0].UsageChecks["server-tokenizer"] != 2 {
+		t.Errorf("usage_checks %v, want server-tokenizer 2", doc.Traces[0].UsageChecks)
+	}
+	codes := map[string]bool{}
+	for _, w := range doc.Warnings {
+		codes[w.Code] = true
+	}
+	if codes["usage_mismatch"] || codes["prompt_not_exact"] != off {
+		t.Errorf("warnings %v: want no usage_mismatch, and prompt_not_exact %v", codes, off)
+	}
+}
