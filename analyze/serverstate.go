@@ -18,8 +18,9 @@ import (
 // docs/METRICS.md, "Server state", defines every figure.
 
 type statePoint struct {
-	t int64
-	v [servermetrics.NumMeanings]float64 // NaN: not in this scrape
+	t    int64
+	v    [servermetrics.NumMeanings]float64 // NaN: not in this scrape
+	ttft []servermetrics.Bucket             // the server's TTFT histogram, nil when none
 }
 
 // AddScrape takes one scrape of the trace. Only what the analysis needs is
@@ -37,7 +38,7 @@ func (t *TraceAcc) AddScrape(s *trace.Scrape) {
 	if t.info.ServerEngine == "" {
 		t.info.ServerEngine = st.Engine
 	}
-	p := statePoint{t: s.T, v: st.Value}
+	p := statePoint{t: s.T, v: st.Value, ttft: st.TTFT}
 	// Scrapes are written as they finish; two scraping goroutines (the
 	// server's /metrics and a watched process) may interleave: keep the
 	// points in time order.
@@ -58,7 +59,12 @@ type runState struct {
 	prefixHitRate           float64
 	rssPeak, cpuCores       float64
 	gpuPeak                 float64
-	scrapes                 int // successful scrapes inside the window
+	// The server's TTFT histogram over the run: its interpolated median
+	// and the bounds of the bucket it falls in (ms), and how many first
+	// tokens it counted; NaN and 0 without one.
+	srvTTFT, srvTTFTLo, srvTTFTHi float64
+	srvTTFTCount                  float64
+	scrapes                       int // successful scrapes inside the window
 }
 
 // serverState computes (once) the run's server state from its trace's
@@ -68,7 +74,7 @@ func (r *run) serverState() *runState {
 		return r.state
 	}
 	nan := math.NaN()
-	s := &runState{nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0}
+	s := &runState{nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0}
 	r.state = s
 	pts := r.trace.points
 	if len(pts) == 0 || r.firstSend == math.MaxInt64 || r.lastDone < r.firstSend {
@@ -103,6 +109,12 @@ func (r *run) serverState() *runState {
 		s.prefixHitRate = min(1, h/q)
 	} else if _, m := peakMean(in, servermetrics.PrefixHitRate); !math.IsNaN(m) {
 		s.prefixHitRate = m
+	}
+	if d := histIncrease(span); d != nil {
+		if v, lo, hi, ok := servermetrics.Quantile(d, 0.5); ok {
+			s.srvTTFT, s.srvTTFTLo, s.srvTTFTHi = v*1e3, lo*1e3, hi*1e3
+			s.srvTTFTCount = d[len(d)-1].Count
+		}
 	}
 	if cpu, ok := increase(span, servermetrics.CPUSeconds); ok {
 		if w := float64(span[len(span)-1].t-span[0].t) / 1e9; w > 0 {
@@ -159,6 +171,42 @@ func increase(pts []statePoint, m servermetrics.Meaning) (float64, bool) {
 	return total, true
 }
 
+// histIncrease is what a cumulative histogram counted between the first
+// and the last point that has one: bucket by bucket, later minus earlier.
+// A bucket that went down means the server restarted: the later counts
+// are then all new. nil with fewer than two readings.
+func histIncrease(pts []statePoint) []servermetrics.Bucket {
+	var first, last []servermetrics.Bucket
+	for i := range pts {
+		if pts[i].ttft != nil {
+			if first == nil {
+				first = pts[i].ttft
+			} else {
+				last = pts[i].ttft
+			}
+		}
+	}
+	if first == nil || last == nil {
+		return nil
+	}
+	before := map[float64]float64{}
+	for _, b := range first {
+		before[b.LE] = b.Count
+	}
+	out := make([]servermetrics.Bucket, len(last))
+	restarted := false
+	for i, b := range last {
+		out[i] = servermetrics.Bucket{LE: b.LE, Count: b.Count - before[b.LE]}
+		if out[i].Count < 0 {
+			restarted = true
+		}
+	}
+	if restarted {
+		copy(out, last)
+	}
+	return out
+}
+
 func stateValue(v float64) (float64, bool) { return v, !math.IsNaN(v) }
 
 // stateMetrics are the server-state metrics (docs/METRICS.md).
@@ -192,6 +240,11 @@ var stateMetrics = []*Metric{
 		Name: "server_kv_usage_avg", Unit: "fraction", Scope: PerRun,
 		Doc: "KV-cache usage (0–1), mean over the scrapes taken during the run",
 		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().kvAvg) },
+	},
+	{
+		Name: "server_ttft_p50", Unit: "ms", Scope: PerRun,
+		Doc: "the server's own median TTFT over the run: from its TTFT histogram (vLLM and SGLang time_to_first_token_seconds, the simulator's), the increase of each bucket over the run read as server_preemptions is, and the median interpolated within its bucket as Prometheus's histogram_quantile does; it counts from the request reaching the engine, so the client's ttft is normally a little above it",
+		run: func(r *run, _ *DefinitionSet) (float64, bool) { return stateValue(r.serverState().srvTTFT) },
 	},
 	{
 		Name: "server_preemptions", Unit: "requests", Scope: PerRun,
@@ -229,6 +282,22 @@ const (
 	WarnQueueing    = "queueing"
 	WarnPreempted   = "preempted"
 	WarnKVCacheFull = "kv_cache_full"
+	WarnServerTTFT  = "server_ttft_differs"
+)
+
+// TTFT agreement. The server's histogram only says which bucket its median
+// falls in, so the client's median is compared with that bucket's bounds:
+// above the upper bound by more than ttftSlackMs or ttftSlackShare of it
+// (a round trip over a WAN and a serving layer's own tokenizing and
+// framing fit in either), or below the lower bound by more than
+// ttftBelowMs (a client cannot see a first token the engine has not yet
+// made; the margin is for the two clocks' granularity). Judged only when
+// the histogram counted at least half as many first tokens as the run has
+// successful requests (else it is someone else's traffic).
+const (
+	ttftSlackMs    = 50.0
+	ttftSlackShare = 0.25
+	ttftBelowMs    = 5.0
 )
 
 // kvFullAt is the KV-cache usage from which a group warns. Engines
@@ -260,10 +329,52 @@ func stateWarnings(g *Group) []Warning {
 			Message:  fmt.Sprintf("the server preempted %s requests during a run (evicted them to make room and recomputed them later): latency here includes recomputation", countText(p.Value)),
 			Evidence: map[string]any{"preemptions_max": p.Value, "runs": p.N}})
 	}
+	if w, ok := ttftWarning(g); ok {
+		out = append(out, w)
+	}
 	if kv := g.Values["server_kv_usage_peak_max"]; kv.Valid() && kv.Value >= kvFullAt {
 		out = append(out, Warning{Code: WarnKVCacheFull, Keys: g.Keys,
 			Message:  fmt.Sprintf("the server's KV cache was full (%.0f%% used at its peak): requests beyond it wait or are preempted, so this concurrency measures the cache size, not the engine's speed", kv.Value*100),
 			Evidence: map[string]any{"kv_usage_peak": kv.Value, "threshold": kvFullAt}})
 	}
 	return out
+}
+
+// ttftWarning compares, run by run, the client's median TTFT with the
+// bucket of the server's own median.
+func ttftWarning(g *Group) (Warning, bool) {
+	ti := metricIndex["ttft"]
+	var n, judged int
+	var ex map[string]any
+	for _, r := range g.runs {
+		s := r.serverState()
+		if math.IsNaN(s.srvTTFT) || s.srvTTFTCount < float64(r.ok)/2 || r.dists[ti].N() == 0 {
+			continue
+		}
+		judged++
+		client := r.dists[ti].Quantile(0.5)
+		above := client > s.srvTTFTHi+max(ttftSlackMs, ttftSlackShare*s.srvTTFTHi)
+		below := client < s.srvTTFTLo-ttftBelowMs
+		if !above && !below {
+			continue
+		}
+		n++
+		if ex == nil {
+			ex = map[string]any{"client_ttft_p50_ms": client, "server_ttft_p50_ms": s.srvTTFT, "server_bucket_lo_ms": s.srvTTFTLo,
+				"server_bucket_hi_ms": s.srvTTFTHi, "server_first_tokens": s.srvTTFTCount, "client_above": above}
+		}
+	}
+	if n == 0 {
+		return Warning{}, false
+	}
+	ex["runs_differing"], ex["runs_judged"] = n, judged
+	var msg string
+	if ex["client_above"].(bool) {
+		msg = fmt.Sprintf("clients waited %s ms for the first token (median) while the server's own TTFT histogram puts its median at %s ms (between %s and %s): the time between the engine and the client (network, HTTP, tokenizing, the serving layer's queue) is a large part of TTFT here",
+			FormatNum(ex["client_ttft_p50_ms"].(float64), false), FormatNum(ex["server_ttft_p50_ms"].(float64), false), FormatNum(ex["server_bucket_lo_ms"].(float64), false), FormatNum(ex["server_bucket_hi_ms"].(float64), false))
+	} else {
+		msg = fmt.Sprintf("clients saw the first token after %s ms (median), sooner than the server's own TTFT histogram allows (its median between %s and %s ms): its timer counts something clients do not wait for, or is wrong",
+			FormatNum(ex["client_ttft_p50_ms"].(float64), false), FormatNum(ex["server_bucket_lo_ms"].(float64), false), FormatNum(ex["server_bucket_hi_ms"].(float64), false))
+	}
+	return Warning{Code: WarnServerTTFT, Keys: g.Keys, Message: msg, Evidence: ex}, true
 }

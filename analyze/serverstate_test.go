@@ -195,3 +195,46 @@ func analyzeWithScrapes(t *testing.T, h trace.Header, recs []trace.Record, scrap
 	}
 	return a.Result()
 }
+
+// ttftScrape is a vLLM scrape at tMs holding only its TTFT histogram:
+// cumulative counts at le 0.02 s, 0.1 s and +Inf.
+func ttftScrape(tMs, le20ms, le100ms, inf float64) trace.Scrape {
+	b := "vllm:time_to_first_token_seconds_bucket"
+	return trace.Scrape{T: int64(tMs * float64(msNs)), Source: trace.SourceMetrics, Samples: []trace.Sample{
+		{Name: b, Labels: `le="0.02",model_name="m1"`, Value: le20ms},
+		{Name: b, Labels: `le="0.1",model_name="m1"`, Value: le100ms},
+		{Name: b, Labels: `le="+Inf",model_name="m1"`, Value: inf},
+		{Name: "vllm:time_to_first_token_seconds_count", Labels: `model_name="m1"`, Value: inf},
+	}}
+}
+
+// TestServerTTFT works server_ttft_p50 and server_ttft_differs out by
+// hand. Every request is okRecord: client TTFT 100 ms.
+//
+// Concurrency 1 (one request, 0–150 ms): the histogram from −50 ms (0, 0,
+// 0) to 200 ms (0, 1, 1) counted one first token in (20, 100] ms: median
+// rank 0.5 of 1 → 20 + 0.5 × (100 − 20) = 60 ms. The client's 100 ms is
+// within the bucket's upper bound + max(50, 25% of 100) = 150: agreed.
+// Concurrency 4 (four requests, 1,000–1,150 ms): from 200 ms (0, 1, 1)
+// to 1,300 ms (4, 5, 5) it counted 4 first tokens, all ≤ 20 ms: median
+// rank 2 of 4 in (0, 20] → 0 + 2/4 × 20 = 10 ms. The client's 100 ms is
+// above 20 + 50 = 70: server_ttft_differs, clients above.
+func TestServerTTFT(t *testing.T) {
+	h := header("vllm", phase(0, 1, 100, 7, 0), phase(1, 4, 100, 7, 0))
+	recs := []trace.Record{okRecord("a", 0, 0), okRecord("b", 1, 1000), okRecord("c", 1, 1000), okRecord("d", 1, 1000), okRecord("e", 1, 1000)}
+	res := analyzeWithScrapes(t, h, recs, []trace.Scrape{
+		ttftScrape(-50, 0, 0, 0), ttftScrape(200, 0, 1, 1), ttftScrape(1300, 4, 5, 5),
+	})
+	gs := res.Groups([]string{KeyConcurrency})
+	g1 := findGroup(t, gs, map[string]any{KeyConcurrency: 1})
+	wantValues(t, g1, map[string]float64{"server_ttft_p50": 60, "ttft": 100})
+	if w := hasWarning(g1.Warnings, WarnServerTTFT); w != nil {
+		t.Errorf("concurrency 1 warned: %s", w.Message)
+	}
+	g4 := findGroup(t, gs, map[string]any{KeyConcurrency: 4})
+	wantValues(t, g4, map[string]float64{"server_ttft_p50": 10, "ttft": 100})
+	w := hasWarning(g4.Warnings, WarnServerTTFT)
+	if w == nil || w.Evidence["client_above"] != true || w.Evidence["server_bucket_hi_ms"] != 20.0 || !strings.Contains(w.Message, "clients waited 100 ms") {
+		t.Errorf("concurrency 4: warning %+v", w)
+	}
+}

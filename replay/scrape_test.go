@@ -90,6 +90,11 @@ func TestScrapeSimDuringBurst(t *testing.T) {
 	if last.Value[servermetrics.Running] != 0 || last.Value[servermetrics.Waiting] != 0 {
 		t.Errorf("the scrape after the last response: %v, want nothing running or waiting", last.Value)
 	}
+	// The simulator's TTFT histogram counted each request's first token
+	// once: 6 in all (it served nothing else).
+	if n := len(last.TTFT); n == 0 || last.TTFT[n-1].Count != 6 {
+		t.Errorf("the simulator's TTFT histogram after the run: %v, want 6 first tokens", last.TTFT)
+	}
 }
 
 // TestScrapeAbsentOrFailing: under auto a server without /metrics is

@@ -2,6 +2,9 @@ package servermetrics
 
 import (
 	"math"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/llmreplay/llmreplay/trace"
 )
@@ -100,10 +103,29 @@ var byName = func() map[string]Known {
 	return m
 }()
 
+// TTFTHistograms are the engines' server-side TTFT histograms (seconds),
+// by the name of their family: from a request reaching the engine to its
+// first token.
+var TTFTHistograms = map[string]string{
+	"vllm:time_to_first_token_seconds":          "vllm",
+	"sglang:time_to_first_token_seconds":        "sglang",
+	"llmreplay_sim_time_to_first_token_seconds": "llmreplay-sim",
+}
+
+// Bucket is one cumulative histogram bucket: Count observations ≤ LE.
+type Bucket struct {
+	LE    float64
+	Count float64
+}
+
 // State is what one scrape says in common terms: Value[m] is NaN where the
 // scrape has no known name for m.
 type State struct {
 	Value [NumMeanings]float64
+	// TTFT is the server's TTFT histogram (cumulative buckets by
+	// increasing LE, +Inf last, summed over its series), nil when the
+	// scrape has none.
+	TTFT []Bucket
 	// Engine is the engine whose names were recognised ("" for none).
 	Engine string
 }
@@ -123,7 +145,19 @@ func Read(sc *trace.Scrape) State {
 		return st
 	}
 	proc := sc.Source == trace.SourceProcess
+	var ttft map[float64]float64
 	for _, s := range sc.Samples {
+		if base, ok := strings.CutSuffix(s.Name, "_bucket"); ok && !proc {
+			if _, known := TTFTHistograms[base]; known {
+				if le, ok := leOf(s.Labels); ok && isFinite(s.Value) && s.Value >= 0 {
+					if ttft == nil {
+						ttft = map[float64]float64{}
+					}
+					ttft[le] += s.Value
+				}
+				continue
+			}
+		}
 		k, ok := byName[s.Name]
 		if !ok || !isFinite(s.Value) || s.Value < 0 {
 			continue
@@ -156,5 +190,61 @@ func Read(sc *trace.Scrape) State {
 			st.Engine = k.Engine
 		}
 	}
+	if len(ttft) > 0 {
+		for le, c := range ttft {
+			st.TTFT = append(st.TTFT, Bucket{LE: le, Count: c})
+		}
+		sort.Slice(st.TTFT, func(i, j int) bool { return st.TTFT[i].LE < st.TTFT[j].LE })
+	}
 	return st
+}
+
+// leOf reads the le label of a histogram bucket's labels (the text
+// format's form, as trace.Sample holds them).
+func leOf(labels string) (float64, bool) {
+	i := strings.Index(labels, `le="`)
+	if i < 0 || (i > 0 && labels[i-1] != ',') {
+		return 0, false
+	}
+	rest := labels[i+4:]
+	j := strings.IndexByte(rest, '"')
+	if j < 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(rest[:j], 64)
+	if err != nil || math.IsNaN(v) {
+		return 0, false
+	}
+	return v, true
+}
+
+// Quantile estimates the q-quantile of the observations a histogram's
+// buckets count, as Prometheus's histogram_quantile does: linear within
+// the bucket it falls in. It also returns that bucket's bounds. ok is
+// false without observations, or when the quantile falls in the +Inf
+// bucket.
+func Quantile(b []Bucket, q float64) (v, lo, hi float64, ok bool) {
+	if len(b) == 0 || !math.IsInf(b[len(b)-1].LE, 1) {
+		return 0, 0, 0, false
+	}
+	total := b[len(b)-1].Count
+	if total <= 0 {
+		return 0, 0, 0, false
+	}
+	rank := q * total
+	prevLE, prevC := 0.0, 0.0
+	for _, x := range b {
+		if x.Count >= rank {
+			if math.IsInf(x.LE, 1) {
+				return 0, 0, 0, false
+			}
+			frac := 0.0
+			if x.Count > prevC {
+				frac = (rank - prevC) / (x.Count - prevC)
+			}
+			return prevLE + frac*(x.LE-prevLE), prevLE, x.LE, true
+		}
+		prevLE, prevC = x.LE, x.Count
+	}
+	return 0, 0, 0, false
 }

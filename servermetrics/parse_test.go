@@ -173,3 +173,28 @@ func FuzzParse(f *testing.F) {
 		Read(&trace.Scrape{Samples: samples})
 	})
 }
+
+// TestTTFTHistogram: the vLLM fixture's TTFT buckets (le 0.04: 1, 0.1: 4,
+// +Inf: 8) are read, and the median is worked out as histogram_quantile
+// does: rank 0.5 × 8 = 4 falls in (0.04, 0.1], which holds counts 1 → 4:
+// 0.04 + (4 − 1)/(4 − 1) × 0.06 = 0.1. The 0.75 quantile (rank 6) is in
+// the +Inf bucket: no estimate.
+func TestTTFTHistogram(t *testing.T) {
+	samples, err := Parse(readFixture(t, "vllm.metrics"), "text/plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := Read(&trace.Scrape{Source: trace.SourceMetrics, Samples: samples})
+	if len(st.TTFT) != 3 || st.TTFT[0] != (Bucket{0.04, 1}) || st.TTFT[2].Count != 8 {
+		t.Fatalf("buckets %v", st.TTFT)
+	}
+	if v, lo, hi, ok := Quantile(st.TTFT, 0.5); !ok || math.Abs(v-0.1) > 1e-12 || lo != 0.04 || hi != 0.1 {
+		t.Errorf("median %v in (%v, %v] ok %v", v, lo, hi, ok)
+	}
+	if _, _, _, ok := Quantile(st.TTFT, 0.75); ok {
+		t.Error("a quantile in the +Inf bucket was estimated")
+	}
+	if _, _, _, ok := Quantile(nil, 0.5); ok {
+		t.Error("an empty histogram gave a median")
+	}
+}

@@ -15,6 +15,9 @@ type stream struct {
 	gone   atomic.Bool // the client went away or the writer gave up
 
 	first, last atomic.Int64 // unix ns of the first and last token's step end
+	// queued is when the request reached the engine (unix ns), set before
+	// submit hands the stream over: the start of the server-side TTFT.
+	queued int64
 }
 
 func newStream() *stream { return &stream{notify: make(chan struct{}, 1)} }
@@ -150,6 +153,9 @@ func (e *engine) run() {
 			if s.produced == 1 {
 				st.cached.Store(int64(s.cachedTokens))
 				st.first.Store(t)
+				if e.metrics != nil && st.queued != 0 {
+					e.metrics.ttft.Observe(float64(t-st.queued) / 1e9)
+				}
 			}
 			st.last.Store(t)
 			st.avail.Store(int64(s.produced))

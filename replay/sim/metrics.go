@@ -21,6 +21,7 @@ type metrics struct {
 	cacheQueries prometheus.Counter
 	cacheHits    prometheus.Counter
 	preemptions  prometheus.Counter
+	ttft         prometheus.Histogram
 	requests     *prometheus.CounterVec
 }
 
@@ -47,10 +48,17 @@ func newMetrics(profile string) *metrics {
 		// of the simulator has every meaning a real engine's has.
 		preemptions: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_num_preemptions_total",
 			Help: "Running requests evicted to make room (the simulator's model never preempts: always 0).", ConstLabels: labels}),
+		// vLLM's buckets, so a scrape of the simulator reads like one of
+		// vLLM: from the request reaching the engine to the step that
+		// produced its first token (the model's TTFT, without HTTP).
+		ttft: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "llmreplay_sim_time_to_first_token_seconds",
+			Help:        "Time from the request reaching the engine to its first token, in seconds.",
+			ConstLabels: labels,
+			Buckets:     []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmreplay_sim_requests_total",
 			Help: "Requests answered, by HTTP status code.", ConstLabels: labels}, []string{"code"}),
 	}
-	m.reg.MustRegister(m.running, m.waiting, m.kvUsage, m.generated, m.prompt, m.cacheQueries, m.cacheHits, m.preemptions, m.requests)
+	m.reg.MustRegister(m.running, m.waiting, m.kvUsage, m.generated, m.prompt, m.cacheQueries, m.cacheHits, m.preemptions, m.ttft, m.requests)
 	return m
 }
 

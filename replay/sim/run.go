@@ -39,6 +39,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 			sq.hashes = blockHashes(j.promptIDs, s.prof.BlockSize)
 		}
 		t.queued = time.Now()
+		st.queued = t.queued.UnixNano()
 		if !s.eng.submit(sq) {
 			return
 		}
