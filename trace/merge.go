@@ -50,6 +50,12 @@ type mergeInput struct {
 	rec    *Record
 	key    int64
 	n      int
+	// Scrapes (1.3) are written as they are read, moved onto the merged
+	// clock like the records; those read before the writer exists (the
+	// first, taken before any record) wait in pending.
+	w       *Writer
+	pending []Scrape
+	err     error
 }
 
 // Merge reads the traces of one sharded run (replay --shard I/N) and writes
@@ -78,6 +84,7 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 		if err != nil {
 			return nil, err
 		}
+		r.IncludeScrapes()
 		in := &mergeInput{name: p, r: r}
 		ins = append(ins, in)
 		h := r.Header()
@@ -212,6 +219,15 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 	if err != nil {
 		return nil, err
 	}
+	for _, in := range ins {
+		in.w = w
+		for i := range in.pending {
+			if err := w.WriteScrape(&in.pending[i]); err != nil {
+				return nil, err
+			}
+		}
+		in.pending = nil
+	}
 	for len(pq) > 0 {
 		in := pq[0]
 		idx := in.shard.Index
@@ -231,6 +247,9 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 		if err := in.r.Err(); err != nil {
 			return nil, err
 		}
+		if in.err != nil {
+			return nil, in.err
+		}
 		h.Shards[i].Records = in.n
 		if in.r.Truncated() {
 			h.Shards[i].Truncated = true
@@ -247,12 +266,30 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 // next reads the input's next record and moves its times onto the merged
 // clock. Times of 0 mean "did not happen" (except Scheduled) and stay 0.
 func (in *mergeInput) next() bool {
-	if !in.r.Scan() {
+	d := in.offset
+	var r *Record
+	for in.r.Scan() {
+		s := in.r.Scrape()
+		if s == nil {
+			r = in.r.Record()
+			break
+		}
+		c := *s
+		c.T += d
+		if in.w == nil {
+			c.Samples = append([]Sample(nil), s.Samples...)
+			in.pending = append(in.pending, c)
+			continue
+		}
+		if err := in.w.WriteScrape(&c); err != nil {
+			in.err = err
+			break
+		}
+	}
+	if r == nil {
 		in.rec = nil
 		return false
 	}
-	r := in.r.Record()
-	d := in.offset
 	r.Scheduled += d
 	for _, t := range []*int64{&r.Sent, &r.Headers, &r.Done} {
 		if *t != 0 {

@@ -15,7 +15,7 @@ import (
 
 // shardTrace writes a shard trace with the given start and records
 // (index, phase, sent, done, one chunk at done-1ms) and returns its path.
-func shardTrace(t *testing.T, dir string, idx, count int, host, start, digest string, clock Clock, recs [][4]int64) string {
+func shardTrace(t *testing.T, dir string, idx, count int, host, start, digest string, clock Clock, recs [][4]int64, scrapes ...Scrape) string {
 	t.Helper()
 	h := Header{
 		WorkloadDigest: digest, Tokenizer: "o200k_base", Shape: "chat", API: "openai-chat", Model: "m", Label: "L",
@@ -29,6 +29,24 @@ func shardTrace(t *testing.T, dir string, idx, count int, host, start, digest st
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := range scrapes {
+		if i == 1 {
+			break // the first before the records, the rest after
+		}
+		if err := w.WriteScrape(&scrapes[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() {
+		for i := 1; i < len(scrapes); i++ {
+			if err := w.WriteScrape(&scrapes[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
 	for _, r := range recs {
 		rec := Record{ID: "r" + string(rune('0'+r[0])), Index: int(r[0]), Phase: int(r[1]), Scheduled: 0, Sent: r[2], Headers: r[2] + 1, Done: r[3], Status: 200,
 			Chunks: []Chunk{{T: r[3] - 1_000_000, Bytes: 10, Text: " 1"}}}
@@ -36,10 +54,48 @@ func shardTrace(t *testing.T, dir string, idx, count int, host, start, digest st
 			t.Fatal(err)
 		}
 	}
-	if err := w.Close(); err != nil {
+	return name
+}
+
+// TestMergeCarriesScrapes: each shard's scrapes (1.3), the one before its
+// records and the ones after, are in the merged trace, moved onto the
+// merged clock like the records (shard 1 started 2.5 ms later: +2.5 ms).
+func TestMergeCarriesScrapes(t *testing.T) {
+	dir := t.TempDir()
+	sc := func(ms int64, v float64) Scrape {
+		return Scrape{T: ms * 1_000_000, Source: SourceMetrics, Target: "http://s/metrics", Samples: []Sample{{Name: "vllm:num_requests_running", Value: v}}}
+	}
+	a := shardTrace(t, dir, 0, 2, "hostA", "2026-12-03T10:00:00.000000000Z", "sha256:aa", goodClock,
+		[][4]int64{{0, 0, 1000, 10_000_000}, {2, 0, 1000, 30_000_000}}, sc(0, 0), sc(35, 1))
+	b := shardTrace(t, dir, 1, 2, "hostB", "2026-12-03T10:00:00.002500000Z", "sha256:aa", goodClock,
+		[][4]int64{{1, 0, 1000, 5_000_000}, {3, 0, 1000, 40_000_000}}, sc(0, 2), sc(20, 3), sc(45, 4))
+	var buf bytes.Buffer
+	if _, err := Merge(&buf, []string{a, b}, MergeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return name
+	r, err := NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.IncludeScrapes()
+	got := map[float64]int64{}
+	recs := 0
+	for r.Scan() {
+		if s := r.Scrape(); s != nil {
+			got[s.Samples[0].Value] = s.T
+			continue
+		}
+		recs++
+	}
+	want := map[float64]int64{0: 0, 1: 35_000_000, 2: 2_500_000, 3: 22_500_000, 4: 47_500_000}
+	if r.Err() != nil || recs != 4 || len(got) != len(want) {
+		t.Fatalf("err %v, %d records, scrapes %v", r.Err(), recs, got)
+	}
+	for v, ts := range want {
+		if got[v] != ts {
+			t.Errorf("scrape %v at %d, want %d", v, got[v], ts)
+		}
+	}
 }
 
 var goodClock = Clock{Source: "adjtimex", Synced: true, EstErrorNs: 200_000, MaxErrorNs: 1_500_000}
