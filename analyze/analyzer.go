@@ -198,6 +198,11 @@ type TraceInfo struct {
 	// one's note.
 	LateFinish int    `json:"late_finish,omitempty"`
 	LateNote   string `json:"late_note,omitempty"`
+	// SaltedHits counts requests of a salted run (every prompt new to it)
+	// whose server said it served more than half the prompt from its
+	// cache; SaltedHit is the first one's ID and share.
+	SaltedHits int    `json:"salted_cache_hits,omitempty"`
+	SaltedHit  string `json:"salted_cache_hit,omitempty"`
 	// Planned is Σ requests of the header's phases; Partial says in plain
 	// words when fewer measured requests are in the trace ("" when whole).
 	Planned int    `json:"planned_requests,omitempty"`
@@ -430,6 +435,14 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 		return
 	}
 	r.ok++
+	if t.header.Salt && f.input > 0 {
+		if c := f.timers().cached; c > 0 && 2*c > f.input && c <= f.input {
+			if t.info.SaltedHits == 0 {
+				t.info.SaltedHit = fmt.Sprintf("%s: %d of %d prompt tokens", rec.ID, c, f.input)
+			}
+			t.info.SaltedHits++
+		}
+	}
 	r.sources[f.source]++
 	t.info.TokenSources[f.source]++
 	if f.content > 0 && f.last > r.lastToken {

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -89,4 +90,33 @@ func damagedTrace(t *testing.T, h trace.Header, r1, r2 *trace.Record) []byte {
 	raw[i] = 0x80
 	enc, _ := zstd.NewWriter(nil)
 	return enc.EncodeAll(raw, nil)
+}
+
+// TestCacheHitRateAndSaltedHits: three hand-made requests of a salted run
+// whose server says it served 600, 200 and 900 of 1,000 prompt tokens from
+// its cache. cache_hit_rate per request: 0.6, 0.2, 0.9, median 0.6.
+// cache_hit_on_salted: two of them (600 and 900 > 1000/2), the first "a".
+func TestCacheHitRateAndSaltedHits(t *testing.T) {
+	h := header("A", phase(0, 1, 1000, 7, 1))
+	h.Salt = true
+	var recs []trace.Record
+	for i, c := range []int{600, 200, 900} {
+		r := okRecord(string(rune('a'+i)), 0, float64(200*i))
+		r.InputTokens = 1000
+		r.Usage = fmt.Sprintf(`{"prompt_tokens":1000,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":%d}}`, c)
+		recs = append(recs, r)
+	}
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	g := findGroup(t, res.Groups([]string{KeyLabel}), map[string]any{KeyLabel: "A"})
+	wantValues(t, g, map[string]float64{"cache_hit_rate": 0.6, "cache_hit_rate_min": 0.2, "cache_hit_rate_max": 0.9})
+	w := hasWarning(res.Warnings, WarnSaltedCacheHit)
+	if w == nil || !strings.Contains(w.Message, "more than half of 2 salted prompts") || !strings.Contains(w.Message, "a: 600 of 1000 prompt tokens") {
+		t.Errorf("cache_hit_on_salted: %+v", w)
+	}
+	// Unsalted (a cache study), the same counts are what was asked for.
+	h.Salt = false
+	res = analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	if w := hasWarning(res.Warnings, WarnSaltedCacheHit); w != nil {
+		t.Errorf("an unsalted run warned: %+v", w)
+	}
 }

@@ -134,6 +134,17 @@ var serverMetrics = []*Metric{
 		},
 	},
 	{
+		Name: "cache_hit_rate", Unit: "fraction", Scope: PerRequest, HigherIsBetter: true,
+		Doc: "the share of a request's prompt the server says it served from its cache: server_cached_tokens / input tokens (the server's prompt count where it sends one), successful requests whose server reports a count (a count above the prompt is not used)",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) && f.input > 0 {
+				if c := f.timers().cached; c >= 0 && c <= f.input {
+					out.AddN(float64(c)/float64(f.input), 1)
+				}
+			}
+		},
+	},
+	{
 		Name: "server_cached_tokens", Unit: "tokens", Scope: PerRequest,
 		Doc: "prompt tokens the server says it served from its cache (llama.cpp cache_n or tokens_cached; OpenAI-style usage.prompt_tokens_details.cached_tokens)",
 		request: func(f *facts, _ *DefinitionSet, out *Dist) {

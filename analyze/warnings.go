@@ -35,6 +35,7 @@ const (
 	WarnPrefillSuperlinear = "prefill_superlinear"
 	WarnClipped            = "clipped_text"
 	WarnLateFinish         = "after_finish"
+	WarnSaltedCacheHit     = "cache_hit_on_salted"
 )
 
 // Thresholds of the trust warnings.
@@ -475,6 +476,12 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 				Message: fmt.Sprintf("%d %s longer than a trace keeps: %d bytes of text are not stored; their output tokens come from the server's usage where it sent one, else from the text kept, which undercounts them",
 					t.info.Clipped, plural(t.info.Clipped, "response was", "responses were"), t.info.ClippedBytes),
 				Evidence: map[string]any{"responses": t.info.Clipped, "bytes": t.info.ClippedBytes}})
+		}
+		if t.info.SaltedHits > 0 {
+			out = append(out, Warning{Code: WarnSaltedCacheHit, Keys: lk,
+				Message: fmt.Sprintf("the server said it served more than half of %d salted prompts from its cache (%s): every salted prompt starts with words new to this run, so either its count is wrong or it caches more than prefixes; its TTFTs are not those of cold prompts",
+					t.info.SaltedHits, t.info.SaltedHit),
+				Evidence: map[string]any{"requests": t.info.SaltedHits, "first": t.info.SaltedHit}})
 		}
 		if t.info.LateFinish > 0 {
 			out = append(out, Warning{Code: WarnLateFinish, Keys: lk,
