@@ -109,9 +109,18 @@ var (
 	tokTGI = tokFlavour{name: "tgi",
 		body: func(_, text string) any { return map[string]any{"inputs": text} },
 		parse: func(b []byte) (int, error) {
-			var r []json.RawMessage
+			// Each element must be a token ({"id": …}): a catch-all route
+			// that answers any POST with some JSON list is no tokenizer.
+			var r []struct {
+				ID *int64 `json:"id"`
+			}
 			if err := json.Unmarshal(b, &r); err != nil {
 				return 0, errors.New("the reply is not a list of tokens")
+			}
+			for _, t := range r {
+				if t.ID == nil {
+					return 0, errors.New(`the reply's list holds something other than tokens ({"id": …})`)
+				}
 			}
 			return len(r), nil
 		}}
