@@ -4,18 +4,22 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/llmreplay/llmreplay/analyze"
 )
 
 // Sample is one measured request of a probe: each SLO metric's value in
-// milliseconds (missing = the request did not produce it), and whether it
-// succeeded.
+// milliseconds (missing = the request did not produce it), whether it
+// succeeded, whether it met the goodput bounds (see Term.Share), and its
+// output tokens and send/end times for the aggregate throughput.
 type Sample struct {
 	OK     bool
 	Values map[string]float64
+	Good   bool
+	Tokens int
+	// Start and End are the request's send and end on the probe's clock.
+	Start, End time.Duration
 }
 
 // Prober runs one probe: n measured requests at load level x (users for
@@ -84,13 +88,17 @@ func (c Config) Resolve() (Config, error) {
 	}
 	minN := 0
 	for _, t := range c.SLO {
-		minN = max(minN, MinSamples(t.Q, c.Conf))
+		if t.Share {
+			minN = max(minN, MinShareSamples(t.Bound, c.Conf))
+		} else {
+			minN = max(minN, MinSamples(t.Q, c.Conf))
+		}
 	}
 	if c.Batch == 0 {
 		c.Batch = minN
 	}
 	if c.Batch < minN {
-		return c, fmt.Errorf("capacity: %d requests per probe cannot bound a p%g at %g%% confidence; use at least %d", c.Batch, 100*c.SLO[0].Q, 100*c.Conf, minN)
+		return c, fmt.Errorf("capacity: %d requests per probe cannot decide the SLO at %g%% confidence; use at least %d", c.Batch, 100*c.Conf, minN)
 	}
 	if c.MaxRounds == 0 {
 		c.MaxRounds = DefaultMaxRounds
@@ -137,6 +145,12 @@ type Probe struct {
 	Elapsed  time.Duration
 	Verdict  Verdict
 	Terms    []TermResult
+	// TPS is the aggregate output throughput at this level: the mean over
+	// rounds of (output tokens of the round's successful measured
+	// requests) / (last end − first send among them), tok/s.
+	TPS float64
+	// Samples are every round's measured requests, in rounds.
+	Samples [][]Sample `json:"-"`
 }
 
 // Outcome says how the search ended.
@@ -162,6 +176,9 @@ type Result struct {
 	Requests       int
 	Elapsed        time.Duration
 	Reason         string
+	// Knee is the second answer: where adding load stops adding
+	// aggregate throughput (see KneeOf).
+	Knee Knee
 }
 
 // Search runs the bracket-then-bisect search. The Prober is called with
@@ -196,7 +213,6 @@ func (s *searcher) budgetLeft() bool {
 // rounds or the budget run out. ok is false when no round could run.
 func (s *searcher) probe(ctx context.Context, x float64) (Probe, bool, error) {
 	pr := Probe{X: x}
-	pooled := map[string][]float64{}
 	for pr.Rounds < s.cfg.MaxRounds {
 		if !s.budgetLeft() {
 			break
@@ -206,6 +222,7 @@ func (s *searcher) probe(ctx context.Context, x float64) (Probe, bool, error) {
 			return pr, pr.Rounds > 0, err
 		}
 		pr.Rounds++
+		pr.Samples = append(pr.Samples, samples)
 		pr.Elapsed += el
 		s.res.Elapsed += el
 		s.res.Requests += len(samples)
@@ -213,19 +230,10 @@ func (s *searcher) probe(ctx context.Context, x float64) (Probe, bool, error) {
 		for _, sm := range samples {
 			if !sm.OK {
 				pr.Failed++
-				continue
-			}
-			for _, t := range s.cfg.SLO {
-				if v, ok := sm.Values[t.Metric]; ok {
-					pooled[t.Metric] = append(pooled[t.Metric], v)
-				}
 			}
 		}
-		if pr.Requests > 0 && float64(pr.Failed)/float64(pr.Requests) > s.cfg.MaxErrorRate {
-			pr.Verdict = Errors
-			return pr, true, nil
-		}
-		pr.Verdict, pr.Terms = s.judge(pooled)
+		pr.Verdict, pr.Terms = JudgeSamples(s.cfg, pr.Samples)
+		pr.TPS = Throughput(pr.Samples)
 		if pr.Verdict != Undecided {
 			return pr, true, nil
 		}
@@ -233,163 +241,185 @@ func (s *searcher) probe(ctx context.Context, x float64) (Probe, bool, error) {
 	return pr, pr.Rounds > 0, nil
 }
 
-// judge applies the rule: fail when any term's interval lies wholly above
-// its bound; pass when every term's lies at or below it; else undecided.
-func (s *searcher) judge(pooled map[string][]float64) (Verdict, []TermResult) {
-	v := Pass
-	var out []TermResult
-	for _, t := range s.cfg.SLO {
-		xs := append([]float64(nil), pooled[t.Metric]...)
-		sort.Float64s(xs)
-		n := int64(len(xs))
-		tr := TermResult{Term: t.Text, Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-		if n > 0 {
-			tr.Value = xs[min(n-1, int64(math.Ceil(t.Q*float64(n)))-1)]
-			l, h := analyze.OrderCI(n, t.Q, s.cfg.Conf)
-			if l >= 1 {
-				tr.Lo = xs[l-1]
-			}
-			if h <= n {
-				tr.Hi = xs[h-1]
-			}
-		}
-		out = append(out, tr)
-		switch {
-		case tr.Lo > t.Bound:
-			v = Fail
-		case tr.Hi <= t.Bound:
-		default:
-			if v == Pass {
-				v = Undecided
-			}
-		}
+func (s *searcher) level(x float64) float64 {
+	if s.cfg.Integer {
+		return math.Round(x)
 	}
-	return v, out
+	// A rate is written into a workload's schedule: thousandths suffice.
+	return math.Round(x*1000) / 1000
 }
 
-// pointPass is an undecided probe's direction: its point estimates.
-func (s *searcher) pointPass(pr Probe) bool {
-	for i, t := range s.cfg.SLO {
-		if !(pr.Terms[i].Value <= t.Bound) {
+// passDirection is where a probe sends the search: decided probes by
+// their verdict, undecided ones by their point estimates.
+func passDirection(cfg Config, pr Probe) bool {
+	switch pr.Verdict {
+	case Pass:
+		return true
+	case Fail, Errors:
+		return false
+	}
+	for i, t := range cfg.SLO {
+		if i >= len(pr.Terms) {
+			return false
+		}
+		v := pr.Terms[i].Value
+		if t.Share {
+			if !(v >= t.Bound) {
+				return false
+			}
+		} else if !(v <= t.Bound) {
 			return false
 		}
 	}
 	return true
 }
 
-func (s *searcher) level(x float64) float64 {
-	if s.cfg.Integer {
-		return math.Round(x)
-	}
-	return x
-}
-
 func (s *searcher) run(ctx context.Context) (*Result, error) {
 	c, r := s.cfg, s.res
-	// confLo: highest decided pass (or just below the range); confHi:
-	// lowest decided fail (or just above it). searchLo/Hi also move on
-	// undecided probes, by their point estimate.
-	below := c.Lo - c.Resolution
-	above := c.Hi + c.Resolution
-	confLo, confHi := below, above
-	searchLo, searchHi := below, above
-	finish := func(o Outcome, reason string) (*Result, error) {
-		r.Outcome, r.Reason = o, reason
-		r.Answer = searchLo
-		r.Lo, r.Hi = confLo, confHi
-		if c.Integer {
-			r.Hi = confHi - 1
-		}
-		r.Lo, r.Hi = math.Max(r.Lo, c.Lo), math.Min(r.Hi, c.Hi)
-		if o == NoneMeets {
-			// The capacity lies below the range: [0, Lo) on the rate
-			// axis, 0 users on the concurrency axis.
-			r.Answer, r.Lo, r.Hi = 0, 0, c.Lo
-			if c.Integer {
-				r.Hi = c.Lo - 1
-			}
-		}
-		return r, nil
-	}
-	record := func(x float64) (ok bool, stop bool, err error) {
+	record := func(x float64) (stop bool, err error) {
 		pr, ran, err := s.probe(ctx, x)
 		if ran {
 			r.Probes = append(r.Probes, pr)
 		}
 		if err != nil || !ran {
-			return false, true, err
+			return true, err
 		}
-		switch pr.Verdict {
-		case Errors:
-			return false, true, nil
-		case Pass:
-			confLo = math.Max(confLo, x)
-			searchLo = math.Max(searchLo, x)
-			return true, false, nil
-		case Fail:
-			confHi = math.Min(confHi, x)
-			searchHi = math.Min(searchHi, x)
-			return false, false, nil
-		}
-		if s.pointPass(pr) {
-			searchLo = math.Max(searchLo, x)
-			return true, false, nil
-		}
-		searchHi = math.Min(searchHi, x)
-		return false, false, nil
+		return pr.Verdict == Errors, nil
 	}
-	last := func() Probe { return r.Probes[len(r.Probes)-1] }
+	done := func(reason string, err error) (*Result, error) {
+		out := Evaluate(c, r.Probes, reason)
+		out.Requests, out.Elapsed = r.Requests, r.Elapsed
+		return out, err
+	}
 	stopped := func(err error) (*Result, error) {
 		if err != nil {
-			return finishErr(finish, err)
+			return done("stopped: "+err.Error(), err)
 		}
-		if len(r.Probes) > 0 && last().Verdict == Errors {
-			pr := last()
-			return finish(ErrorsHit, fmt.Sprintf("%d of %d requests failed at %g, before the SLO bound", pr.Failed, pr.Requests, pr.X))
-		}
-		return finish(Budget, "the budget ran out before the boundary was bracketed")
+		return done(BudgetReason, nil)
 	}
 	// Bracket: Lo, then doubling until a level fails or Hi passes.
 	x := c.Lo
 	for {
-		ok, stop, err := record(x)
-		if stop {
+		if stop, err := record(x); stop {
 			return stopped(err)
 		}
-		if !ok {
-			if x == c.Lo {
-				if last().Verdict == Fail {
-					return finish(NoneMeets, fmt.Sprintf("the lowest level tried, %g, already fails the SLO", x))
-				}
-			}
-			break
-		}
-		if x >= c.Hi {
-			if last().Verdict == Pass {
-				return finish(AllMeet, fmt.Sprintf("every level up to the highest, %g, meets the SLO", x))
-			}
+		if !passDirection(c, r.Probes[len(r.Probes)-1]) || x >= c.Hi {
 			break
 		}
 		x = s.level(math.Min(2*x, c.Hi))
 	}
 	// Bisect inside the bracket.
-	for searchHi-searchLo > c.Resolution {
-		mid := s.level((searchLo + searchHi) / 2)
-		if c.Integer && (mid <= searchLo || mid >= searchHi) {
+	for {
+		_, _, lo, hi := bounds(c, r.Probes)
+		if hi-lo <= c.Resolution {
 			break
 		}
-		_, stop, err := record(mid)
-		if stop {
+		mid := s.level((lo + hi) / 2)
+		if c.Integer && (mid <= lo || mid >= hi) {
+			break
+		}
+		if stop, err := record(mid); stop {
 			return stopped(err)
 		}
 	}
-	if searchLo < c.Lo {
-		return finish(NoneMeets, fmt.Sprintf("no level from %g meets the SLO by its point estimate", c.Lo))
-	}
-	return finish(Found, "")
+	return done(BudgetReason, nil)
 }
 
-func finishErr(finish func(Outcome, string) (*Result, error), err error) (*Result, error) {
-	r, _ := finish(Budget, "stopped: "+err.Error())
-	return r, err
+// BudgetReason is the reason of a search stopped by its budget.
+const BudgetReason = "the budget ran out before the boundary was bracketed"
+
+// bounds reads the probes, in any order: confHi is the lowest level that
+// failed, confLo the highest below it that passed (decided verdicts);
+// searchHi and searchLo are the same with undecided probes counted by
+// their point estimates. Levels outside the range count as just below
+// Lo and just above Hi by Resolution.
+func bounds(c Config, probes []Probe) (confLo, confHi, searchLo, searchHi float64) {
+	confHi, searchHi = c.Hi+c.Resolution, c.Hi+c.Resolution
+	for _, pr := range probes {
+		switch {
+		case pr.Verdict == Errors:
+		case pr.Verdict == Fail:
+			confHi = math.Min(confHi, pr.X)
+			searchHi = math.Min(searchHi, pr.X)
+		case !passDirection(c, pr):
+			searchHi = math.Min(searchHi, pr.X)
+		}
+	}
+	confLo, searchLo = c.Lo-c.Resolution, c.Lo-c.Resolution
+	for _, pr := range probes {
+		if pr.Verdict == Pass && pr.X < confHi {
+			confLo = math.Max(confLo, pr.X)
+		}
+		if pr.Verdict != Errors && passDirection(c, pr) && pr.X < searchHi {
+			searchLo = math.Max(searchLo, pr.X)
+		}
+	}
+	return
+}
+
+// Evaluate turns probes (from a search, or read back from its trace and
+// judged again, possibly for another SLO) into the answer. It is the one
+// place the outcome is decided, so a trace re-analysed for the same SLO
+// gives the search's own answer. reason is said when the probes do not
+// resolve the boundary (a search's budget, a trace's missing levels).
+func Evaluate(c Config, probes []Probe, reason string) *Result {
+	confLo, confHi, searchLo, searchHi := bounds(c, probes)
+	r := &Result{Probes: probes, Answer: searchLo, Lo: confLo, Hi: confHi}
+	for _, pr := range probes {
+		r.Requests += pr.Requests
+		r.Elapsed += pr.Elapsed
+	}
+	if c.Integer {
+		r.Hi = confHi - 1
+	}
+	r.Lo, r.Hi = math.Max(r.Lo, c.Lo), math.Min(r.Hi, c.Hi)
+	r.Answer = math.Max(r.Answer, c.Lo)
+	none := func(why string) *Result {
+		// The capacity lies below the range: [0, Lo) on the rate axis,
+		// 0 users on the concurrency axis.
+		r.Outcome, r.Reason = NoneMeets, why
+		r.Answer, r.Lo, r.Hi = 0, 0, c.Lo
+		if c.Integer {
+			r.Hi = c.Lo - 1
+		}
+		return r
+	}
+	var errs *Probe
+	for i := range probes {
+		if pr := &probes[i]; pr.Verdict == Errors && (errs == nil || pr.X < errs.X) {
+			errs = pr
+		}
+	}
+	at := func(x float64, v Verdict) bool {
+		for _, pr := range probes {
+			if pr.X == x && pr.Verdict == v {
+				return true
+			}
+		}
+		return false
+	}
+	r.Knee = KneeOf(probes)
+	switch {
+	case errs != nil && errs.X <= searchHi:
+		r.Outcome = ErrorsHit
+		r.Reason = fmt.Sprintf("%d of %d requests failed at %g, before the SLO bound", errs.Failed, errs.Requests, errs.X)
+		if errs.X == c.Lo {
+			r.Answer, r.Lo, r.Hi = 0, 0, c.Hi
+		}
+	case at(c.Lo, Fail):
+		return none(fmt.Sprintf("the lowest level tried, %g, already fails the SLO", c.Lo))
+	case at(c.Hi, Pass) && searchLo >= c.Hi:
+		r.Outcome, r.Reason = AllMeet, fmt.Sprintf("every level up to the highest, %g, meets the SLO", c.Hi)
+	case searchHi-searchLo <= c.Resolution:
+		if searchLo < c.Lo {
+			return none(fmt.Sprintf("no level from %g meets the SLO by its point estimate", c.Lo))
+		}
+		r.Outcome = Found
+	default:
+		r.Outcome, r.Reason = Budget, reason
+		if len(probes) == 0 && reason == "" {
+			r.Reason = "no probe ran"
+		}
+	}
+	return r
 }

@@ -217,3 +217,10 @@ func TestResolveRejects(t *testing.T) {
 		}
 	}
 }
+
+// proberFunc is a Prober from a function of the level.
+type proberFunc func(x float64, n int) []Sample
+
+func (f proberFunc) Probe(_ context.Context, x float64, n int) ([]Sample, time.Duration, error) {
+	return f(x, n), time.Second, nil
+}

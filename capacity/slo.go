@@ -8,6 +8,8 @@ package capacity
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,12 +18,39 @@ import (
 )
 
 // Term is one bound of an SLO: the q-quantile of a per-request time metric
-// must stay at or below Bound milliseconds.
+// must stay at or below Bound milliseconds; or, for a Share term
+// (goodput>=95%), the share of requests that succeed within the goodput
+// bounds (the caller's per-request SLO, Sample.Good) must be at least
+// Bound, a fraction.
 type Term struct {
 	Text   string  // as written
-	Metric string  // base metric name, e.g. "ttft"
+	Metric string  // base metric name, e.g. "ttft"; "goodput" for a Share term
 	Q      float64 // quantile, e.g. 0.9 for _p90
-	Bound  float64 // milliseconds
+	Bound  float64 // milliseconds, or a fraction for a Share term
+	Share  bool
+}
+
+// Metrics a probe measures per request (what a Sample's Values hold).
+var Metrics = []string{"ttft", "tpot", "e2e"}
+
+var goodputRE = regexp.MustCompile(`^goodput\s*(>=|>|<=|<|=)\s*([^%]*?)\s*(%?)$`)
+
+func parseGoodput(part string) (Term, error) {
+	m := goodputRE.FindStringSubmatch(part)
+	if m == nil {
+		return Term{}, fmt.Errorf("SLO term %q: write the goodput bound as goodput>=95%%", part)
+	}
+	if m[1] != ">=" && m[1] != ">" {
+		return Term{}, fmt.Errorf("SLO term %q: a goodput bound is a lower limit: write goodput>=%s%%", part, m[2])
+	}
+	if m[3] != "%" {
+		return Term{}, fmt.Errorf("SLO term %q: goodput in an SLO is the share of requests within the goodput bounds, in percent: write goodput>=95%%", part)
+	}
+	v, err := strconv.ParseFloat(m[2], 64)
+	if err != nil || !(v > 0 && v < 100) {
+		return Term{}, fmt.Errorf("SLO term %q: give a share above 0%% and below 100%% (100%% can never be shown by a finite sample)", part)
+	}
+	return Term{Text: part, Metric: "goodput", Bound: v / 100, Share: true}, nil
 }
 
 // SLO is a conjunction of terms: a load meets it when every term holds.
@@ -36,6 +65,14 @@ func ParseSLO(s string) (SLO, error) {
 	var out SLO
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
+		if strings.HasPrefix(part, "goodput") {
+			t, err := parseGoodput(part)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+			continue
+		}
 		c, err := claim.ParseClaim(part)
 		if err != nil {
 			return nil, fmt.Errorf("SLO term %v", strings.TrimPrefix(err.Error(), "claim "))
@@ -46,6 +83,9 @@ func ParseSLO(s string) (SLO, error) {
 		m, stat, _ := analyze.LookupMetric(c.Metric)
 		if !m.IsTimeUnit() || m.Scope == analyze.PerRun || m.Scope == analyze.Count {
 			return nil, fmt.Errorf("SLO term %q: %s is not a per-request latency; use ttft, tpot, e2e or itl with a percentile, e.g. ttft_p90<=1s", part, m.Name)
+		}
+		if !slices.Contains(Metrics, m.Name) {
+			return nil, fmt.Errorf("SLO term %q: a probe measures %s per request, not %s; use one of them with a percentile, e.g. ttft_p90<=1s", part, strings.Join(Metrics, ", "), m.Name)
 		}
 		q, ok := percentile(stat)
 		if !ok {
@@ -78,7 +118,9 @@ func percentile(stat string) (float64, bool) {
 func (s SLO) Scaled(f float64) SLO {
 	out := make(SLO, len(s))
 	for i, t := range s {
-		t.Bound *= f
+		if !t.Share {
+			t.Bound *= f
+		}
 		out[i] = t
 	}
 	return out

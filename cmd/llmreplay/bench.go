@@ -20,6 +20,7 @@ func newBenchCmd() *cobra.Command {
 		cfg     bench.Config
 		shape   string
 		profile string
+		findCap string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [--url URL] [flags]",
@@ -41,6 +42,9 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
   llmreplay bench --url http://127.0.0.1:8000 --label "vLLM bf16" --concurrency 1,4,8,16,32`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if findCap != "" {
+				return benchFindCapacity(cmd, &f, findCap, profile, shape, cfg)
+			}
 			cfg.Shape = workload.Shape(shape)
 			if f.url == "" {
 				cfg.Profile = profile
@@ -115,6 +119,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 	fs.StringVar(&shape, "shape", string(workload.ShapeChat), "chat or completion")
 	fs.StringVar(&cfg.Results, "results", bench.DefaultResults, "folder for the workload, trace and tables")
 	fs.StringVar(&cfg.Definitions, "definitions", analyze.DefaultDefinitions, "metric definition set for the table")
+	fs.StringVar(&findCap, "find-capacity", "", "instead of the sweep, search the largest concurrency meeting this SLO (as 'llmreplay capacity --slo', between the lowest and highest --concurrency when given, else 1..64)")
 	return cmd
 }
 

@@ -89,6 +89,7 @@ var subcommands = []func() *cobra.Command{
 	newReplayCmd,
 	newBenchCmd,
 	newProbeCmd,
+	newCapacityCmd,
 	newSelftestCmd,
 	newKubeCmd,
 }

@@ -1,0 +1,196 @@
+package capacity
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/llmreplay/llmreplay/analyze"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// JudgeSamples decides one level from its rounds of samples, pooled:
+// errors when more than MaxErrorRate of the requests failed; else, per
+// term, fail when the term's interval lies wholly on the wrong side of its
+// bound, pass when every term's lies on the right side, undecided
+// otherwise. A latency term's interval is the order-statistic interval of
+// its percentile (over successful requests); a share term's (goodput) is
+// the Clopper-Pearson interval of the share of all requests that were good.
+func JudgeSamples(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
+	n, failed, good := 0, 0, 0
+	values := map[string][]float64{}
+	for _, r := range rounds {
+		for _, sm := range r {
+			n++
+			if !sm.OK {
+				failed++
+				continue
+			}
+			if sm.Good {
+				good++
+			}
+			for _, t := range cfg.SLO {
+				if v, ok := sm.Values[t.Metric]; ok && !t.Share {
+					values[t.Metric] = append(values[t.Metric], v)
+				}
+			}
+		}
+	}
+	v := Pass
+	var out []TermResult
+	for _, t := range cfg.SLO {
+		tr := TermResult{Term: t.Text, Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+		if t.Share {
+			if n > 0 {
+				tr.Value = float64(good) / float64(n)
+				tr.Lo, tr.Hi = ShareCI(good, n, cfg.Conf)
+			}
+		} else if xs := values[t.Metric]; len(xs) > 0 {
+			sort.Float64s(xs)
+			k := int64(len(xs))
+			tr.Value = xs[min(k-1, max(0, int64(math.Ceil(t.Q*float64(k)))-1))]
+			l, h := analyze.OrderCI(k, t.Q, cfg.Conf)
+			if l >= 1 {
+				tr.Lo = xs[l-1]
+			}
+			if h <= k {
+				tr.Hi = xs[h-1]
+			}
+		}
+		out = append(out, tr)
+		var fail, pass bool
+		if t.Share {
+			fail, pass = tr.Hi < t.Bound, tr.Lo >= t.Bound
+		} else {
+			fail, pass = tr.Lo > t.Bound, tr.Hi <= t.Bound
+		}
+		switch {
+		case fail:
+			v = Fail
+		case pass:
+		default:
+			if v == Pass {
+				v = Undecided
+			}
+		}
+	}
+	if n > 0 && float64(failed)/float64(n) > cfg.MaxErrorRate {
+		return Errors, out
+	}
+	return v, out
+}
+
+// ShareCI is the two-sided Clopper-Pearson interval at level conf of a
+// proportion with k successes in n trials (exact, never narrower than
+// it should be).
+func ShareCI(k, n int, conf float64) (lo, hi float64) {
+	a := (1 - conf) / 2
+	lo, hi = 0, 1
+	if k > 0 {
+		lo = distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(a)
+	}
+	if k < n {
+		hi = distuv.Beta{Alpha: float64(k + 1), Beta: float64(n - k)}.Quantile(1 - a)
+	}
+	return lo, hi
+}
+
+// MinShareSamples is the fewest requests for which a probe where every
+// request was good can show a share of at least p: the Clopper-Pearson
+// lower end with k = n is (α/2)^(1/n), so n ≥ ln(α/2) / ln p.
+func MinShareSamples(p, conf float64) int {
+	return int(math.Ceil(math.Log((1-conf)/2) / math.Log(p)))
+}
+
+// Throughput is the aggregate output throughput of rounds: the mean over
+// rounds of output tokens of the successful requests / (last end − first
+// send) among them, tok/s.
+func Throughput(rounds [][]Sample) float64 {
+	sum, k := 0.0, 0
+	for _, r := range rounds {
+		var first, last time.Duration
+		tokens, seen := 0, false
+		for _, sm := range r {
+			if !sm.OK {
+				continue
+			}
+			if !seen || sm.Start < first {
+				first = sm.Start
+			}
+			if !seen || sm.End > last {
+				last = sm.End
+			}
+			seen = true
+			tokens += sm.Tokens
+		}
+		if seen && last > first {
+			sum += float64(tokens) / (last - first).Seconds()
+			k++
+		}
+	}
+	if k == 0 {
+		return 0
+	}
+	return sum / float64(k)
+}
+
+// KneeShare is the share of the highest aggregate throughput at which the
+// knee is placed.
+const KneeShare = 0.9
+
+// Knee is where adding load stops adding aggregate throughput: the lowest
+// probed level whose throughput reaches KneeShare of the highest probed
+// throughput. It lies in (Lo, X]: Lo is the probed level just below it,
+// whose throughput did not reach that share. Found is false when the
+// highest level probed is the first to reach it (throughput still rising)
+// or no probe measured any throughput.
+type Knee struct {
+	Found       bool
+	X, Lo       float64
+	TPS, MaxTPS float64
+	Reason      string
+}
+
+// KneeOf finds the knee among the probes (levels that hit the error limit
+// are left out).
+func KneeOf(probes []Probe) Knee {
+	var ps []Probe
+	for _, p := range probes {
+		if p.Verdict != Errors && p.TPS > 0 {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		return Knee{Reason: "no probe measured a throughput"}
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
+	k := Knee{}
+	if len(ps) == 1 {
+		k.X, k.TPS, k.MaxTPS = ps[0].X, ps[0].TPS, ps[0].TPS
+		k.Reason = "one level probed: no curve to find a knee on"
+		return k
+	}
+	for _, p := range ps {
+		k.MaxTPS = math.Max(k.MaxTPS, p.TPS)
+	}
+	for i, p := range ps {
+		if p.TPS >= KneeShare*k.MaxTPS {
+			k.X, k.TPS = p.X, p.TPS
+			if i > 0 {
+				k.Lo = ps[i-1].X
+			}
+			if i == len(ps)-1 && len(ps) > 1 {
+				k.Reason = "aggregate throughput was still rising at the highest level probed"
+				return k
+			}
+			if i == 0 {
+				k.Reason = "the lowest level probed already reaches it: the knee is at or below it"
+				k.Found = true
+				return k
+			}
+			k.Found = true
+			return k
+		}
+	}
+	return k
+}

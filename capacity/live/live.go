@@ -1,0 +1,462 @@
+// Package live runs the capacity search (package capacity) against a
+// server: every probe round is a replay of its own small workload (a
+// closed-loop phase of C users, or an open-loop phase at R requests/s),
+// and every round becomes a phase of ONE trace, rewritten after each
+// round, so the search can be re-analysed offline (Reanalyse) for any
+// other SLO without sending a request. It composes the pipeline's
+// packages (workload → replay → trace → capacity) and keeps no policy of
+// the search itself.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/capacity"
+	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
+)
+
+// Axes of the search.
+const (
+	AxisConcurrency = "concurrency"
+	AxisRate        = "rate"
+)
+
+// Warm-up rules, stated in the trace header and docs/CAPACITY.md.
+const (
+	WarmupConcurrency = "each user's first request"
+	WarmupRate        = "the first 10% of each round's requests, at least 5"
+)
+
+// Config is one capacity run.
+type Config struct {
+	// Replay holds the endpoint settings; Workload and Trace are set here.
+	Replay replay.Config
+	// Search is the search's configuration (SLO, range, budget …).
+	Search capacity.Config
+	Axis   string
+
+	InputTokens int
+	MaxTokens   int
+	Tokenizer   string
+	Shape       workload.Shape
+	Prefix      string
+	// GoodputBounds are the per-request bounds a goodput>=P% term counts
+	// requests against.
+	GoodputBounds analyze.SLO
+
+	// Profile is the simulator profile when Replay.URL is empty, run at
+	// TimeScale (1: the profile's own pace); the SLO and goodput bounds
+	// are scaled alike.
+	Profile   string
+	TimeScale float64
+	Sim       sim.Config
+
+	// Trace is the output path.
+	Trace string
+	// OnProbe hears every probe round as it ends (a progress line).
+	OnProbe func(x float64, round int, s *replay.Summary)
+}
+
+// Result is a capacity run's answer and where it is kept.
+type Result struct {
+	*capacity.Result
+	Trace     string
+	Simulated bool
+	Profile   string
+	URL       string
+	Model     string
+	// Search is the resolved search configuration (scaled SLO).
+	Search capacity.Config
+}
+
+// Resolve checks c before anything starts and fills defaults.
+func (c Config) Resolve() (Config, error) {
+	switch c.Axis {
+	case "":
+		c.Axis = AxisConcurrency
+	case AxisConcurrency, AxisRate:
+	default:
+		return c, fmt.Errorf("axis %q is unknown: use --axis concurrency or --axis rate", c.Axis)
+	}
+	c.Search.Integer = c.Axis == AxisConcurrency
+	if c.TimeScale == 0 {
+		c.TimeScale = 1
+	}
+	if !(c.TimeScale > 0 && c.TimeScale <= 1) {
+		return c, fmt.Errorf("time scale %g is out of range: use a factor above 0 and at most 1", c.TimeScale)
+	}
+	if c.TimeScale != 1 && c.Replay.URL != "" {
+		return c, fmt.Errorf("a time scale applies to the built-in simulator only: drop it, or drop the URL")
+	}
+	if c.InputTokens == 0 {
+		c.InputTokens = 800
+	}
+	if c.MaxTokens == 0 {
+		c.MaxTokens = 256
+	}
+	if c.GoodputBounds == (analyze.SLO{}) {
+		c.GoodputBounds = analyze.DefaultSLO
+	}
+	s := c.Search
+	s.SLO = s.SLO.Scaled(c.TimeScale)
+	if _, err := s.Resolve(); err != nil {
+		return c, err
+	}
+	if c.Replay.URL == "" {
+		if c.Profile == "" {
+			c.Profile = "vllm-rtx5090-bf16"
+		}
+		if _, err := sim.LookupProfile(c.Profile); err != nil {
+			return c, err
+		}
+	}
+	if c.Trace == "" {
+		return c, errors.New("no trace path")
+	}
+	return c, nil
+}
+
+// Run searches. The trace holds every probe round that finished, whatever
+// the outcome; the error is for a run that could not go on (server
+// unreachable, trace unwritable, stopped).
+func Run(ctx context.Context, c Config) (*Result, error) {
+	c, err := c.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenize.Load(orDefault(c.Tokenizer, workload.DefaultTokenizer))
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Trace: c.Trace}
+	rc := c.Replay
+	if rc.URL == "" {
+		p, _ := sim.LookupProfile(c.Profile)
+		sc := c.Sim
+		sc.Profile = p.Scaled(c.TimeScale)
+		if sc.Tokenizer == "" {
+			sc.Tokenizer = tok.Name()
+		}
+		srv, err := sim.New(sc)
+		if err != nil {
+			return nil, err
+		}
+		if err := srv.Start("127.0.0.1:0"); err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+		rc.URL, rc.Simulated, rc.SimProfile = srv.URL(), true, p.Name
+		if rc.Label == "" {
+			rc.Label = "sim " + p.Name
+		}
+		res.Simulated, res.Profile = true, p.Name
+	}
+	res.URL = replay.RedactURL(rc.URL)
+	search := c.Search
+	search.SLO = search.SLO.Scaled(c.TimeScale)
+	search, _ = search.Resolve()
+	res.Search = search
+	pr := &prober{cfg: c, rc: rc, tok: tok, search: search}
+	defer os.Remove(pr.roundPath())
+	sr, serr := capacity.Search(ctx, search, pr)
+	if sr == nil {
+		return nil, serr
+	}
+	res.Result = sr
+	res.Model = pr.model
+	// The outcome goes into the trace's header too (the probes are there
+	// already), for a reader who only has the file.
+	if len(pr.recs) > 0 {
+		pr.outcome = string(sr.Outcome)
+		if err := pr.write(); err != nil && serr == nil {
+			serr = err
+		}
+	}
+	return res, serr
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// prober runs probe rounds through replay and keeps the one trace.
+type prober struct {
+	cfg    Config
+	rc     replay.Config
+	tok    tokenize.Tokenizer
+	search capacity.Config
+
+	round   int // rounds run so far (the next phase index)
+	levelN  map[float64]int
+	first   time.Time
+	header  trace.Header
+	phases  []trace.Phase
+	recs    []*trace.Record
+	model   string
+	outcome string
+}
+
+func (p *prober) roundPath() string { return p.cfg.Trace + ".round.tmp" }
+
+// warmup is how many of a round's first requests (by schedule order) the
+// rule skips.
+func (p *prober) warmup(x float64, n int) int {
+	if p.cfg.Axis == AxisConcurrency {
+		return int(x)
+	}
+	return max(5, int(math.Ceil(float64(n)/9))) // 10% of n + w
+}
+
+func (p *prober) Probe(ctx context.Context, x float64, n int) ([]capacity.Sample, time.Duration, error) {
+	w := p.warmup(x, n)
+	sched := "closed:" + strconv.Itoa(int(x))
+	if p.cfg.Axis == AxisRate {
+		sched = "rate:" + strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	wl, err := workload.Build(workload.BuildConfig{
+		Tok: p.tok, Shape: p.cfg.Shape, InputTokens: []int{p.cfg.InputTokens}, MaxTokens: p.cfg.MaxTokens,
+		Prefix: p.cfg.Prefix, Schedule: sched, Requests: n + w, Seed: int64(p.round + 1),
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	rc := p.rc
+	rc.Workload, rc.Trace = wl, p.roundPath()
+	if p.model != "" {
+		rc.Model = p.model // discovered once, asked again never
+	}
+	sum, err := replay.Run(ctx, rc)
+	if err != nil {
+		return nil, 0, err
+	}
+	p.model = sum.Model
+	if p.cfg.OnProbe != nil {
+		p.cfg.OnProbe(x, p.levelRound(x), sum)
+	}
+	samples, err := p.take(x, w, wl)
+	if err != nil {
+		return nil, 0, err
+	}
+	if sum.Stopped {
+		return samples, sum.Elapsed, errors.New("stopped: the trace holds every probe round that finished")
+	}
+	return samples, sum.Elapsed, nil
+}
+
+func (p *prober) levelRound(x float64) int {
+	if p.levelN == nil {
+		p.levelN = map[float64]int{}
+	}
+	return p.levelN[x] + 1
+}
+
+// take reads the round's trace back, moves its records into the run's
+// trace as phase p.round (warm-up marked by the rule, times on the first
+// round's clock), rewrites the run's trace, and returns the samples.
+func (p *prober) take(x float64, w int, wl *workload.Workload) ([]capacity.Sample, error) {
+	r, err := trace.Open(p.roundPath())
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	h := r.Header()
+	start, err := time.Parse(time.RFC3339Nano, h.StartWall)
+	if err != nil {
+		return nil, fmt.Errorf("round trace: start time %q: %v", h.StartWall, err)
+	}
+	if p.round == 0 {
+		p.first, p.header = start, h
+	}
+	off := start.Sub(p.first).Nanoseconds()
+	g := p.round
+	rep := p.levelRound(x) - 1
+	p.levelN[x]++
+	ph := h.Phases[0]
+	ph.Index, ph.Repeat = g, rep
+	ph.Name = fmt.Sprintf("probe %s %s round %d", levelText(p.cfg.Axis, x), p.cfg.Axis, rep+1)
+	if p.cfg.Axis == AxisRate {
+		ph.Rate = x
+	}
+	p.phases = append(p.phases, ph)
+	p.round++
+	var round []*trace.Record
+	for r.Scan() {
+		rec := clone(r.Record())
+		rec.Warmup = rec.Warmup || rec.Index < w
+		rec.Phase = g
+		if _, suffix, ok := strings.Cut(rec.ID, "-"); ok {
+			rec.ID = fmt.Sprintf("p%03d-%s", g, suffix)
+		}
+		shift(rec, off)
+		round = append(round, rec)
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("round trace: %v", err)
+	}
+	p.recs = append(p.recs, round...)
+	if err := p.write(); err != nil {
+		return nil, err
+	}
+	return Samples(p.header, round, p.cfg.GoodputBounds, p.cfg.TimeScale)
+}
+
+func shift(r *trace.Record, d int64) {
+	r.Scheduled += d
+	for _, t := range []*int64{&r.Sent, &r.Headers, &r.Done} {
+		if *t != 0 {
+			*t += d
+		}
+	}
+	for i := range r.Chunks {
+		r.Chunks[i].T += d
+		if r.Chunks[i].ServerT != 0 {
+			r.Chunks[i].ServerT += d
+		}
+	}
+}
+
+func levelText(axis string, x float64) string {
+	if axis == AxisRate {
+		return strconv.FormatFloat(x, 'f', -1, 64) + " req/s"
+	}
+	return strconv.Itoa(int(x))
+}
+
+// write rewrites the run's trace with every round so far: a new file
+// renamed over the old, so a crash leaves the previous complete version
+// (and the round in flight in its own file, NAME.round.tmp).
+func (p *prober) write() error {
+	h := p.header
+	h.Phases = p.phases
+	h.Options = map[string]string{}
+	for k, v := range p.header.Options {
+		h.Options[k] = v
+	}
+	for k, v := range p.options() {
+		h.Options[k] = v
+	}
+	tmp := p.cfg.Trace + ".tmp"
+	w, err := trace.Create(tmp, h)
+	if err != nil {
+		return err
+	}
+	for _, r := range p.recs {
+		if err := w.Write(r); err != nil {
+			w.Close()
+			os.Remove(tmp)
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, p.cfg.Trace)
+}
+
+// Header option names of a capacity trace.
+const (
+	OptAxis       = "capacity_axis"
+	OptSLO        = "capacity_slo"
+	OptRange      = "capacity_range"
+	OptResolution = "capacity_resolution"
+	OptConf       = "capacity_probe_confidence"
+	OptMaxErrors  = "capacity_max_error_rate"
+	OptTimeScale  = "capacity_time_scale"
+	OptGoodput    = "capacity_goodput_bounds"
+	OptWarmup     = "capacity_warmup"
+	OptOutcome    = "capacity_outcome"
+)
+
+func (p *prober) options() map[string]string {
+	s, c := p.search, p.cfg
+	var terms []string
+	for _, t := range c.Search.SLO {
+		terms = append(terms, t.Text)
+	}
+	o := map[string]string{
+		OptAxis:       c.Axis,
+		OptSLO:        strings.Join(terms, ","),
+		OptRange:      fmt.Sprintf("%g:%g", s.Lo, s.Hi),
+		OptResolution: strconv.FormatFloat(s.Resolution, 'g', -1, 64),
+		OptConf:       strconv.FormatFloat(s.Conf, 'g', -1, 64),
+		OptMaxErrors:  strconv.FormatFloat(s.MaxErrorRate, 'g', -1, 64),
+		OptTimeScale:  strconv.FormatFloat(c.TimeScale, 'g', -1, 64),
+		OptGoodput:    c.GoodputBounds.String(),
+		OptWarmup:     WarmupConcurrency,
+	}
+	if c.Axis == AxisRate {
+		o[OptWarmup] = WarmupRate
+	}
+	if p.outcome != "" {
+		o[OptOutcome] = p.outcome
+	}
+	return o
+}
+
+// Samples turns a round's records into the search's samples: warm-up
+// records are left out; each metric in milliseconds from analyze's own
+// per-request code; Good when the request succeeded within the goodput
+// bounds scaled by scale (a request with fewer than 2 tokens has TPOT 0).
+func Samples(h trace.Header, recs []*trace.Record, good analyze.SLO, scale float64) ([]capacity.Sample, error) {
+	l, err := analyze.NewRequestLister("", h, "")
+	if err != nil {
+		return nil, err
+	}
+	b := func(d time.Duration) float64 { return float64(d) / 1e6 * scale }
+	var out []capacity.Sample
+	for _, rec := range recs {
+		if rec.Warmup {
+			continue
+		}
+		row := l.Row(rec)
+		s := capacity.Sample{OK: row.OK, Values: map[string]float64{}, Tokens: row.OutputTokens,
+			Start: time.Duration(rec.Sent), End: time.Duration(rec.Done)}
+		for name, v := range map[string]*float64{"ttft": row.TTFTS, "tpot": row.TPOTS, "e2e": row.E2ES} {
+			if v != nil {
+				s.Values[name] = *v * 1000
+			}
+		}
+		if s.OK {
+			s.Good = true
+			for _, c := range []struct {
+				metric string
+				bound  time.Duration
+			}{{"ttft", good.TTFT}, {"tpot", good.TPOT}, {"e2e", good.E2E}} {
+				if c.bound > 0 && s.Values[c.metric] > b(c.bound) {
+					s.Good = false
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// DefaultTracePath names a capacity run's trace in results.
+func DefaultTracePath(results, label, model string, now time.Time) string {
+	return filepath.Join(results, trace.RunName(label, model, "capacity", now)+".capacity.trace.zst")
+}
+
+// clone copies a record the trace reader may reuse.
+func clone(r *trace.Record) *trace.Record {
+	c := *r
+	c.Chunks = append([]trace.Chunk(nil), r.Chunks...)
+	return &c
+}

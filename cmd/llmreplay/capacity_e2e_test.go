@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// runCap runs the built binary and returns stdout, stderr and the exit
+// status.
+func runCap(t *testing.T, bin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = t.TempDir()
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+var answerRE = regexp.MustCompile(`max concurrency meeting the SLO: (\d+) \(95% interval (\d+)(?:–(\d+))?\)`)
+
+// TestCapacitySearchThroughBinary: the search against the llama.cpp
+// profile at time scale 0.1 (32 output tokens so it stays short) finds a
+// concurrency with its interval, the answer's own row passed or leaned to
+// pass, every probe round is a phase of the one trace, and --from on that
+// trace recomputes the same answer without a server; analyze reads it.
+func TestCapacitySearchThroughBinary(t *testing.T) {
+	bin := builtBinary(t)
+	tr := filepath.Join(t.TempDir(), "cap.trace.zst")
+	out, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
+		"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s", "-o", tr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	m := answerRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no answer line:\n%s", out)
+	}
+	if !strings.Contains(out, "SIMULATED") || !strings.Contains(out, "time scale 0.1") || !strings.Contains(out, "knee of aggregate throughput") {
+		t.Errorf("output lacks the simulator, the time scale or the knee:\n%s", out)
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Header()
+	r.Close()
+	rounds := strings.Count(errs, ", round ")
+	if len(h.Phases) != rounds || rounds == 0 || h.Options["capacity_slo"] != "ttft_p90<=1s" || h.Options["capacity_outcome"] != "found" {
+		t.Errorf("trace has %d phases for %d probe rounds, options %v", len(h.Phases), rounds, h.Options)
+	}
+	again, errs2, code := runCap(t, bin, "capacity", "--from", tr)
+	if code != 0 || answerRE.FindString(again) != m[0] {
+		t.Errorf("--from gave exit %d and %q, the run %q\n%s\n%s", code, answerRE.FindString(again), m[0], again, errs2)
+	}
+	if _, e, code := runCap(t, bin, "analyze", tr); code != 0 {
+		t.Errorf("analyze of the capacity trace: exit %d: %s", code, e)
+	}
+}
+
+// TestCapacityOutcomesThroughBinary: an SLO no load meets, one every load
+// in the range meets (on the rate axis too), and a budget that runs out:
+// each says so; the budget one is "could not determine" with exit 1.
+func TestCapacityOutcomesThroughBinary(t *testing.T) {
+	bin := builtBinary(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"none meets", []string{"--slo", "ttft_p90<=0.001ms", "--range", "1:8"}, 0, "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
+		{"all meet", []string{"--slo", "ttft_p90<=60s", "--range", "1:8"}, 0, "max concurrency meeting the SLO: at least 8, the top of the range"},
+		{"rate, all meet", []string{"--axis", "rate", "--slo", "ttft_p90<=60s,tpot_p90<=1s", "--range", "20:40"}, 0, "max request rate meeting the SLO: at least 40 req/s"},
+		{"budget", []string{"--slo", "ttft_p90<=60s", "--range", "1:64", "--max-requests", "110"}, 1, "could not determine (the budget ran out before the boundary was bracketed); it lies in 2–64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := filepath.Join(t.TempDir(), "c.trace.zst")
+			out, errs, code := runCap(t, bin, append([]string{"capacity", "--profile", "fast", "--max-tokens", "16", "-o", tr}, tc.args...)...)
+			if code != tc.code || !strings.Contains(out, tc.want) {
+				t.Fatalf("exit %d (want %d), want %q in:\n%s\n%s", code, tc.code, tc.want, out, errs)
+			}
+			if _, err := os.Stat(tr); err != nil {
+				t.Errorf("trace not kept: %v", err)
+			}
+		})
+	}
+}
+
+// TestCapacityBadInput: each mistake is one line on stderr, exit 2, and
+// nothing is sent or written.
+func TestCapacityBadInput(t *testing.T) {
+	bin := builtBinary(t)
+	plain := filepath.Join(t.TempDir(), "plain.trace.zst")
+	if _, e, code := runCap(t, bin, "replay", "--help"); code != 0 {
+		t.Fatal(e)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--slo", "ttfx_p90<=1s"}, "unknown"},
+		{[]string{"--slo", "ttft_p90<=5tok/s"}, "unit"},
+		{[]string{"--slo", "goodput>=95ms"}, "percent"},
+		{[]string{"--slo", "ttft_p90<=1s", "--range", "8:4"}, "empty"},
+		{[]string{"--slo", "ttft_p90<=1s", "--range", "1.2:1.8"}, "no whole number"},
+		{[]string{"--slo", "ttft_p90<=1s", "--axis", "users"}, "concurrency or rate"},
+		{[]string{}, "no --slo"},
+		{[]string{"--slo", "ttft_p90<=1s", "--url", "http://127.0.0.1:1", "--time-scale", "0.1"}, "simulator only"},
+		{[]string{"--from", plain}, "plain.trace.zst"},
+	} {
+		tr := filepath.Join(t.TempDir(), "x.trace.zst")
+		_, errs, code := runCap(t, bin, append([]string{"capacity", "--profile", "fast", "-o", tr}, tc.args...)...)
+		if tc.args != nil && len(tc.args) == 2 && tc.args[0] == "--from" {
+			_, errs, code = runCap(t, bin, "capacity", "--from", plain)
+		}
+		lines := strings.Split(strings.TrimSpace(errs), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2, one line containing %q", tc.args, code, errs, tc.want)
+		}
+		if _, err := os.Stat(tr); err == nil {
+			t.Errorf("%v: a trace was written", tc.args)
+		}
+	}
+}
+
+// TestCapacityServerFailsEverything: a server answering 500 to every
+// request: a clear "could not determine: errors came first" verdict,
+// exit 1, and the trace of what ran kept and readable.
+func TestCapacityServerFailsEverything(t *testing.T) {
+	bin := builtBinary(t)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"overloaded"}`, http.StatusInternalServerError)
+	}))
+	defer ts.Close()
+	tr := filepath.Join(t.TempDir(), "c.trace.zst")
+	out, errs, code := runCap(t, bin, "capacity", "--url", ts.URL, "--model", "m", "--slo", "ttft_p90<=1s", "--range", "1:4", "-o", tr)
+	if code != 1 || !strings.Contains(out, "could not determine: errors came first: 51 of 51 requests failed at 1") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if _, e, code := runCap(t, bin, "trace", "cat", "--requests", tr); code != 0 {
+		t.Errorf("trace not readable: %s", e)
+	}
+}
