@@ -52,7 +52,7 @@ type Summary struct {
 	// trace header's server_tokenize option): the flavour used, "off", or
 	// why it was not available. PromptsCounted of PromptsDistinct prompts,
 	// and TextsCounted responses, got a count; TextsUnavailable were asked
-	// and got none; TextsSkipped were not asked (the queue was full).
+	// and got none; TextsSkipped were not asked (the counts fell behind).
 	ServerTokenize                  string
 	PromptsCounted, PromptsDistinct int
 	TextsCounted, TextsUnavailable  int
@@ -110,8 +110,8 @@ type engine struct {
 
 	// The server's tokenizer (servertok.go): nil when off or unavailable.
 	stok         *serverTok
-	promptCounts map[int]int        // request index → server prompt count
-	tokq         chan *trace.Record // responses waiting for a text count
+	promptCounts map[int]int  // request index → server prompt count
+	tokq         chan tokItem // responses waiting for a text count
 	tokWG        sync.WaitGroup
 
 	reqCtx   context.Context // cancelled Grace after the run's ctx
@@ -250,7 +250,7 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	defer stopWatch()
 
 	if e.stok != nil {
-		e.tokq = make(chan *trace.Record, tokQueue)
+		e.tokq = make(chan tokItem, tokQueue)
 		for i := 0; i < tokTextConc; i++ {
 			e.tokWG.Add(1)
 			go e.countTexts()

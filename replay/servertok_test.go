@@ -186,9 +186,9 @@ func FuzzTokenizeReply(f *testing.F) {
 // the run's responses are recorded unavailable without asking, so the end
 // of the run does not wait a timeout per response.
 func TestServerTokenizeGivesUpOnAHangingTokenizer(t *testing.T) {
-	old := tokTextTimeout
-	tokTextTimeout = 100 * time.Millisecond
-	defer func() { tokTextTimeout = old }()
+	old := tokTextBudget
+	tokTextBudget = 100 * time.Millisecond
+	defer func() { tokTextBudget = old }()
 	var textAsks atomic.Int64
 	s := &tokServer{flavour: "vllm"}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -222,4 +222,45 @@ func TestServerTokenizeGivesUpOnAHangingTokenizer(t *testing.T) {
 			t.Errorf("%s: server counts text %d (want −1), prompt %d", r.ID, r.ServerTextTokens, r.ServerPromptTokens)
 		}
 	}
+}
+
+// TestServerTokenizeSlowTokenizerHoldsNoRecordPastItsBudget: a /tokenize
+// that takes 300 ms a count, 20 responses finishing together, a budget of
+// 1 s per record: the first ones are counted, the rest are written without
+// a count once their budget is spent (failed, or not asked), and every
+// record reaches the trace.
+func TestServerTokenizeSlowTokenizerHoldsNoRecordPastItsBudget(t *testing.T) {
+	old := tokTextBudget
+	tokTextBudget = time.Second
+	defer func() { tokTextBudget = old }()
+	s := &tokServer{flavour: "vllm"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/tokenize" {
+			b, _ := io.ReadAll(r.Body)
+			if !strings.Contains(string(b), probeText) && !strings.Contains(string(b), "alpha beta") {
+				select {
+				case <-time.After(300 * time.Millisecond):
+				case <-r.Context().Done():
+					return
+				}
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(b)))
+		}
+		s.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	wl := handWorkload(workload.Phase{Name: "b", Kind: workload.KindBurst, Concurrency: 20, Requests: 20, MaxTokens: 4})
+	cfg := baseConfig(t, wl, srv.URL)
+	sum, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.OK != 20 || sum.TextsCounted < 2 || sum.TextsCounted+sum.TextsUnavailable+sum.TextsSkipped != 20 || sum.TextsCounted == 20 {
+		t.Errorf("summary %s: texts counted %d, unavailable %d, skipped %d", sum, sum.TextsCounted, sum.TextsUnavailable, sum.TextsSkipped)
+	}
+	_, recs := readTrace(t, cfg.Trace)
+	if len(recs) != 20 {
+		t.Fatalf("%d records in the trace, want 20", len(recs))
+	}
+	t.Logf("%s", sum.TokenizeLine())
 }
