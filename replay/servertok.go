@@ -57,13 +57,14 @@ const (
 // count, queue included: the record is written when the count is back, and
 // a crash must not lose more than it would without the count (the trace
 // flushes every second), so past the budget the record goes without one.
-// A tokenizer answers a response's text in milliseconds. tokGiveUp
+// A tokenizer answers a response's text in milliseconds; a second leaves
+// room for a loaded machine. tokGiveUp
 // consecutive failures stop the asking for the rest of the run (each
 // later response is recorded unavailable at once), so a /tokenize that
 // hangs costs three budgets, not one per response. Variables so that a
 // test can shorten the wait.
 var (
-	tokTextBudget = 500 * time.Millisecond
+	tokTextBudget = time.Second
 	tokGiveUp     = 3
 )
 

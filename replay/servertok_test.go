@@ -210,16 +210,18 @@ func TestServerTokenizeGivesUpOnAHangingTokenizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.OK != 20 || sum.TextsUnavailable != 20 || sum.PromptsCounted != 20 {
-		t.Errorf("summary %s: %d texts unavailable (want 20), %d prompts counted (want 20)", sum, sum.TextsUnavailable, sum.PromptsCounted)
+	// Each response is recorded unavailable (asked, or given up on) or, when
+	// its budget ran out in the queue behind the hanging asks, not asked.
+	if sum.OK != 20 || sum.TextsUnavailable < 1 || sum.TextsUnavailable+sum.TextsSkipped != 20 || sum.PromptsCounted != 20 {
+		t.Errorf("summary %s: %d texts unavailable, %d not asked (want 20 together), %d prompts counted (want 20)", sum, sum.TextsUnavailable, sum.TextsSkipped, sum.PromptsCounted)
 	}
 	if n := textAsks.Load(); n > int64(tokGiveUp+tokTextConc) {
 		t.Errorf("the hanging tokenizer was asked %d times: it should be given up after %d failures in a row", n, tokGiveUp)
 	}
 	_, recs := readTrace(t, cfg.Trace)
 	for _, r := range recs {
-		if r.ServerTextTokens != trace.TokenizeUnavailable || r.ServerPromptTokens <= 0 {
-			t.Errorf("%s: server counts text %d (want −1), prompt %d", r.ID, r.ServerTextTokens, r.ServerPromptTokens)
+		if (r.ServerTextTokens != trace.TokenizeUnavailable && r.ServerTextTokens != 0) || r.ServerPromptTokens <= 0 {
+			t.Errorf("%s: server counts text %d (want −1 or 0), prompt %d", r.ID, r.ServerTextTokens, r.ServerPromptTokens)
 		}
 	}
 }
