@@ -2,7 +2,9 @@
 // its resident memory, CPU time and threads (with those of the processes
 // it started: vLLM's engine runs in a child), and the GPUs' memory when
 // nvidia-smi is installed. Each sample is a trace.Scrape of source
-// "process", stored beside the server's /metrics scrapes.
+// "process", stored beside the server's /metrics scrapes. Linux is read
+// from /proc (prometheus/procfs); elsewhere (macOS) through ps, without a
+// thread count; without either, New says so.
 package procwatch
 
 import (

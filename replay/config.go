@@ -150,7 +150,7 @@ type Config struct {
 	// WatchPID, when not 0, is a local process (the server) whose
 	// resident memory, CPU time and threads, with its descendants', are
 	// sampled every ServerMetricsInterval into the trace, and the GPUs'
-	// memory when nvidia-smi is installed (Linux only).
+	// memory when nvidia-smi is installed (Linux /proc; macOS through ps).
 	WatchPID int
 	// OnWatch, if set, hears once, before the run, what WatchPID samples:
 	// the process ("pid N (name)") and whether GPU memory is read.
