@@ -259,7 +259,7 @@ func traceInfo(cmd *cobra.Command, path string) error {
 			time.Duration(c.Last-c.First).Round(time.Microsecond), time.Duration(c.First).Round(time.Microsecond), time.Duration(c.Last).Round(time.Microsecond))
 	}
 	for _, src := range sources {
-		name := "server"
+		name := "metrics"
 		if src == trace.SourceProcess {
 			name = "process"
 		}
