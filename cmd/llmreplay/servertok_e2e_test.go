@@ -132,10 +132,11 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("replay: %d %s", code, e)
 			}
+			asked := c.srv.tokenize && c.args == nil // the only args are --server-tokenize off
 			wantLine := "server tokenizer: vllm /tokenize counted 2 of 2 distinct prompts and 2 responses"
 			switch {
 			case c.args != nil:
-				wantLine, c.srv.tokenize = "server tokenizer: off", false
+				wantLine = "server tokenizer: off"
 			case !c.srv.tokenize:
 				wantLine = "server tokenizer: none (POST /tokenize did not answer"
 			}
@@ -159,7 +160,7 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 					t.Errorf("%s: o200k counts %d tokens: the test needs a text o200k overcounts", rec.ID, o)
 				}
 				wantText, wantPrompt := 24, rec.InputTokens+c.srv.promptExtra
-				if !c.srv.tokenize {
+				if !asked {
 					wantText, wantPrompt = 0, 0
 				}
 				if rec.ServerTextTokens != wantText || rec.ServerPromptTokens != wantPrompt {
@@ -167,7 +168,7 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 				}
 			}
 			r.Close()
-			if info, _, _ := run(t, nil, bin, "trace", "info", tr); c.srv.tokenize && !strings.Contains(info, "tokenize:   the server's /tokenize: vllm, prompts counted: 2 of 2") {
+			if info, _, _ := run(t, nil, bin, "trace", "info", tr); asked && !strings.Contains(info, "tokenize:   the server's /tokenize: vllm, prompts counted: 2 of 2") {
 				t.Errorf("trace info does not say what the server's tokenizer counted:\n%s", info)
 			}
 			if c.name == "honest with tokenize" {
