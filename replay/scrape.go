@@ -123,9 +123,15 @@ func (e *engine) newScraper(r *Resolved) *servermetrics.Scraper {
 // scrape to the sinks. It runs on its own goroutine, so a slow endpoint
 // never delays a send or a read: the timing path shares nothing with it
 // but the trace writer's lock, which the record goroutine takes too.
+//
+// A scrape that takes long (a huge /metrics to parse, a slow endpoint)
+// spaces the next one out to 10× its duration, so scraping never holds
+// more than a tenth of the run's time (and of one core): a hostile
+// endpoint cannot starve the timing loop of CPU.
 func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, snk sinks, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(e.cfg.ServerMetricsInterval)
+	interval := e.cfg.ServerMetricsInterval
+	t := time.NewTimer(interval)
 	defer t.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -138,6 +144,7 @@ func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, snk sinks
 		case <-stop:
 			return
 		case <-t.C:
+			start := time.Now()
 			sc := scrape(ctx)
 			if ctx.Err() != nil {
 				return // the run ended during the scrape: not a server failure
@@ -145,9 +152,15 @@ func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, snk sinks
 			if err := snk.Scrape(&sc); err != nil {
 				return // the trace is failing: the record path reports it
 			}
+			took := time.Since(start)
+			t.Reset(max(interval-took, scrapeBackoff*took))
 		}
 	}
 }
+
+// scrapeBackoff is how many times its own duration a scrape waits before
+// the next (see scrapeLoop).
+const scrapeBackoff = 10
 
 // scrapers are the run's periodic readings: the server's /metrics and a
 // watched process, each on its goroutine, each read once more after the

@@ -1,6 +1,8 @@
 package replay_test
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -164,6 +166,49 @@ func TestServerMetricsConfig(t *testing.T) {
 		_, err := replay.Config{Workload: wl, URL: "http://127.0.0.1:1", Trace: "x", ServerMetrics: tc.set, ServerMetricsInterval: tc.interval}.Resolve()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q every %v: error %v, want one naming %s", tc.set, tc.interval, err, tc.want)
+		}
+	}
+}
+
+// TestScrapeBacksOffAHugeMetrics: a /metrics of ~4 MiB of tiny series costs
+// a lot to parse; the scraper spaces its scrapes out so they take at most
+// about a tenth of the run, whatever the interval asked (50 ms here).
+func TestScrapeBacksOffAHugeMetrics(t *testing.T) {
+	var body strings.Builder
+	for i := 0; body.Len() < servermetrics.MaxBody-64; i++ {
+		fmt.Fprintf(&body, "m{i=\"%d\"} 1\n", i)
+	}
+	huge := body.String()
+	ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, huge)
+	}))
+	defer ms.Close()
+	srv := startSim(t, "llamacpp-rtx5090-q4km", nil)
+	wl := build(t, workload.ShapeChat, "burst:2", 200, "unique")
+	start := time.Now()
+	sum, _, _, path := run(t, wl, srv.URL(), "openai-chat", func(c *replay.Config) {
+		c.ServerMetrics = ms.URL + "/metrics"
+		c.ServerMetricsInterval = 50 * time.Millisecond
+	})
+	span := time.Since(start)
+	defer func() { t.Logf("run %v", span) }()
+	if sum.OK != 2 {
+		t.Fatalf("summary %s", sum)
+	}
+	_, scrapes := readScrapes(t, path)
+	var busy time.Duration
+	for _, s := range scrapes {
+		busy += time.Duration(s.Duration)
+		t.Logf("scrape at %v took %v: %d samples, %d dropped, error %q", time.Duration(s.T), time.Duration(s.Duration), len(s.Samples), s.Dropped, s.Error)
+	}
+	// The first and the last scrape are taken regardless; the loop's own
+	// share is bounded by 1/(1+10). Wide margin: a quarter of the run.
+	if len(scrapes) < 2 || busy > span/4+2*time.Duration(scrapes[0].Duration) {
+		t.Errorf("%d scrapes took %v of a %v run", len(scrapes), busy, span)
+	}
+	for _, s := range scrapes {
+		if s.Error == "" && len(s.Samples) > 0 && s.Dropped == 0 && len(s.Samples) < 100_000 {
+			t.Errorf("a scrape kept %d samples and dropped none", len(s.Samples))
 		}
 	}
 }
