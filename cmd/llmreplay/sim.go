@@ -13,6 +13,7 @@ import (
 func newSimCmd() *cobra.Command {
 	var (
 		addr, profile, tokenizer, model string
+		timeScale                       float64
 		list, sendTimes, noCache        bool
 		cfg                             sim.Config
 	)
@@ -65,7 +66,10 @@ route (/version, /get_model_info, /info, /props, /api/version or /v2).`,
 			if err != nil {
 				return usagef("--addr %q is not host:port: use for example 127.0.0.1:8080", addr)
 			}
-			cfg.Profile = p
+			if !(timeScale > 0 && timeScale <= 1) {
+				return usagef("--time-scale %g: use a factor above 0 and at most 1 (0.1 runs ten times faster)", timeScale)
+			}
+			cfg.Profile = p.Scaled(timeScale)
 			cfg.Tokenizer = tokenizer
 			cfg.Model = model
 			cfg.SendTimes = sendTimes
@@ -95,6 +99,7 @@ route (/version, /get_model_info, /info, /props, /api/version or /v2).`,
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
 	f.StringVar(&profile, "profile", sim.DefaultProfile, "engine profile (see --list)")
 	f.BoolVar(&list, "list", false, "list the profiles with their parameters and exit")
+	f.Float64Var(&timeScale, "time-scale", 1, "multiply every duration of the profile by this factor (0.1: ten times faster; compare against latency bounds scaled alike)")
 	f.IntVar(&cfg.Slots, "slots", 0, "requests served at once, overriding the profile (like llama-server -np)")
 	f.StringVar(&tokenizer, "tokenizer", "o200k_base", "tokenizer for prompts and the answer: o200k_base, cl100k_base or a tokenizer.json path")
 	f.StringVar(&model, "model", "", "model name to report (default: the profile name)")
