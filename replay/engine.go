@@ -208,10 +208,10 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	if err := r.sink.Start(h); err != nil {
 		return nil, err
 	}
-	var metricsFn, watchFn func(context.Context) trace.Scrape
+	var metrics, watch reader
 	if scraper != nil {
 		r.sink.Scrape(firstScrape)
-		metricsFn = func(c context.Context) trace.Scrape { return scraper.Scrape(c, e.now) }
+		metrics = reader{func(c context.Context) trace.Scrape { return scraper.Scrape(c, e.now) }, firstScrape.Duration}
 	}
 	if w := r.watcher; w != nil {
 		if cfg.OnWatch != nil {
@@ -219,9 +219,9 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 		}
 		first := w.Sample(ctx, e.now)
 		r.sink.Scrape(&first)
-		watchFn = func(c context.Context) trace.Scrape { return w.Sample(c, e.now) }
+		watch = reader{func(c context.Context) trace.Scrape { return w.Sample(c, e.now) }, first.Duration}
 	}
-	scr := e.startScrapers(r.sink, metricsFn, watchFn)
+	scr := e.startScrapers(r.sink, metrics, watch)
 	// A sink that cannot take a record (the trace on a full disk) stops the
 	// run: requests whose results cannot be recorded would only load the
 	// server.

@@ -128,10 +128,12 @@ func (e *engine) newScraper(r *Resolved) *servermetrics.Scraper {
 // spaces the next one out to 10× its duration, so scraping never holds
 // more than a tenth of the run's time (and of one core): a hostile
 // endpoint cannot starve the timing loop of CPU.
-func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, snk sinks, stop <-chan struct{}, done chan<- struct{}) {
+func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, last time.Duration, snk sinks, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	interval := e.cfg.ServerMetricsInterval
-	t := time.NewTimer(interval)
+	// last is what the reading before the run took: the first wait
+	// already knows what a scrape costs.
+	t := time.NewTimer(max(interval-last, scrapeBackoff*last))
 	defer t.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -171,15 +173,22 @@ type scrapers struct {
 	done []chan struct{}
 }
 
-func (e *engine) startScrapers(snk sinks, fns ...func(context.Context) trace.Scrape) *scrapers {
+// reader is one periodic reading and what its reading before the run
+// took (its duration on the run clock).
+type reader struct {
+	fn    func(context.Context) trace.Scrape
+	first int64
+}
+
+func (e *engine) startScrapers(snk sinks, readers ...reader) *scrapers {
 	s := &scrapers{stop: make(chan struct{})}
-	for _, f := range fns {
-		if f == nil {
+	for _, r := range readers {
+		if r.fn == nil {
 			continue
 		}
 		d := make(chan struct{})
-		s.fns, s.done = append(s.fns, f), append(s.done, d)
-		go e.scrapeLoop(f, snk, s.stop, d)
+		s.fns, s.done = append(s.fns, r.fn), append(s.done, d)
+		go e.scrapeLoop(r.fn, time.Duration(r.first), snk, s.stop, d)
 	}
 	return s
 }
