@@ -66,6 +66,12 @@ type Config struct {
 
 	// Trace is the output path.
 	Trace string
+	// Resume continues the search recorded in this capacity trace (a run
+	// that was stopped or crashed): its rounds are handed to the search
+	// again in order, which walks the same path until they run out, and
+	// the search goes on live from there, appending to the same trace.
+	// The settings must be the trace's.
+	Resume string
 	// OnProbe hears every probe round as it ends (a progress line).
 	OnProbe func(x float64, round int, s *replay.Summary)
 }
@@ -170,6 +176,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	search, _ = search.Resolve()
 	res.Search = search
 	pr := &prober{cfg: c, rc: rc, tok: tok, search: search}
+	if c.Resume != "" {
+		if err := pr.resume(c.Resume, res); err != nil {
+			return nil, err
+		}
+	}
 	defer os.Remove(pr.roundPath())
 	sr, serr := capacity.Search(ctx, search, pr)
 	if sr == nil {
@@ -203,6 +214,7 @@ type prober struct {
 	search capacity.Config
 
 	round   int // rounds run so far (the next phase index)
+	cached  map[float64][]cachedRound
 	levelN  map[float64]int
 	first   time.Time
 	header  trace.Header
@@ -224,6 +236,10 @@ func (p *prober) warmup(x float64, n int) int {
 }
 
 func (p *prober) Probe(ctx context.Context, x float64, n int) ([]capacity.Sample, time.Duration, error) {
+	if q := p.cached[x]; len(q) > 0 {
+		p.cached[x] = q[1:]
+		return q[0].samples, q[0].elapsed, nil
+	}
 	w := p.warmup(x, n)
 	sched := "closed:" + strconv.Itoa(int(x))
 	if p.cfg.Axis == AxisRate {
@@ -459,4 +475,85 @@ func clone(r *trace.Record) *trace.Record {
 	c := *r
 	c.Chunks = append([]trace.Chunk(nil), r.Chunks...)
 	return &c
+}
+
+// cachedRound is a round read back from a trace being resumed.
+type cachedRound struct {
+	samples []capacity.Sample
+	elapsed time.Duration
+}
+
+// resume loads the trace at path into p: its header, phases and records
+// (kept in the trace), and its rounds as the answers to the search's first
+// probes. It refuses a trace of other settings, naming the one that
+// differs.
+func (p *prober) resume(path string, res *Result) error {
+	r, err := trace.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := r.Header()
+	if h.Options[OptAxis] == "" {
+		return fmt.Errorf("--resume %s: not a capacity trace (its header has no %s)", path, OptAxis)
+	}
+	want := p.options()
+	for _, k := range []string{OptAxis, OptSLO, OptRange, OptResolution, OptConf, OptMaxErrors, OptTimeScale, OptGoodput} {
+		if h.Options[k] != want[k] {
+			return fmt.Errorf("--resume %s: the trace's %s is %q, this run's %q: resume with the trace's settings", path, k, h.Options[k], want[k])
+		}
+	}
+	if h.Simulated != res.Simulated || (h.Simulated && h.SimProfile != res.Profile) {
+		return fmt.Errorf("--resume %s: the trace measured %s, this run %s: resume against the same server", path, serverName(h.Simulated, h.SimProfile, h.URL), serverName(res.Simulated, res.Profile, res.URL))
+	}
+	if !h.Simulated && h.URL != res.URL {
+		return fmt.Errorf("--resume %s: the trace measured %s, this run %s: resume against the same server", path, h.URL, res.URL)
+	}
+	start, err := time.Parse(time.RFC3339Nano, h.StartWall)
+	if err != nil {
+		return fmt.Errorf("--resume %s: start time %q: %v", path, h.StartWall, err)
+	}
+	delete(h.Options, OptOutcome) // said again when this run ends
+	p.header, p.first, p.phases = h, start, h.Phases
+	p.round = len(h.Phases)
+	p.model = h.Model
+	byPhase := map[int][]*trace.Record{}
+	for r.Scan() {
+		rec := clone(r.Record())
+		p.recs = append(p.recs, rec)
+		byPhase[rec.Phase] = append(byPhase[rec.Phase], rec)
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("--resume %s: %v", path, err)
+	}
+	p.cached = map[float64][]cachedRound{}
+	p.levelN = map[float64]int{}
+	for _, ph := range h.Phases {
+		x := float64(ph.Concurrency)
+		if p.cfg.Axis == AxisRate {
+			x = ph.Rate
+		}
+		recs := byPhase[ph.Index]
+		s, err := Samples(h, recs, p.cfg.GoodputBounds, p.cfg.TimeScale)
+		if err != nil {
+			return err
+		}
+		var lo, hi int64
+		for i, rec := range recs {
+			if i == 0 || rec.Scheduled < lo {
+				lo = rec.Scheduled
+			}
+			hi = max(hi, rec.Done)
+		}
+		p.cached[x] = append(p.cached[x], cachedRound{samples: s, elapsed: time.Duration(hi - lo)})
+		p.levelN[x]++
+	}
+	return nil
+}
+
+func serverName(simulated bool, profile, url string) string {
+	if simulated {
+		return "the simulator's " + profile + " profile"
+	}
+	return url
 }

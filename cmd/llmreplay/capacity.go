@@ -28,7 +28,7 @@ type capacityFlags struct {
 	maxRequests             int
 	maxDuration             time.Duration
 	timeScale               float64
-	out, from               string
+	out, from, resume       string
 }
 
 func (cf *capacityFlags) register(cmd *cobra.Command, withSLO bool) {
@@ -171,6 +171,7 @@ scaled alike (the answer is the same; the latencies shown are scaled).`,
 	fs.StringVar(&results, "results", bench.DefaultResults, "folder for the trace")
 	fs.StringVarP(&cf.out, "out", "o", "", "trace path (default: under --results, named by label and time)")
 	fs.StringVar(&cf.from, "from", "", "answer again from a capacity trace (for --slo, default its own), sending nothing")
+	fs.StringVar(&cf.resume, "resume", "", "continue the search a stopped run recorded in this capacity trace (same flags as that run); the trace grows in place")
 	return cmd
 }
 
@@ -214,6 +215,9 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	rc.Tokenizer = o.tokenizer
 	errw, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	path := cf.out
+	if cf.resume != "" && path == "" {
+		path = cf.resume
+	}
 	if path == "" {
 		if err := os.MkdirAll(o.results, 0o755); err != nil {
 			return fmt.Errorf("cannot create the results folder %s: %w", o.results, err)
@@ -228,7 +232,7 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 		return err
 	}
 	lc := live.Config{Replay: rc, Search: sc, Axis: cf.axis, InputTokens: o.inputTokens, MaxTokens: o.maxTokens,
-		Tokenizer: o.tokenizer, Shape: workload.Shape(o.shape), GoodputBounds: good, TimeScale: cf.timeScale, Trace: path}
+		Tokenizer: o.tokenizer, Shape: workload.Shape(o.shape), GoodputBounds: good, TimeScale: cf.timeScale, Trace: path, Resume: cf.resume}
 	if f.url == "" {
 		lc.Profile = o.profile
 	}
@@ -246,6 +250,9 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	res, err := live.Run(cmd.Context(), lc)
 	if res == nil {
 		if err != nil {
+			if cf.resume != "" && strings.HasPrefix(err.Error(), "--resume") {
+				return usageError(err)
+			}
 			return usageErrorIfInput(flagError(err))
 		}
 		return nil
@@ -303,7 +310,7 @@ func reanalyseCapacity(cmd *cobra.Command, cf *capacityFlags) error {
 			return usagef("--goodput-bounds: %v", err)
 		}
 	}
-	for _, name := range []string{"url", "axis", "range", "resolution", "max-requests", "max-duration", "time-scale", "profile", "out"} {
+	for _, name := range []string{"url", "axis", "range", "resolution", "max-requests", "max-duration", "time-scale", "profile", "out", "resume"} {
 		if cmd.Flags().Changed(name) {
 			return usagef("--%s does not apply with --from: the trace holds what the search ran", name)
 		}

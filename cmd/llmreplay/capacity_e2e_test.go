@@ -37,17 +37,25 @@ func runCap(t *testing.T, bin string, args ...string) (string, string, int) {
 var answerRE = regexp.MustCompile(`max concurrency meeting the SLO: (\d+) \(95% interval (\d+)(?:–(\d+))?\)`)
 
 // TestCapacitySearchThroughBinary: the search against the llama.cpp
-// profile at time scale 0.1 (32 output tokens so it stays short) finds a
-// concurrency with its interval, the answer's own row passed or leaned to
-// pass, every probe round is a phase of the one trace, and --from on that
-// trace recomputes the same answer without a server; analyze reads it.
+// profile at time scale 0.1 (32 output tokens so it stays short), stopped
+// by its budget after two probes ("could not determine", exit 1, the
+// bracket), then resumed from its trace: the resumed run finds a
+// concurrency with its interval, every probe round of both runs is a phase
+// of the one trace, and --from on that trace recomputes the same answer
+// without a server; analyze reads it.
 func TestCapacitySearchThroughBinary(t *testing.T) {
 	bin := builtBinary(t)
 	tr := filepath.Join(t.TempDir(), "cap.trace.zst")
-	out, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
-		"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s", "-o", tr)
+	args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
+		"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s"}
+	out, errs, code := runCap(t, bin, append(args, "--max-requests", "102", "-o", tr)...)
+	if code != 1 || !strings.Contains(out, "could not determine (the budget ran out before the boundary was bracketed); it lies in 2–16") {
+		t.Fatalf("budget run: exit %d\n%s\n%s", code, out, errs)
+	}
+	first := strings.Count(errs, ", round ")
+	out, errs, code = runCap(t, bin, append(args, "--resume", tr)...)
 	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+		t.Fatalf("resumed: exit %d\n%s\n%s", code, out, errs)
 	}
 	m := answerRE.FindStringSubmatch(out)
 	if m == nil {
@@ -62,9 +70,9 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 	}
 	h := r.Header()
 	r.Close()
-	rounds := strings.Count(errs, ", round ")
-	if len(h.Phases) != rounds || rounds == 0 || h.Options["capacity_slo"] != "ttft_p90<=1s" || h.Options["capacity_outcome"] != "found" {
-		t.Errorf("trace has %d phases for %d probe rounds, options %v", len(h.Phases), rounds, h.Options)
+	rounds := first + strings.Count(errs, ", round ")
+	if len(h.Phases) != rounds || first != 2 || h.Options["capacity_slo"] != "ttft_p90<=1s" || h.Options["capacity_outcome"] != "found" {
+		t.Errorf("trace has %d phases for %d probe rounds (%d before the resume), options %v", len(h.Phases), rounds, first, h.Options)
 	}
 	again, errs2, code := runCap(t, bin, "capacity", "--from", tr)
 	if code != 0 || answerRE.FindString(again) != m[0] {
@@ -72,6 +80,11 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 	}
 	if _, e, code := runCap(t, bin, "analyze", tr); code != 0 {
 		t.Errorf("analyze of the capacity trace: exit %d: %s", code, e)
+	}
+	// Another SLO cannot resume this trace.
+	if _, e, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
+		"--range", "1:16", "--slo", "ttft_p90<=2s", "--resume", tr); code != 2 || !strings.Contains(e, "capacity_slo") {
+		t.Errorf("resume with another SLO: exit %d, %s", code, e)
 	}
 }
 
