@@ -191,7 +191,14 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	scraper := e.newScraper(r)
 	var firstScrape *trace.Scrape
 	if scraper != nil {
+		// Under auto the first answer decides the whole run: it gets
+		// seconds, not the interval's share, so a busy machine or a slow
+		// first /metrics (an engine still warming up) does not switch
+		// scraping off for good.
+		regular := scraper.Timeout
+		scraper.Timeout = max(regular, firstScrapeTimeout)
 		sc := scraper.Scrape(ctx, e.now)
+		scraper.Timeout = regular
 		st := ServerMetricsStatus{On: true, Target: scraper.Target, Interval: cfg.ServerMetricsInterval}
 		if sc.Error != "" && r.metricsAuto {
 			st.On, st.Why = false, sc.Error

@@ -160,6 +160,10 @@ func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, last time
 	}
 }
 
+// firstScrapeTimeout bounds the first scrape, which under auto decides
+// whether the run scrapes at all.
+const firstScrapeTimeout = 5 * time.Second
+
 // scrapeBackoff is how many times its own duration a scrape waits before
 // the next (see scrapeLoop).
 const scrapeBackoff = 10

@@ -107,11 +107,10 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 	}
 	found := false
 	for _, w := range doc.Warnings {
-		if w.Code == "server_ttft_differs" {
-			// The simulator's histogram times the same first tokens from
-			// their arrival at its engine: over local HTTP they agree.
-			t.Errorf("the simulator's own TTFT and the client's disagree: %+v", w)
-		}
+		// server_ttft_differs is not asserted either way: the client's
+		// TTFT includes the machine's scheduling, which on a loaded CI
+		// machine (a -race run beside another) was 336 ms against the
+		// simulator's 175 ms. The warning is tested on hand-made traces.
 		if w.Code == "queueing" {
 			found = true
 			// The model: 2 slots, never more running; 4 wait at first.
