@@ -459,6 +459,12 @@ func writeCapacity(w io.Writer, r *capacity.Result, axis string, slo capacity.SL
 	default:
 		fmt.Fprintf(w, "knee of aggregate throughput: not found (%s)\n", k.Reason)
 	}
+	// Which limit comes first: when the knee lies below the SLO's answer,
+	// the server stops adding throughput before latency binds; load past
+	// the knee buys queueing, not tokens.
+	if k.Found && k.Lo > 0 && (r.Outcome == capacity.Found || r.Outcome == capacity.AllMeet) && k.X < r.Answer {
+		fmt.Fprintf(w, "the server saturates first: aggregate throughput stops rising at the knee (%s), below the SLO's limit (%s); load past the knee adds waiting, not tokens\n", num(k.X), num(r.Answer))
+	}
 	sweep := 0
 	if axis == live.AxisConcurrency {
 		if rc, err := sc.Resolve(); err == nil {

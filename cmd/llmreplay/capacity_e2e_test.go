@@ -224,3 +224,21 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 		t.Errorf("interval [%d, %d] misses the true capacity %d (one below allowed for load)\n%s", lo, hi, truth, out)
 	}
 }
+
+// TestBenchFindCapacity: 'bench --find-capacity SLO' is the capacity search
+// with bench's flags (the range from --concurrency), its trace under
+// --results; a sweep-only flag with it is refused.
+func TestBenchFindCapacity(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	out, errs, code := runCap(t, bin, "bench", "--profile", "fast", "--max-tokens", "16", "--concurrency", "1,4", "--results", dir, "--find-capacity", "ttft_p90<=60s", "-q")
+	if code != 0 || !strings.Contains(out, "max concurrency meeting the SLO: at least 4, the top of the range") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.capacity.trace.zst")); len(m) != 1 {
+		t.Errorf("traces under --results: %v", m)
+	}
+	if _, errs, code := runCap(t, bin, "bench", "--profile", "fast", "--repeats", "3", "--find-capacity", "ttft_p90<=1s"); code != 2 || !strings.Contains(errs, "--repeats") {
+		t.Errorf("--repeats with --find-capacity: exit %d, %s", code, errs)
+	}
+}
