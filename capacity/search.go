@@ -372,7 +372,12 @@ func Evaluate(c Config, probes []Probe, reason string) *Result {
 	if c.Integer {
 		r.Hi = confHi - 1
 	}
-	r.Lo, r.Hi = math.Max(r.Lo, c.Lo), math.Min(r.Hi, c.Hi)
+	// No decided pass: nothing shows even the lowest level meets the SLO,
+	// so the interval starts at 0, not at the range's low end.
+	if r.Lo < c.Lo {
+		r.Lo = 0
+	}
+	r.Hi = math.Min(r.Hi, c.Hi)
 	r.Answer = math.Max(r.Answer, c.Lo)
 	none := func(why string) *Result {
 		// The capacity lies below the range: [0, Lo) on the rate axis,

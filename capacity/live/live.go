@@ -192,6 +192,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	// already), for a reader who only has the file.
 	if len(pr.recs) > 0 {
 		pr.outcome = string(sr.Outcome)
+		if serr != nil {
+			pr.outcome = OutcomeStopped
+		}
 		if err := pr.write(); err != nil && serr == nil {
 			serr = err
 		}
@@ -386,6 +389,10 @@ func (p *prober) write() error {
 	return os.Rename(tmp, p.cfg.Trace)
 }
 
+// OutcomeStopped is the trace's capacity_outcome of a search that was
+// stopped (Ctrl-C, a server that went away) before it ended.
+const OutcomeStopped = "stopped"
+
 // Header option names of a capacity trace.
 const (
 	OptAxis       = "capacity_axis"
@@ -438,7 +445,10 @@ func Samples(h trace.Header, recs []*trace.Record, good analyze.SLO, scale float
 	b := func(d time.Duration) float64 { return float64(d) / 1e6 * scale }
 	var out []capacity.Sample
 	for _, rec := range recs {
-		if rec.Warmup {
+		// A request cut because the run was stopped says nothing about
+		// the server: counted as a failure it could make a stopped round
+		// look like errors when the trace is read back or resumed.
+		if rec.Warmup || (rec.Error != nil && rec.Error.Class == trace.ErrCancelled) {
 			continue
 		}
 		row := l.Row(rec)

@@ -161,7 +161,7 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 	}
 	sort.Slice(probes, func(i, j int) bool { return probes[i].X < probes[j].X })
 	reason := NotResolved
-	if o[OptOutcome] == "" {
+	if o[OptOutcome] == "" || o[OptOutcome] == OutcomeStopped {
 		reason = "the trace ends before the search did (a run that was stopped or crashed): " + NotResolved
 	}
 	res := capacity.Evaluate(cfg, probes, reason)

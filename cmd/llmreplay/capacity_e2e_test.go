@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -240,5 +241,60 @@ func TestBenchFindCapacity(t *testing.T) {
 	}
 	if _, errs, code := runCap(t, bin, "bench", "--profile", "fast", "--repeats", "3", "--find-capacity", "ttft_p90<=1s"); code != 2 || !strings.Contains(errs, "--repeats") {
 		t.Errorf("--repeats with --find-capacity: exit %d, %s", code, errs)
+	}
+}
+
+// TestCapacityCtrlCKeepsRounds: Ctrl-C during a search exits 130 and the
+// trace holds every round that finished; --from on it says the trace ends
+// before the search did, and --resume finishes the search.
+func TestCapacityCtrlCKeepsRounds(t *testing.T) {
+	bin := builtBinary(t)
+	tr := filepath.Join(t.TempDir(), "c.trace.zst")
+	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
+		"--slo", "ttft_p90<=1s", "--grace", "0s", "-o", tr)
+	var out strings.Builder
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var errLines []string
+	for sc.Scan() {
+		errLines = append(errLines, sc.Text())
+		if strings.Contains(sc.Text(), "round 1:") && strings.Contains(sc.Text(), "2 users") {
+			cmd.Process.Signal(os.Interrupt)
+			break
+		}
+	}
+	for sc.Scan() {
+		errLines = append(errLines, sc.Text())
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s\n%s", err, out.String(), strings.Join(errLines, "\n"))
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases := len(r.Header().Phases)
+	r.Close()
+	if phases < 2 {
+		t.Errorf("trace kept %d rounds, want at least the 2 that finished", phases)
+	}
+	again, _, code := runCap(t, bin, "capacity", "--from", tr)
+	if code != 1 || !strings.Contains(again, "the trace ends before the search did") {
+		t.Errorf("--from on the stopped trace: exit %d\n%s", code, again)
+	}
+	// And the search goes on from where it stopped.
+	res, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
+		"--slo", "ttft_p90<=1s", "--resume", tr)
+	if code != 0 || answerRE.FindString(res) == "" {
+		t.Errorf("resume after Ctrl-C: exit %d\n%s\n%s", code, res, errs)
 	}
 }
