@@ -22,7 +22,7 @@ func TestSamples(t *testing.T) {
 	h := trace.Header{Format: trace.FormatName, Major: 1, Tokenizer: "o200k_base", Label: "t",
 		Phases: []trace.Phase{{Index: 0, Name: "p", Kind: "closed", Concurrency: 1}}}
 	ok := &trace.Record{ID: "p000-0001", Index: 1, Sent: 1000 * ms, Headers: 1100 * ms, Done: 1500 * ms, Status: 200,
-		Chunks: []trace.Chunk{{T: 1200 * ms, Bytes: 40, Text: "1", Tokens: 1}, {T: 1300 * ms, Bytes: 40, Text: "2", Tokens: 1}, {T: 1400 * ms, Bytes: 40, Text: "3", Tokens: 1}},
+		Chunks:       []trace.Chunk{{T: 1200 * ms, Bytes: 40, Text: "1", Tokens: 1}, {T: 1300 * ms, Bytes: 40, Text: "2", Tokens: 1}, {T: 1400 * ms, Bytes: 40, Text: "3", Tokens: 1}},
 		FinishReason: "length"}
 	warm := &trace.Record{ID: "p000-0000", Index: 0, Warmup: true, Sent: 0, Done: 900 * ms, Status: 200}
 	failed := &trace.Record{ID: "p000-0002", Index: 2, Sent: 1000 * ms, Done: 1010 * ms, Error: &trace.Error{Class: trace.ErrorClass("http-status"), Message: "500"}}
