@@ -35,6 +35,9 @@ type Options struct {
 	// Server, when collected during the analysis (ServerState.Add as
 	// analyze.Options.Scrapes), draws the server's own state over time.
 	Server *ServerState
+	// Extra are charts the caller computed (capacity's curve with its SLO
+	// line), drawn first.
+	Extra []Chart
 }
 
 // ClaimRow is one claim's verdict as check prints it.
@@ -264,7 +267,7 @@ func build(res *analyze.Result, o Options) (*page, error) {
 			Chart{ID: "cdf-tpot", Title: "Time per output token distribution per label", XLabel: "ms", YLabel: "fraction ≤ x",
 				Series: quantileCDF(labelGroups, "tpot"), Note: "Drawn through the min, p10, p50, p90, p99 and max the analysis keeps."},
 		)
-		charts = append(charts, o.Server.charts()...)
+		charts = append(append(o.Extra, charts...), o.Server.charts()...)
 		for _, c := range charts {
 			p.Charts = append(p.Charts, drawChart(c))
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/report"
+	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/internal/bench"
@@ -29,6 +31,7 @@ type capacityFlags struct {
 	maxDuration             time.Duration
 	timeScale               float64
 	out, from, resume       string
+	report                  string
 }
 
 func (cf *capacityFlags) register(cmd *cobra.Command, withSLO bool) {
@@ -42,6 +45,7 @@ func (cf *capacityFlags) register(cmd *cobra.Command, withSLO bool) {
 	fs.IntVar(&cf.maxRequests, "max-requests", 0, "budget: stop before the search sends more requests than this (0: no limit)")
 	fs.DurationVar(&cf.maxDuration, "max-duration", 0, "budget: start no probe round after the search has run this long (0: no limit)")
 	fs.StringVar(&cf.goodput, "goodput-bounds", analyze.DefaultSLO.String(), "per-request bounds a goodput>=P% term counts requests against (ttft=, tpot=, e2e=)")
+	fs.StringVar(&cf.report, "report", "", "also write an HTML report of the trace to this file, with the SLO's curve over the probed levels, its bound and the answer")
 	fs.Float64Var(&cf.timeScale, "time-scale", 1, "built-in simulator only: run the profile this many times faster-paced (0.1: every latency ×0.1), with the SLO bounds scaled alike")
 }
 
@@ -266,6 +270,12 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	fmt.Fprintf(out, "server: %s\n", server)
 	writeCapacity(out, res.Result, cf.axis, lc.Search.SLO, res.Search, cf.timeScale)
 	fmt.Fprintf(errw, "trace: %s (answer again for another SLO: llmreplay capacity --from %s --slo '…')\n", res.Trace, res.Trace)
+	if cf.report != "" && len(res.Probes) > 0 {
+		if rerr := writeCapacityReport(cf.report, res.Trace, res.Result, cf.axis, res.Search); rerr != nil {
+			return rerr
+		}
+		fmt.Fprintf(errw, "report: %s\n", cf.report)
+	}
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every probe round that finished", res.Trace)}
@@ -334,6 +344,12 @@ func reanalyseCapacity(cmd *cobra.Command, cf *capacityFlags) error {
 		orig, _ = capacity.ParseSLO(h.Options[live.OptSLO])
 	}
 	writeCapacity(out, r.Result, r.Axis, orig, r.Search, r.TimeScale)
+	if cf.report != "" {
+		if err := writeCapacityReport(cf.report, cf.from, r.Result, r.Axis, r.Search); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "report: %s\n", cf.report)
+	}
 	return undetermined(r.Result)
 }
 
@@ -522,4 +538,70 @@ func benchFindCapacity(cmd *cobra.Command, f *replayFlags, slo, profile, shape s
 	}
 	return runCapacity(cmd, capacityRun{f: f, cf: cf, shape: shape, profile: profile, profileSet: fs.Changed("profile"),
 		inputTokens: cfg.InputTokens[0], maxTokens: cfg.MaxTokens, tokenizer: cfg.Tokenizer, results: cfg.Results})
+}
+
+// writeCapacityReport writes the HTML report of a capacity trace with one
+// chart per SLO term first: the term's value at each probed level with its
+// 99% interval, the bound as a line across the levels, and the answer.
+func writeCapacityReport(path, tracePath string, r *capacity.Result, axis string, sc capacity.Config) error {
+	ar, err := analyze.AnalyzeFiles(analyze.Options{}, analyze.Input{Path: tracePath})
+	if err != nil {
+		return err
+	}
+	probes := append([]capacity.Probe(nil), r.Probes...)
+	sortProbes(probes)
+	xl := "users (closed loop)"
+	if axis == live.AxisRate {
+		xl = "requests/s (open loop)"
+	}
+	var charts []report.Chart
+	for i, t := range sc.SLO {
+		f, unit := 1.0, "ms"
+		if t.Share {
+			f, unit = 100, "% of requests good"
+		}
+		var pts, ans []report.Point
+		for _, p := range probes {
+			if i >= len(p.Terms) || math.IsNaN(p.Terms[i].Value) {
+				continue
+			}
+			tr := p.Terms[i]
+			pts = append(pts, report.Point{X: p.X, Y: f * tr.Value, Lo: f * tr.Lo, Hi: f * tr.Hi})
+			if p.X == r.Answer && (r.Outcome == capacity.Found || r.Outcome == capacity.AllMeet) {
+				ans = append(ans, report.Point{X: p.X, Y: f * tr.Value, Lo: math.NaN(), Hi: math.NaN()})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		bound := []report.Point{{X: pts[0].X, Y: f * t.Bound, Lo: math.NaN(), Hi: math.NaN()}, {X: pts[len(pts)-1].X, Y: f * t.Bound, Lo: math.NaN(), Hi: math.NaN()}}
+		series := []report.Series{{Name: t.Metric + pct(t) + " (99% interval)", Points: pts}, {Name: "SLO bound " + sloText(capacity.SLO{t}), Points: bound}}
+		if len(ans) > 0 {
+			series = append(series, report.Series{Name: "answer", Points: ans})
+		}
+		charts = append(charts, report.Chart{ID: fmt.Sprintf("capacity-%d", i), Title: "Capacity search: " + t.Text + " at each probed level",
+			XLabel: xl, YLabel: unit, TickData: true, Series: series, Note: capacityNote(r, axis)})
+	}
+	var page strings.Builder
+	if err := report.Write(&page, ar, report.Options{Title: "llmreplay capacity", When: time.Now().UTC().Format(time.RFC3339), Extra: charts}); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, []byte(page.String()))
+}
+
+// capacityNote is the answer in one line, under the chart.
+func capacityNote(r *capacity.Result, axis string) string {
+	unit := " users"
+	if axis == live.AxisRate {
+		unit = " req/s"
+	}
+	switch r.Outcome {
+	case capacity.Found:
+		return fmt.Sprintf("Answer: %g%s (95%% interval %g–%g).", r.Answer, unit, r.Lo, r.Hi)
+	case capacity.AllMeet:
+		return fmt.Sprintf("Every level up to %g%s meets the SLO.", r.Answer, unit)
+	case capacity.NoneMeets:
+		return "No level in the range meets the SLO."
+	}
+	return fmt.Sprintf("Could not determine: %s; the capacity lies in %g–%g%s.", r.Reason, r.Lo, r.Hi, unit)
 }

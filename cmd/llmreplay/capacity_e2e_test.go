@@ -75,9 +75,14 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 	if len(h.Phases) != rounds || first != 2 || h.Options["capacity_slo"] != "ttft_p90<=1s" || h.Options["capacity_outcome"] != "found" {
 		t.Errorf("trace has %d phases for %d probe rounds (%d before the resume), options %v", len(h.Phases), rounds, first, h.Options)
 	}
-	again, errs2, code := runCap(t, bin, "capacity", "--from", tr)
+	page := filepath.Join(t.TempDir(), "cap.html")
+	again, errs2, code := runCap(t, bin, "capacity", "--from", tr, "--report", page)
 	if code != 0 || answerRE.FindString(again) != m[0] {
 		t.Errorf("--from gave exit %d and %q, the run %q\n%s\n%s", code, answerRE.FindString(again), m[0], again, errs2)
+	}
+	// The report draws the SLO's curve, its bound and the answer.
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), `id="capacity-0" data-series="3"`) || !strings.Contains(string(b), "SLO bound ttft_p90&lt;=100ms") {
+		t.Errorf("report: %v, capacity chart missing", err)
 	}
 	if _, e, code := runCap(t, bin, "analyze", tr); code != 0 {
 		t.Errorf("analyze of the capacity trace: exit %d: %s", code, e)
