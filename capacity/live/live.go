@@ -223,6 +223,7 @@ type prober struct {
 	header  trace.Header
 	phases  []trace.Phase
 	recs    []*trace.Record
+	scrapes map[int][]*trace.Scrape // the server's /metrics readings, before record i
 	model   string
 	outcome string
 }
@@ -315,7 +316,12 @@ func (p *prober) take(x float64, w int, wl *workload.Workload) ([]capacity.Sampl
 	p.phases = append(p.phases, ph)
 	p.round++
 	var round []*trace.Record
+	r.IncludeScrapes()
 	for r.Scan() {
+		if sc := r.Scrape(); sc != nil {
+			p.keepScrape(sc, off)
+			continue
+		}
 		rec := clone(r.Record())
 		rec.Warmup = rec.Warmup || rec.Index < w
 		rec.Phase = g
@@ -324,11 +330,11 @@ func (p *prober) take(x float64, w int, wl *workload.Workload) ([]capacity.Sampl
 		}
 		shift(rec, off)
 		round = append(round, rec)
+		p.recs = append(p.recs, rec)
 	}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("round trace: %v", err)
 	}
-	p.recs = append(p.recs, round...)
 	if err := p.write(); err != nil {
 		return nil, err
 	}
@@ -375,8 +381,18 @@ func (p *prober) write() error {
 	if err != nil {
 		return err
 	}
-	for _, r := range p.recs {
-		if err := w.Write(r); err != nil {
+	for i := 0; i <= len(p.recs); i++ {
+		for _, sc := range p.scrapes[i] {
+			if err := w.WriteScrape(sc); err != nil {
+				w.Close()
+				os.Remove(tmp)
+				return err
+			}
+		}
+		if i == len(p.recs) {
+			break
+		}
+		if err := w.Write(p.recs[i]); err != nil {
 			w.Close()
 			os.Remove(tmp)
 			return err
@@ -528,7 +544,12 @@ func (p *prober) resume(path string, res *Result) error {
 	p.round = len(h.Phases)
 	p.model = h.Model
 	byPhase := map[int][]*trace.Record{}
+	r.IncludeScrapes()
 	for r.Scan() {
+		if sc := r.Scrape(); sc != nil {
+			p.keepScrape(sc, 0)
+			continue
+		}
 		rec := clone(r.Record())
 		p.recs = append(p.recs, rec)
 		byPhase[rec.Phase] = append(byPhase[rec.Phase], rec)
@@ -566,4 +587,16 @@ func serverName(simulated bool, profile, url string) string {
 		return "the simulator's " + profile + " profile"
 	}
 	return url
+}
+
+// keepScrape keeps a copy of a scrape, moved onto the run's clock by off,
+// in its place among the records.
+func (p *prober) keepScrape(sc *trace.Scrape, off int64) {
+	c := *sc
+	c.T += off
+	c.Samples = append([]trace.Sample(nil), sc.Samples...)
+	if p.scrapes == nil {
+		p.scrapes = map[int][]*trace.Scrape{}
+	}
+	p.scrapes[len(p.recs)] = append(p.scrapes[len(p.recs)], &c)
 }

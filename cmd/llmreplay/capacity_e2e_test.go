@@ -70,7 +70,17 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := r.Header()
+	r.IncludeScrapes()
+	scrapes := 0
+	for r.Scan() {
+		if r.Scrape() != nil {
+			scrapes++
+		}
+	}
 	r.Close()
+	if scrapes == 0 {
+		t.Error("the rounds' /metrics scrapes did not reach the trace")
+	}
 	rounds := first + strings.Count(errs, ", round ")
 	if len(h.Phases) != rounds || first != 2 || h.Options["capacity_slo"] != "ttft_p90<=1s" || h.Options["capacity_outcome"] != "found" {
 		t.Errorf("trace has %d phases for %d probe rounds (%d before the resume), options %v", len(h.Phases), rounds, first, h.Options)
