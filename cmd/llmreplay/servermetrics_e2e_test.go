@@ -49,7 +49,7 @@ func TestBenchShowsServerState(t *testing.T) {
 			Engine  string `json:"server_engine"`
 		} `json:"traces"`
 		Groups []struct {
-			Keys   map[string]any `json:"keys"`
+			Keys    map[string]any `json:"keys"`
 			Metrics map[string]struct {
 				Value *float64 `json:"value"`
 			} `json:"metrics"`
