@@ -270,8 +270,14 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 		e.tokWG.Wait()
 	}
 	// One more reading after the last response: counters (preemptions,
-	// prefix-cache hits, CPU time) then cover the whole run.
-	scr.finish(r.sink, cfg.ServerMetricsInterval*4/5)
+	// prefix-cache hits, CPU time) then cover the whole run. Like the
+	// first, it gets seconds, not the interval's share: the run's
+	// counters depend on it, and nothing is timed any more.
+	scr.finish(r.sink, max(cfg.ServerMetricsInterval*4/5, firstScrapeTimeout), func() {
+		if scraper != nil {
+			scraper.Timeout = max(scraper.Timeout, firstScrapeTimeout)
+		}
+	})
 	close(e.records)
 	serr := <-sinkErr
 	cerr := r.sink.Close()

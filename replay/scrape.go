@@ -198,11 +198,12 @@ func (e *engine) startScrapers(snk sinks, readers ...reader) *scrapers {
 }
 
 // finish stops the loops and takes the last readings.
-func (s *scrapers) finish(snk sinks, timeout time.Duration) {
+func (s *scrapers) finish(snk sinks, timeout time.Duration, stopped func()) {
 	close(s.stop)
 	for _, d := range s.done {
 		<-d
 	}
+	stopped() // the loops are done: the readers may be changed now
 	for _, f := range s.fns {
 		c, cancel := context.WithTimeout(context.Background(), timeout)
 		sc := f(c)

@@ -67,11 +67,24 @@ func TestScrapeSimDuringBurst(t *testing.T) {
 	if recs != 6 || len(scrapes) < 3 {
 		t.Fatalf("%d records, %d scrapes: want 6 and at least the first, one during, the last", recs, len(scrapes))
 	}
+	// The first and the last reading get seconds and must succeed; a
+	// periodic one may miss its 40 ms on a loaded machine (-race beside
+	// other tests did): it is recorded as failed, and skipped here.
+	if scrapes[0].Error != "" || scrapes[len(scrapes)-1].Error != "" {
+		t.Errorf("the first or the last scrape failed: %q, %q", scrapes[0].Error, scrapes[len(scrapes)-1].Error)
+	}
+	ok := scrapes[:0:0]
+	for _, s := range scrapes {
+		if s.Error == "" {
+			ok = append(ok, s)
+		}
+	}
+	if len(ok) < 3 {
+		t.Fatalf("%d of %d scrapes succeeded: want at least the first, one during, the last", len(ok), len(scrapes))
+	}
+	scrapes = ok
 	maxRun, maxWait := 0.0, 0.0
 	for i, s := range scrapes {
-		if s.Error != "" {
-			t.Errorf("scrape %d failed: %s", i, s.Error)
-		}
 		if i > 0 && s.T < scrapes[i-1].T {
 			t.Errorf("scrape %d at %d before scrape %d at %d", i, s.T, i-1, scrapes[i-1].T)
 		}
