@@ -273,7 +273,7 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	// prefix-cache hits, CPU time) then cover the whole run. Like the
 	// first, it gets seconds, not the interval's share: the run's
 	// counters depend on it, and nothing is timed any more.
-	scr.finish(r.sink, max(cfg.ServerMetricsInterval*4/5, firstScrapeTimeout), func() {
+	scr.finish(r.sink, firstScrapeTimeout, func() {
 		if scraper != nil {
 			scraper.Timeout = max(scraper.Timeout, firstScrapeTimeout)
 		}

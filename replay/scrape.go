@@ -107,9 +107,12 @@ func (e *engine) newScraper(r *Resolved) *servermetrics.Scraper {
 		Client: servermetrics.NewClient(e.cfg.Insecure),
 		URL:    r.metricsURL,
 		Target: servermetrics.Target(r.metricsURL),
-		// Shorter than the interval, so a slow endpoint costs a reading
-		// and never a pile-up of scrapes.
-		Timeout: e.cfg.ServerMetricsInterval * 4 / 5,
+		// The loop is sequential (the next scrape is timed from the end
+		// of the last, see scrapeLoop), so a slow endpoint costs readings,
+		// never a pile-up; the timeout is the interval's share, but at
+		// least a second, so a loaded client machine (or a /metrics that
+		// takes a few hundred ms to render) still gets its readings.
+		Timeout: max(e.cfg.ServerMetricsInterval*4/5, minScrapeTimeout),
 	}
 	mu, err1 := url.Parse(r.metricsURL)
 	bu, err2 := url.Parse(r.base)
@@ -159,6 +162,9 @@ func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, last time
 		}
 	}
 }
+
+// minScrapeTimeout is the least a periodic scrape gets (see newScraper).
+const minScrapeTimeout = time.Second
 
 // firstScrapeTimeout bounds the first scrape, which under auto decides
 // whether the run scrapes at all.

@@ -67,9 +67,9 @@ func TestScrapeSimDuringBurst(t *testing.T) {
 	if recs != 6 || len(scrapes) < 3 {
 		t.Fatalf("%d records, %d scrapes: want 6 and at least the first, one during, the last", recs, len(scrapes))
 	}
-	// The first and the last reading get seconds and must succeed; a
-	// periodic one may miss its 40 ms on a loaded machine (-race beside
-	// other tests did): it is recorded as failed, and skipped here.
+	// The first and the last reading get 5 s and must succeed; a
+	// periodic one (at least 1 s) may still miss on a very loaded
+	// machine: it is recorded as failed, and skipped here.
 	if scrapes[0].Error != "" || scrapes[len(scrapes)-1].Error != "" {
 		t.Errorf("the first or the last scrape failed: %q, %q", scrapes[0].Error, scrapes[len(scrapes)-1].Error)
 	}

@@ -16,7 +16,9 @@ import (
 func TestBenchShowsServerState(t *testing.T) {
 	bin := builtBinary(t)
 	res := filepath.Join(t.TempDir(), "results")
-	out, e, code := run(t, nil, bin, "bench", "--concurrency", "1,4", "--repeats", "1", "--results", res, "-q")
+	// 512 tokens: each burst lasts over a second, so several 250 ms
+	// scrapes fall inside it even on a loaded machine.
+	out, e, code := run(t, nil, bin, "bench", "--concurrency", "1,4", "--repeats", "1", "--max-tokens", "512", "--results", res, "-q")
 	if code != 0 {
 		t.Fatalf("bench exit %d:\n%s\n%s", code, out, e)
 	}
