@@ -265,7 +265,19 @@ func (w *Writer) Write(r *Record) error {
 	if cp, ok := w.bound(r); ok {
 		w.body = appendRecordV1(w.body[:0], cp)
 	}
-	hdr[0] = tagRecord
+	if err := w.writeEntry(tagRecord); err != nil {
+		return err
+	}
+	w.records++
+	return nil
+}
+
+// writeEntry writes w.body as an entry of kind tag: the tag, the body's
+// length, the body. Full compressed blocks are handed out as they fill;
+// the entries in them count as flushed only when the frame ends.
+func (w *Writer) writeEntry(tag byte) error {
+	var hdr [1 + binary.MaxVarintLen64]byte
+	hdr[0] = tag
 	n := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.body)))
 	if _, err := w.enc.Write(hdr[:n]); err != nil {
 		return w.fail(err)
@@ -275,13 +287,8 @@ func (w *Writer) Write(r *Record) error {
 	}
 	w.raw += int64(n + len(w.body))
 	w.dirty = true
-	w.records++
 	if w.pending.Len() >= pendingLimit {
-		// Full compressed blocks are decodable prefixes of the frame, but
-		// records in them are not counted as flushed until the frame ends.
-		if err := w.writePending(); err != nil {
-			return err
-		}
+		return w.writePending()
 	}
 	return nil
 }
@@ -306,23 +313,10 @@ func (w *Writer) WriteScrape(s *Scrape) error {
 		s = &c
 	}
 	w.body = appendScrapeV1(w.body[:0], s)
-	var hdr [1 + binary.MaxVarintLen64]byte
-	hdr[0] = tagScrape
-	n := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.body)))
-	if _, err := w.enc.Write(hdr[:n]); err != nil {
-		return w.fail(err)
+	if err := w.writeEntry(tagScrape); err != nil {
+		return err
 	}
-	if _, err := w.enc.Write(w.body); err != nil {
-		return w.fail(err)
-	}
-	w.raw += int64(n + len(w.body))
-	w.dirty = true
 	w.scrapes++
-	if w.pending.Len() >= pendingLimit {
-		if err := w.writePending(); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

@@ -70,6 +70,8 @@ type state struct {
 	// What the response has cost so far, against its bounds (overlong).
 	wire, textBytes int
 	capped          cappedReader
+	// maxChunks, maxText, maxWire are the response's bounds (responseBounds).
+	maxChunks, maxText, maxWire int
 
 	doc []byte // a JSON document sent as several lines
 
@@ -213,7 +215,7 @@ func responseBounds(maxTokens int) (chunks, text, wire int) {
 
 // overlong checks the response so far against its bounds.
 func (st *state) overlong(rec *trace.Record) *trace.Error {
-	chunks, text, wire := responseBounds(rec.MaxTokens)
+	chunks, text, wire := st.maxChunks, st.maxText, st.maxWire
 	var what string
 	switch {
 	case len(rec.Chunks) > chunks:
@@ -237,7 +239,9 @@ func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Recor
 	p := &st.p
 	// The wire bound also covers bytes that make no event (SSE comments
 	// sent forever keep the idle timeout quiet and never reach a check).
-	_, _, wire := responseBounds(rec.MaxTokens)
+	// The bounds are the request's, worked out once, not per event.
+	st.maxChunks, st.maxText, st.maxWire = responseBounds(rec.MaxTokens)
+	wire := st.maxWire
 	st.capped = cappedReader{r: body, left: int64(wire)}
 	p.Reset(&st.capped, now, a.format, stream.Options{MaxEventSize: MaxEventSize, Sniff: true, Fields: errorField})
 
