@@ -73,6 +73,19 @@ type BuildConfig struct {
 	Window    string  // trace: START:END seconds of the log
 
 	SaltWords int // one-token words in each prompt's salt slot; default 4, NoSaltWords for none
+
+	// Turns makes the workload of conversations (format 1.2): "4" or
+	// "2..8" turns per session (uniform). Empty: single requests.
+	Turns string
+	// ThinkTime is the pause between a response's end and the next turn:
+	// a duration, LO..HI (uniform) or exp:MEAN. Sessions only.
+	ThinkTime string
+	// Sessions per closed phase (default 4×C) or rate phase (default
+	// 100); a burst of C starts C sessions. Sessions only.
+	Sessions int
+	// SystemTokens is the length of a system prompt every request (every
+	// session's first turn) starts with, identical across them (chat).
+	SystemTokens int
 }
 
 // tokenPath is the tokenizer.json path a workload records: the one it was
@@ -98,6 +111,10 @@ type plannedRequest struct {
 	in, out   int
 	hash      []int64
 	blockSize int
+	// session is the session's index in its phase and turn counts from
+	// 1; turn 0 is a single request. think is the pause before the turn.
+	session, turn int
+	think         int64
 }
 
 // Build generates a workload: every prompt exactly its input token count
@@ -198,6 +215,10 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	if cfg.Requests != 0 && (sp.kind == KindBurst || sp.kind == KindTrace) {
 		return nil, fieldErr("Requests", "applies to closed and rate schedules", fmt.Sprintf("drop it: a %s schedule sets its own count", sp.kind))
 	}
+	var sess *sessionConfig
+	if sess, err = checkSessions(cfg, sp.kind); err != nil {
+		return nil, err
+	}
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1
 		if sp.kind == KindBurst {
@@ -232,6 +253,11 @@ func Build(cfg BuildConfig) (*Workload, error) {
 			DurationNS:  int64(cfg.Duration),
 			Arrival:     cfg.Arrival,
 			SaltWords:   cfg.SaltWords,
+			ThinkTime:   cfg.ThinkTime,
+			Sessions:    cfg.Sessions,
+			Turns:       cfg.Turns,
+
+			SystemTokens: cfg.SystemTokens,
 		},
 		Tokenizer:       tok.Name(),
 		TokenizerDigest: tok.Digest(),
@@ -250,7 +276,7 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	case KindTrace:
 		plan, err = planTrace(&h, sp, cfg, kit)
 	default:
-		plan, err = planSynthetic(&h, sp, arr, cfg)
+		plan, err = planSynthetic(&h, sp, arr, cfg, sess, kit)
 	}
 	if err != nil {
 		return nil, err
@@ -258,7 +284,7 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	total := 0
 	maxOut := 0
 	for _, p := range plan {
-		if p.in < kit.minTokens() {
+		if p.turn <= 1 && p.in < kit.minTokens() {
 			return nil, fmt.Errorf("%d input tokens cannot hold the count-up instruction and the %s prefix: use at least %d (tokenizer %s)", p.in, cfg.Prefix, kit.minTokens(), tok.Name())
 		}
 		total += p.in
@@ -272,7 +298,13 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	}
 	h.Task = Task{Kind: "count-up", Instruction: DefaultInstruction, Reference: kit.reference(maxOut)}
 
-	reqs, err := buildRequests(kit, plan, h.Phases, cfg.Shape)
+	system := ""
+	if cfg.SystemTokens > 0 {
+		if system, err = kit.systemPrompt(cfg.SystemTokens); err != nil {
+			return nil, err
+		}
+	}
+	reqs, err := buildRequests(kit, plan, h.Phases, cfg.Shape, system)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +312,10 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	return &Workload{Header: h, Requests: reqs}, nil
 }
 
-func planSynthetic(h *Header, sp schedSpec, arr arrival, cfg BuildConfig) ([]plannedRequest, error) {
+func planSynthetic(h *Header, sp schedSpec, arr arrival, cfg BuildConfig, sess *sessionConfig, kit *promptKit) ([]plannedRequest, error) {
+	if sess != nil {
+		return planSessions(h, sp, arr, cfg, *sess, kit)
+	}
 	var plan []plannedRequest
 	addPhase := func(ph Phase) int {
 		ph.Index = len(h.Phases)
@@ -455,7 +490,7 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 // buildRequests makes every prompt, spread over the CPUs. Each request's
 // text depends only on the seed and its index, so the result does not
 // depend on which goroutine made it.
-func buildRequests(kit *promptKit, plan []plannedRequest, phases []Phase, shape Shape) ([]Request, error) {
+func buildRequests(kit *promptKit, plan []plannedRequest, phases []Phase, shape Shape, system string) ([]Request, error) {
 	reqs := make([]Request, len(plan))
 	errs := make([]error, len(plan))
 	perPhase := make([]int, len(phases))
@@ -477,21 +512,36 @@ func buildRequests(kit *promptKit, plan []plannedRequest, phases []Phase, shape 
 					return
 				}
 				p := plan[i]
+				r := Request{
+					ID:    fmt.Sprintf("p%03d-%04d", p.phase, inPhase[i]),
+					Index: i, Phase: p.phase,
+					InputTokens: p.in, MaxTokens: p.out,
+					Temperature: 0, IgnoreEOS: true,
+					Offset: p.offset, Slot: p.slot,
+				}
+				if p.turn > 0 {
+					r.Session = fmt.Sprintf("p%03d-s%04d", p.phase, p.session)
+					r.Turn, r.Think = p.turn, p.think
+				}
+				if p.turn > 1 {
+					// A later turn carries its new message only; the
+					// replay puts the conversation so far before it.
+					r.Messages = []Message{{Role: "user", Content: FollowUp}}
+					reqs[i] = r
+					continue
+				}
 				b, err := kit.build(p.in, i, p.hash, p.blockSize)
 				if err != nil {
 					errs[i] = err
 					failed.Store(true)
 					return
 				}
-				r := Request{
-					ID:    fmt.Sprintf("p%03d-%04d", p.phase, inPhase[i]),
-					Index: i, Phase: p.phase,
-					InputTokens: p.in, MaxTokens: p.out,
-					Temperature: 0, IgnoreEOS: true,
-					Offset: p.offset, Slot: p.slot, Salt: b.salt,
-				}
+				r.Salt = b.salt
 				if shape == ShapeChat {
 					r.Messages = []Message{{Role: "user", Content: b.text}}
+					if system != "" {
+						r.Messages = []Message{{Role: "system", Content: system}, r.Messages[0]}
+					}
 				} else {
 					r.Prompt = b.text
 				}

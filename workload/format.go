@@ -52,9 +52,13 @@ func encoderOptions() []zstd.EOption {
 	}
 }
 
-// minorFor is the oldest minor version that can carry h: 1.1 only when it
-// records a tokenizer path.
+// minorFor is the oldest minor version that can carry h: 1.2 only when it
+// has sessions or a system prompt, 1.1 only when it records a tokenizer
+// path.
 func minorFor(h Header) int {
+	if h.Params.Turns != "" || h.Params.SystemTokens > 0 {
+		return 2
+	}
 	if h.TokenizerPath != "" {
 		return 1
 	}
@@ -216,6 +220,7 @@ func Decode(r io.Reader) (*Workload, error) {
 	}
 	// Grow as lines arrive rather than trusting the header's count.
 	wl.Requests = make([]Request, 0, min(h.Requests, 1<<16))
+	turns := newTurnCheck(len(h.Phases))
 	for len(wl.Requests) < h.Requests {
 		line, err := d.next()
 		if err != nil {
@@ -233,7 +238,13 @@ func Decode(r io.Reader) (*Workload, error) {
 		if err := validateRequest(wl, &req); err != nil {
 			return nil, fmt.Errorf("corrupt workload file: %w", err)
 		}
+		if err := turns.add(wl, &req); err != nil {
+			return nil, fmt.Errorf("corrupt workload file: %w", err)
+		}
 		wl.Requests = append(wl.Requests, req)
+	}
+	if err := turns.done(wl); err != nil {
+		return nil, fmt.Errorf("corrupt workload file: %w", err)
 	}
 	// Anything after the last request means the header and body disagree.
 	if _, err := d.next(); !errors.Is(err, io.EOF) {
@@ -291,6 +302,8 @@ func validatePhase(p *Phase) error {
 		return fmt.Errorf("phase %d is a burst of %d requests with concurrency %d: a burst's concurrency is at most its requests", p.Index, p.Requests, p.Concurrency)
 	case p.InputTokens < 0 || p.InputTokens > MaxInputTokens || p.MaxTokens < 0 || p.MaxTokens > MaxOutputTokens:
 		return fmt.Errorf("phase %d has %d input / %d max tokens (at most %d / %d)", p.Index, p.InputTokens, p.MaxTokens, MaxInputTokens, MaxOutputTokens)
+	case p.Sessions < 0 || p.Sessions > p.Requests:
+		return fmt.Errorf("phase %d has %d sessions for %d requests (0 to its requests)", p.Index, p.Sessions, p.Requests)
 	case !(p.Rate >= 0 && p.Rate <= maxRate):
 		return fmt.Errorf("phase %d has rate %v (0 to %v requests per second)", p.Index, p.Rate, maxRate)
 	}

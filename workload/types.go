@@ -18,7 +18,11 @@ const (
 	// added tokenizer_path. A file is marked 1.1 only when it carries
 	// that field, so workloads built from a built-in encoding stay
 	// byte-identical to 1.0 (their digests do not change).
-	FormatMinor = 1
+	// 1.2 added conversations: the params turns, think_time, sessions
+	// and system_tokens, a phase's sessions, and a request's session,
+	// turn and think_ns. A file is marked 1.2 only when it has sessions
+	// or a system prompt; every other file is written as before.
+	FormatMinor = 2
 )
 
 // Shape is how a request is put to the server.
@@ -112,6 +116,16 @@ type Params struct {
 	// Note says what the generator had to adjust (skipped failures, raised
 	// lengths), so a reader of inspect's output is not surprised.
 	Note string `json:"note,omitempty"`
+
+	// Turns (1.2) is --turns as given ("4" or "2..8"): the workload is
+	// made of sessions (conversations) of that many turns; empty for
+	// single requests. ThinkTime is --think-time as given, Sessions the
+	// sessions per closed or rate phase (0: the default), SystemTokens
+	// the length of the system prompt every session shares (0: none).
+	Turns        string `json:"turns,omitempty"`
+	ThinkTime    string `json:"think_time,omitempty"`
+	Sessions     int    `json:"sessions,omitempty"`
+	SystemTokens int    `json:"system_tokens,omitempty"`
 }
 
 // Task is what every request asks the model to do, with the reference
@@ -146,6 +160,12 @@ type Phase struct {
 	Repeat      int     `json:"repeat"`
 	Rate        float64 `json:"rate,omitempty"`
 	Requests    int     `json:"requests"`
+	// Sessions (1.2) is the number of conversations in the phase; the
+	// schedule then starts sessions, not requests (a burst of C starts C
+	// sessions together, a closed loop's worker runs one session after
+	// another, a rate phase starts sessions at their offsets), and each
+	// session sends its turns one after another. 0: single requests.
+	Sessions int `json:"sessions,omitempty"`
 	// Note says what the importer adjusted in this phase, if anything.
 	Note string `json:"note,omitempty"`
 }
@@ -187,6 +207,18 @@ type Request struct {
 	// per-run seed so a second run cannot hit the first run's prefix cache,
 	// keeping the token count exact. Empty when the workload has no salt.
 	Salt Span `json:"salt"`
+
+	// Session (1.2) is the stable id of the conversation this request is
+	// a turn of ("p000-s0003"), unique in the workload; empty for a
+	// single request. Turn counts from 1. A turn after the first holds
+	// only its new user message: the replay sends the messages of the
+	// turn before, the assistant's answer it actually received, then
+	// this message. Think is the pause in nanoseconds between the end of
+	// the previous turn's response and this turn's send (0 for turn 1,
+	// which is released by the phase's schedule).
+	Session string `json:"session,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
+	Think   int64  `json:"think_ns,omitempty"`
 }
 
 // Span is a half-open byte range [Start, End).

@@ -101,10 +101,12 @@ func SaltWords(seed int64, n int) []string {
 // prefix, each request's own text and the arrival process draw from
 // independent sequences of the same seed.
 const (
-	streamSalt    uint64 = 0x53414c54 // "SALT"
-	streamShared  uint64 = 0x53484152 // "SHAR"
-	streamPerm    uint64 = 0x5045524d // "PERM"
-	streamArrival uint64 = 0x41525256 // "ARRV"
-	streamBlock   uint64 = 1 << 62    // | hash id, for trace blocks
-	streamRequest uint64 = 1 << 63    // | request index
+	streamSalt    uint64 = 0x53414c54       // "SALT"
+	streamShared  uint64 = 0x53484152       // "SHAR"
+	streamPerm    uint64 = 0x5045524d       // "PERM"
+	streamArrival uint64 = 0x41525256       // "ARRV"
+	streamSystem  uint64 = 0x53595354       // "SYST"
+	streamSession uint64 = 0x53455353 << 24 // "SESS", + phase index
+	streamBlock   uint64 = 1 << 62          // | hash id, for trace blocks
+	streamRequest uint64 = 1 << 63          // | request index
 )

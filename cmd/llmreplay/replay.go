@@ -263,6 +263,7 @@ var flagOf = map[string]string{
 	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
 	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",
 	"Window": "--window", "Prefix": "--prefix", "Schedule": "--schedule",
+	"Turns": "--turns", "ThinkTime": "--think-time", "Sessions": "--sessions", "SystemTokens": "--system-tokens",
 	// bench.Config, sim, selftest
 	"Concurrency": "--concurrency", "Profile": "--profile", "Dir": "--dir",
 	// analyze.Options, trace.MergeOptions

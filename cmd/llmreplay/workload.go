@@ -66,6 +66,11 @@ Schedules:
   # open loop: 200 requests at 5/s with Poisson arrivals
   llmreplay workload build --schedule rate:5 --requests 200 --arrival poisson --seed 7 -o rate5.workload.zst
 
+  # conversations: 1,000 sessions of 2 to 8 turns, 20 at a time, a shared 300-token
+  # system prompt and a pause of 1 s on average between a response and the next turn
+  llmreplay workload build --schedule closed:20 --sessions 1000 --turns 2..8 \
+      --think-time exp:1s --system-tokens 300 -o chat.workload.zst
+
   # ten minutes of a public log, replayed twice as fast
   llmreplay workload build --schedule trace:mooncake_trace.jsonl --window 0:600 --time-scale 0.5 -o mooncake.workload.zst`,
 		Args: cobra.NoArgs,
@@ -94,6 +99,7 @@ Schedules:
 				{"repeats", cfg.Repeats == 0},
 				{"requests", cfg.Requests == 0},
 				{"time-scale", cfg.TimeScale == 0},
+				{"sessions", cfg.Sessions == 0},
 			} {
 				if f.Changed(c.name) && c.zero {
 					return usagef("bad --%s 0: it must be positive (leave it out for the default)", c.name)
@@ -149,6 +155,10 @@ Schedules:
 	f.Float64Var(&cfg.TimeScale, "time-scale", workload.DefaultTimeScale, "trace: multiply the log's times by this (0.5 replays it twice as fast)")
 	f.StringVar(&cfg.Window, "window", "", "trace: START:END seconds of the log to keep, counted from its first request (either may be empty); offsets then count from START")
 	f.IntVar(&saltWords, "salt-words", workload.DefaultSaltWords, "one-token words at the start of each prompt that the replay re-draws per run (0: none)")
+	f.StringVar(&cfg.Turns, "turns", "", "make conversations: N turns per session, or LO..HI (uniform); each turn resends the conversation so far with the answer received")
+	f.StringVar(&cfg.ThinkTime, "think-time", "", "sessions: pause between a response's end and the next turn: DURATION, LO..HI (uniform) or exp:MEAN (default 0)")
+	f.IntVar(&cfg.Sessions, "sessions", 0, "sessions per phase for closed (default 4×C) and rate (default 100) schedules; a burst of C starts C sessions")
+	f.IntVar(&cfg.SystemTokens, "system-tokens", 0, "a system prompt of exactly K tokens shared by every request (every session's first turn); 0: none")
 	return cmd
 }
 
