@@ -179,7 +179,11 @@ type TraceInfo struct {
 	SimProfile    string `json:"sim_profile,omitempty"`
 	Records       int    `json:"records"`
 	Warmup        int    `json:"warmup_skipped"`
-	Truncated     bool   `json:"truncated,omitempty"`
+	// NotSent counts the turns of sessions never sent because an earlier
+	// turn failed (error class not-sent, trace 1.4): no request reached
+	// the server, so they are neither ok nor failures in any measure.
+	NotSent   int  `json:"not_sent,omitempty"`
+	Truncated bool `json:"truncated,omitempty"`
 	// Damaged says which entries of the file could not be read (skipped
 	// between good ones, or the file unreadable past a point); "" when
 	// every byte was read. The analysis uses every record that could be.
@@ -408,6 +412,10 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 		t.info.Warmup++
 		return
 	}
+	if rec.Error != nil && rec.Error.Class == trace.ErrNotSent {
+		t.info.NotSent++
+		return
+	}
 	a := t.a
 	r := t.runFor(rec.Phase)
 	if r.phase.MaxTokens == 0 && rec.MaxTokens > 0 {
@@ -436,7 +444,12 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 	}
 	r.ok++
 	if t.header.Salt && f.input > 0 {
-		if c := f.timers().cached; c > 0 && 2*c > f.input && c <= f.input {
+		// A conversation's earlier turns and a shared system prompt come
+		// before the salt and may be cached (SentInputTokens counts them
+		// with the turn's own part, InputTokens): only what is past them
+		// must be new to the server.
+		shared := max(rec.SentInputTokens-rec.InputTokens, 0)
+		if c := f.timers().cached - shared; c > 0 && 2*c > f.input-shared && c <= f.input-shared {
 			if t.info.SaltedHits == 0 {
 				t.info.SaltedHit = fmt.Sprintf("%s: %d of %d prompt tokens", rec.ID, c, f.input)
 			}

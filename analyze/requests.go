@@ -21,8 +21,12 @@ type RequestRow struct {
 	Concurrency int    `json:"concurrency"`
 	Repeat      int    `json:"repeat"`
 	Warmup      bool   `json:"warmup,omitempty"`
-	OK          bool   `json:"ok"`
-	Status      int    `json:"status"`
+	// Session and Turn place a conversation's turn (trace 1.4); absent
+	// for a single request.
+	Session string `json:"session,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
+	OK      bool   `json:"ok"`
+	Status  int    `json:"status"`
 
 	// SentS is the actual send, seconds since the run start; LatenessS
 	// is how late it was against the schedule.
@@ -32,7 +36,10 @@ type RequestRow struct {
 	E2ES      *float64 `json:"e2e_s"`
 	TPOTS     *float64 `json:"tpot_s"`
 
-	InputTokens        int      `json:"input_tokens"`
+	InputTokens int `json:"input_tokens"`
+	// CachedTokens is the server's count of prompt tokens it served from
+	// its cache (server_cached_tokens); absent when it reports none.
+	CachedTokens       *int     `json:"cached_tokens,omitempty"`
 	OutputTokens       int      `json:"output_tokens"`
 	OutputTokensSource string   `json:"output_tokens_source"`
 	PerStreamTPS       *float64 `json:"per_stream_tps"`
@@ -97,6 +104,10 @@ func (l *RequestLister) Row(rec *trace.Record) RequestRow {
 		SentS: seconds(rec.Sent), LatenessS: seconds(rec.Sent - rec.Scheduled),
 		InputTokens: f.input, OutputTokens: f.tokens, OutputTokensSource: f.source,
 		Chunks: len(rec.Chunks), FinishReason: rec.FinishReason,
+		Session: rec.Session, Turn: rec.Turn,
+	}
+	if c := f.timers().cached; c >= 0 {
+		row.CachedTokens = &c
 	}
 	if f.content > 0 {
 		row.TTFTS = ptr(seconds(f.ttft))

@@ -32,14 +32,30 @@ func boundOpenPhases(wl *workload.Workload, d time.Duration) (*workload.Workload
 	out := *wl
 	out.Requests = make([]workload.Request, 0, len(wl.Requests))
 	kept := map[int]int{}
+	// A session is kept or dropped whole, by its first turn's offset (its
+	// later turns have none: they follow their answers).
+	keptSessions := map[int]int{}
+	droppedSession := map[string]bool{}
 	first := int64(-1)
 	for _, r := range wl.Requests {
 		if open[r.Phase] {
-			if first < 0 || r.Offset < first {
-				first = r.Offset
-			}
-			if r.Offset >= int64(d) {
-				continue
+			if r.Turn > 1 {
+				if droppedSession[r.Session] {
+					continue
+				}
+			} else {
+				if first < 0 || r.Offset < first {
+					first = r.Offset
+				}
+				if r.Offset >= int64(d) {
+					if r.Session != "" {
+						droppedSession[r.Session] = true
+					}
+					continue
+				}
+				if r.Session != "" {
+					keptSessions[r.Phase]++
+				}
 			}
 		}
 		kept[r.Phase]++
@@ -52,6 +68,9 @@ func boundOpenPhases(wl *workload.Workload, d time.Duration) (*workload.Workload
 	for i, p := range out.Header.Phases {
 		if open[p.Index] {
 			out.Header.Phases[i].Requests = kept[p.Index]
+			if p.Sessions > 0 {
+				out.Header.Phases[i].Sessions = keptSessions[p.Index]
+			}
 		}
 	}
 	return &out, len(wl.Requests) - len(out.Requests), nil

@@ -108,6 +108,12 @@ type Config struct {
 	// under secret-looking keys redacted.
 	ExtraBody json.RawMessage
 
+	// SessionHeader names the header that carries a conversation's
+	// session id on each of its turns (workloads with sessions only):
+	// "" is DefaultSessionHeader, SessionHeaderOff sends none. The trace
+	// header records it (option session_header).
+	SessionHeader string
+
 	// Grace is how long in-flight requests may finish after ctx is
 	// cancelled (SIGINT) before they are cut off and marked cancelled;
 	// 0 cuts them at once (the CLI's default is DefaultGrace).
@@ -185,6 +191,7 @@ type Resolved struct {
 	ep             endpoint.Endpoint
 	base           string             // the server's base URL, credentials and API routes stripped
 	tok            tokenize.Tokenizer // for SendTokenIDs
+	sessTok        tokenize.Tokenizer // counts a conversation's answers
 	metricsURL     string             // the /metrics to scrape, "" for none
 	metricsAuto    bool               // metricsURL was guessed (ServerMetricsAuto)
 	watcher        *procwatch.Watcher // WatchPID's, nil for none
@@ -329,6 +336,12 @@ func (c Config) Resolve() (*Resolved, error) {
 	}
 	if len(r.sink) == 0 {
 		return nil, fieldErr("Trace", "is empty and there are no Sinks", "say where the records go")
+	}
+	if c.Workload.HasSessions() {
+		if err := resolveSessions(&c, r); err != nil {
+			return nil, err
+		}
+		r.Config = c
 	}
 	if c.SendTokenIDs {
 		if c.Workload.Header.Shape != workload.ShapeCompletion {

@@ -37,17 +37,20 @@ import (
 
 // Summary counts what happened in a run.
 type Summary struct {
-	Trace    string
-	Sent     int // measured requests sent
-	OK       int
-	Failed   int
-	ByClass  map[trace.ErrorClass]int
-	NotSent  int // requests never sent because the run was stopped
-	Warmup   int
-	Elapsed  time.Duration
-	Stopped  bool // the run was interrupted
-	SaltSeed int64
-	Model    string
+	Trace   string
+	Sent    int // measured requests sent
+	OK      int
+	Failed  int
+	ByClass map[trace.ErrorClass]int
+	NotSent int // requests never sent because the run was stopped
+	// SessionNotSent counts turns of conversations never sent because
+	// an earlier turn of theirs failed (recorded as not-sent).
+	SessionNotSent int
+	Warmup         int
+	Elapsed        time.Duration
+	Stopped        bool // the run was interrupted
+	SaltSeed       int64
+	Model          string
 	// ServerTokenize is what came of asking the server's tokenizer (the
 	// trace header's server_tokenize option): the flavour used, "off", or
 	// why it was not available. PromptsCounted of PromptsDistinct prompts,
@@ -81,6 +84,9 @@ func (s *Summary) String() string {
 	if s.NotSent > 0 {
 		fmt.Fprintf(&b, ", %d not sent (stopped)", s.NotSent)
 	}
+	if s.SessionNotSent > 0 {
+		fmt.Fprintf(&b, ", %d turns not sent (an earlier turn of their session failed)", s.SessionNotSent)
+	}
 	fmt.Fprintf(&b, " in %.1fs", s.Elapsed.Seconds())
 	return b.String()
 }
@@ -102,6 +108,10 @@ type engine struct {
 	// metricsStatus is what became of --server-metrics (nil: off).
 	metricsStatus *ServerMetricsStatus
 	tok           tokenize.Tokenizer // for SendTokenIDs
+	// sessTok counts the answers a conversation resends (nil: no
+	// sessions); sessionHeader carries a session's id ("" for none).
+	sessTok       tokenize.Tokenizer
+	sessionHeader string
 	client        *http.Client
 	start         time.Time
 	startUnix     int64
@@ -308,9 +318,13 @@ func newEngine(r *Resolved) *engine {
 		ep:      r.ep,
 		base:    r.base,
 		tok:     r.tok,
+		sessTok: r.sessTok,
 		watcher: r.watcher,
 		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage, PromptCache: promptCache(cfg.ServerCache), ExtraBody: cfg.ExtraBody},
 		records: make(chan *trace.Record, 4096),
+	}
+	if cfg.SessionHeader != SessionHeaderOff && cfg.Workload.HasSessions() {
+		e.sessionHeader = cfg.SessionHeader
 	}
 	e.querySecrets = append(querySecrets(r.base), append(headerSecrets(cfg.Headers), bodySecrets(cfg.ExtraBody)...)...)
 	e.redactSecrets = e.secrets()
@@ -419,6 +433,9 @@ func (e *engine) header() trace.Header {
 			"server_cache":     e.cfg.ServerCache,
 		},
 	}
+	if e.cfg.Workload.HasSessions() {
+		h.Options["session_header"] = e.cfg.SessionHeader
+	}
 	if e.detected != nil {
 		h.Options["api_auto"] = e.detected.Why
 	}
@@ -511,7 +528,11 @@ func (e *engine) runPhases(ctx context.Context) {
 		if c := min(ph.Concurrency, len(rs)); e.cfg.Prewarm && c > 1 {
 			e.prewarm(ctx, c)
 		}
-		phaseKindOf(ph.Kind).run(ctx, e, ph, rs)
+		kind := phaseKindOf(ph.Kind)
+		if ph.Sessions > 0 {
+			kind = sessionPhase{}
+		}
+		kind.run(ctx, e, ph, rs)
 	}
 }
 
@@ -557,6 +578,9 @@ type prepared struct {
 	total, idle *time.Timer
 	// watch counts the response header bytes and resets idle on each.
 	watch *headerWatch
+	// onDone, if set, sees the finished record before it is queued for
+	// the writer (a session's next turn needs the answer).
+	onDone func(*trace.Record)
 }
 
 func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
@@ -566,6 +590,9 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 	}
 	if !warmup {
 		rec.ServerPromptTokens = e.promptCounts[r.Index]
+	}
+	if k := e.cfg.Workload.Header.Params.SystemTokens; k > 0 && len(r.Messages) > 1 && r.Messages[0].Role == "system" {
+		rec.SentInputTokens = k + r.InputTokens // the shared system prompt too
 	}
 	req := *r
 	if e.cfg.Salt {
@@ -610,6 +637,9 @@ func (e *engine) do(p *prepared, scheduled int64) {
 	rec.Scheduled = scheduled
 	defer func() {
 		p.cancel(nil)
+		if p.onDone != nil {
+			p.onDone(rec)
+		}
 		e.finish(rec)
 	}()
 	if p.err != nil {

@@ -170,6 +170,31 @@ var goldenV13Records = []Record{
 	},
 }
 
+// goldenV14Records are written from format 1.4 on: two turns of a
+// conversation (the second with the whole conversation counted as sent),
+// and a third turn not sent because the second failed.
+var goldenV14Records = []Record{
+	{
+		ID: "p002-0000", Index: 11, Phase: 2, InputTokens: 800, MaxTokens: 16,
+		Scheduled: 900_000_000, Sent: 900_000_700, Headers: 901_000_000, Done: 902_000_000, Status: 200,
+		Chunks:       []Chunk{{T: 901_500_000, Bytes: 120, Text: "1, 2"}},
+		FinishReason: "length",
+		Usage:        `{"prompt_tokens":1100,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":0}}`,
+		Session:      "p002-s0000", Turn: 1, SentInputTokens: 1100,
+	},
+	{
+		ID: "p002-0001", Index: 12, Phase: 2, InputTokens: 31, MaxTokens: 16,
+		Scheduled: 1_002_000_000, Sent: 1_002_000_500, Headers: 0, Done: 1_002_100_000, Status: 0,
+		Error:   &Error{Class: ErrReset, Message: "connection reset by peer"},
+		Session: "p002-s0000", Turn: 2, SentInputTokens: 1134,
+	},
+	{
+		ID: "p002-0002", Index: 13, Phase: 2, InputTokens: 31, MaxTokens: 16,
+		Error:   &Error{Class: ErrNotSent, Message: "turn 2 of the session failed (reset): the conversation cannot go on without its answer"},
+		Session: "p002-s0000", Turn: 3,
+	},
+}
+
 // goldenV13Scrapes are written from format 1.3 on, each after the record
 // of index at: a vLLM /metrics scrape with a label, a histogram bucket and
 // special values, a failed scrape, and a watched process.
@@ -217,6 +242,9 @@ func goldenRecords(minor int) []Record {
 	}
 	if minor >= 3 {
 		out = append(out, goldenV13Records...)
+	}
+	if minor >= 4 {
+		out = append(out, goldenV14Records...)
 	}
 	return out
 }

@@ -27,7 +27,11 @@ const (
 	// 1.3 also added the scrape entry (the server's /metrics and a
 	// watched process's memory and CPU during the run); a 1.0–1.2 reader
 	// skips it as an entry kind it does not know.
-	FormatMinor = 3
+	// 1.4 appended session, turn and sent_input_tokens after them (a
+	// conversation's turns), written only when set, and the error class
+	// not-sent (a session's turns after one that failed); older readers
+	// ignore the fields and show the class as they find it.
+	FormatMinor = 4
 )
 
 // Header is written once, at the start of a trace. All times in records are
@@ -160,6 +164,18 @@ type Record struct {
 	ServerPromptTokens int `json:"server_prompt_tokens,omitempty"`
 	ServerTextTokens   int `json:"server_text_tokens,omitempty"`
 
+	// Session and Turn (1.4) place the request in a conversation: the
+	// workload's stable session id and the turn (1, 2, …); empty and 0
+	// for a single request. SentInputTokens (1.4) is the whole prompt as
+	// sent, counted with the workload's tokenizer: the system prompt, every
+	// earlier turn's messages and the answers received (what the server
+	// wrote, recorded as sent), and this turn's message; InputTokens stays
+	// the part the workload wrote for this turn. 0: not counted (a single
+	// request, whose prompt is InputTokens).
+	Session         string `json:"session,omitempty"`
+	Turn            int    `json:"turn,omitempty"`
+	SentInputTokens int    `json:"sent_input_tokens,omitempty"`
+
 	// Shard is the index of the shard that sent the request, in a merged
 	// trace; nil elsewhere (1.1: stored as a shard entry before the first
 	// record of each run of records from one shard).
@@ -203,7 +219,12 @@ const (
 	ErrIncomplete   ErrorClass = "incomplete"    // ended without the API's finish signal
 	ErrCancelled    ErrorClass = "cancelled"     // the run was stopped (SIGINT)
 	ErrOverlong     ErrorClass = "overlong"      // far past max_tokens: reading stopped
-	ErrOther        ErrorClass = "other"
+	// ErrNotSent (1.4) is a turn of a session that was never sent because
+	// an earlier turn failed (the conversation cannot go on without its
+	// answer); the message names that turn and its failure. Such a record
+	// has no times but Scheduled: it is neither ok nor a failure.
+	ErrNotSent ErrorClass = "not-sent"
+	ErrOther   ErrorClass = "other"
 )
 
 // Error is why a request failed.

@@ -105,7 +105,8 @@ func appendRecordV1(b []byte, r *Record) []byte {
 	}
 	// 1.2 fields, only when set (or when 1.3 fields follow them): a record
 	// without them is byte for byte a 1.1 record.
-	v13 := r.ServerPromptTokens != 0 || r.ServerTextTokens != 0
+	v14 := r.Session != "" || r.Turn != 0 || r.SentInputTokens != 0
+	v13 := r.ServerPromptTokens != 0 || r.ServerTextTokens != 0 || v14
 	if r.Clipped != 0 || r.Notes != "" || v13 {
 		b = binary.AppendVarint(b, r.Clipped)
 		b = appendString(b, r.Notes)
@@ -114,6 +115,13 @@ func appendRecordV1(b []byte, r *Record) []byte {
 	if v13 {
 		b = binary.AppendVarint(b, int64(r.ServerPromptTokens))
 		b = binary.AppendVarint(b, int64(r.ServerTextTokens))
+	}
+	// 1.4 fields, only when set: the conversation's session and turn, and
+	// the prompt's length as sent.
+	if v14 {
+		b = appendString(b, r.Session)
+		b = binary.AppendVarint(b, int64(r.Turn))
+		b = binary.AppendVarint(b, int64(r.SentInputTokens))
 	}
 	return b
 }
@@ -352,7 +360,7 @@ func (d *v1Decoder) decode(body string) (*Record, error) {
 
 // later reads the fields later minor versions appended after the chunks
 // (1.2: clipped_bytes, notes; 1.3: server_prompt_tokens,
-// server_text_tokens). A body that ends first is an older
+// server_text_tokens; 1.4: session, turn, sent_input_tokens). A body that ends first is an older
 // version's; bytes after them belong to a version later still, and bytes
 // that do not parse as them are ignored as such, as a 1.0 reader ignores
 // every one of them.
@@ -376,7 +384,22 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 		return
 	}
 	r.ServerPromptTokens, r.ServerTextTokens = int(prompt), int(text)
+	if c.i >= len(c.s) {
+		return
+	}
+	session := c.str()
+	turn, sent := c.varint(), c.varint()
+	// Values past what a workload can hold are no session: leave them
+	// unset, as a 1.3 reader would.
+	if c.err != nil || len(session) > maxSessionBytes || turn < 0 || turn > 1<<31-1 || sent < 0 || sent > 1<<31-1 {
+		return
+	}
+	r.Session, r.Turn, r.SentInputTokens = session, int(turn), int(sent)
 }
+
+// maxSessionBytes bounds a stored session id (a workload's are at most
+// 128 bytes).
+const maxSessionBytes = 1024
 
 // countRange is whether a stored server count is −1 (unavailable) or a
 // count that fits an int32.

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -253,4 +254,33 @@ func BenchmarkBuildSessions(b *testing.B) {
 			b.Fatal(len(wl.Requests))
 		}
 	}
+}
+
+// FuzzSessionSpecs feeds --turns and --think-time any text: an error or
+// a distribution whose draws stay within its bounds, never a panic.
+func FuzzSessionSpecs(f *testing.F) {
+	for _, s := range []string{"4", "2..8", "0", "-1", "8..2", "1..1000", "1001", "..", "2..", "x"} {
+		f.Add(s, "1s..3s")
+	}
+	for _, s := range []string{"", "0", "2s", "exp:1s", "exp:", "1s..", "-1s", "3s..1s", "1h1ns", "500ms..500ms", "1e400s"} {
+		f.Add("3", s)
+	}
+	f.Fuzz(func(t *testing.T, turns, think string) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		if ts, err := parseTurns(turns); err == nil {
+			if ts.lo < 1 || ts.hi < ts.lo || ts.hi > maxTurns {
+				t.Fatalf("%q parsed to %+v", turns, ts)
+			}
+			if n := ts.draw(rng); n < ts.lo || n > ts.hi {
+				t.Fatalf("%q drew %d", turns, n)
+			}
+		}
+		if th, err := ParseThink(think); err == nil {
+			for i := 0; i < 4; i++ {
+				if d := th.draw(rng); d < 0 || d > int64(MaxThink) || th.kind == "uniform" && (d < th.lo || d > th.hi) {
+					t.Fatalf("%q (%+v) drew %d", think, th, d)
+				}
+			}
+		}
+	})
 }

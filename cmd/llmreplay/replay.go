@@ -49,6 +49,7 @@ type replayFlags struct {
 	serverMetrics          string
 	metricsInterval        time.Duration
 	watchPID               int
+	sessionHeader          string
 }
 
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
@@ -75,6 +76,7 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.DurationVar(&f.metricsInterval, "server-metrics-interval", servermetrics.DefaultInterval, "time between /metrics scrapes and --watch-pid samples (each times out at 4/5 of it)")
 	fs.IntVar(&f.watchPID, "watch-pid", 0, "process id of the server on this machine: sample its memory (RSS), CPU time and threads, with its child processes', into the trace, and GPU memory when nvidia-smi is installed (Linux /proc; macOS through ps, without threads)")
 	fs.StringVar(&f.serverTokenize, "server-tokenize", replay.ServerTokenizeAuto, "ask the server's own tokenizer (POST /tokenize of llama.cpp, vLLM, SGLang, TGI) to count each distinct prompt before the run and each response's text after it, off the timing path, so usage is judged in the model's vocabulary: auto (use it when the server answers) or off")
+	fs.StringVar(&f.sessionHeader, "session-header", replay.DefaultSessionHeader, "workloads with sessions (--turns): the HTTP header that carries each conversation's stable id on all its turns, for routers with session affinity (llm-d, sticky gateways); off: none")
 	fs.StringVar(&f.serverCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
 }
 
@@ -123,6 +125,7 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 		ServerMetrics:         f.serverMetrics,
 		ServerMetricsInterval: f.metricsInterval,
 		WatchPID:              f.watchPID,
+		SessionHeader:         f.sessionHeader,
 	}
 	return cfg, nil
 }
@@ -257,7 +260,7 @@ var flagOf = map[string]string{
 	// replay.Config
 	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
 	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
-	"Model": "--model", "ServerCache": "--server-cache", "Headers": "--header", "ExtraBody": "--extra-body",
+	"Model": "--model", "ServerCache": "--server-cache", "SessionHeader": "--session-header", "Headers": "--header", "ExtraBody": "--extra-body",
 	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval", "WatchPID": "--watch-pid",
 	// workload.BuildConfig
 	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",

@@ -366,6 +366,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, a api) {
 	}
 	s.met.requests.WithLabelValues("200").Inc()
 	s.met.prompt.Add(float64(len(j.promptIDs)))
+	s.seeSession(r)
 	s.run(w, r, j)
 }
 

@@ -6,7 +6,13 @@ import "time"
 type seq struct {
 	promptTokens int
 	hashes       []uint64 // chained block hashes of the prompt
-	maxTokens    int
+	// doneHashes are the chained block hashes of the prompt followed by
+	// the whole answer: when the stream finishes, the blocks its answer
+	// filled enter the prefix cache too (vLLM and SGLang keep generated
+	// tokens' blocks), so a conversation's next turn, which resends the
+	// prompt and the answer, finds both. nil: prompt blocks only.
+	doneHashes []uint64
+	maxTokens  int
 	// noReuse is llama.cpp's cache_prompt: false: the prompt is computed
 	// in full (no lookup) and still leaves its blocks in the cache.
 	noReuse bool
@@ -147,6 +153,8 @@ func (c *core) step() (d time.Duration, emitted []*seq, ok bool) {
 		c.emitted = append(c.emitted, s)
 		if s.produced < s.maxTokens {
 			c.next = append(c.next, s)
+		} else {
+			c.finished(s)
 		}
 	}
 	// Prefill, oldest first, within the budget.
@@ -177,6 +185,8 @@ func (c *core) step() (d time.Duration, emitted []*seq, ok bool) {
 		c.emitted = append(c.emitted, s)
 		if s.produced < s.maxTokens {
 			c.next = append(c.next, s)
+		} else {
+			c.finished(s)
 		}
 	}
 	for i := len(keep); i < len(c.prefill); i++ {
@@ -185,6 +195,13 @@ func (c *core) step() (d time.Duration, emitted []*seq, ok bool) {
 	c.prefill = keep
 	c.decode, c.next = c.next, c.decode
 	return c.p.stepTime(b, x, pairs), c.emitted, true
+}
+
+// finished puts a completed stream's answer blocks in the prefix cache.
+func (c *core) finished(s *seq) {
+	if c.cache != nil && s.doneHashes != nil {
+		c.cache.insert(s.doneHashes)
+	}
 }
 
 // kvBlocks is the number of KV-cache blocks the admitted streams hold.

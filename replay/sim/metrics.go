@@ -23,6 +23,10 @@ type metrics struct {
 	preemptions  prometheus.Counter
 	ttft         prometheus.Histogram
 	requests     *prometheus.CounterVec
+	// sessionRequests and sessionsSeen count the requests that carried a
+	// session id (SessionHeader) and the distinct ids.
+	sessionRequests prometheus.Counter
+	sessionsSeen    prometheus.Gauge
 }
 
 func newMetrics(profile string) *metrics {
@@ -57,8 +61,12 @@ func newMetrics(profile string) *metrics {
 			Buckets:     []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmreplay_sim_requests_total",
 			Help: "Requests answered, by HTTP status code.", ConstLabels: labels}, []string{"code"}),
+		sessionRequests: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_session_requests_total",
+			Help: "Requests that carried a session id in the " + SessionHeader + " header.", ConstLabels: labels}),
+		sessionsSeen: prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_sessions_seen",
+			Help: "Distinct session ids seen in the " + SessionHeader + " header.", ConstLabels: labels}),
 	}
-	m.reg.MustRegister(m.running, m.waiting, m.kvUsage, m.generated, m.prompt, m.cacheQueries, m.cacheHits, m.preemptions, m.ttft, m.requests)
+	m.reg.MustRegister(m.running, m.waiting, m.kvUsage, m.generated, m.prompt, m.cacheQueries, m.cacheHits, m.preemptions, m.ttft, m.requests, m.sessionRequests, m.sessionsSeen)
 	return m
 }
 

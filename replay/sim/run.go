@@ -36,7 +36,16 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 		defer st.gone.Store(true) // an unfinished stream leaves the engine
 		sq := &seq{promptTokens: prompt, maxTokens: n, out: st, noReuse: j.noReuse}
 		if !s.cfg.DisablePrefixCache && s.prof.BlockSize > 0 && s.prof.CacheBlocks > 0 {
-			sq.hashes = blockHashes(j.promptIDs, s.prof.BlockSize)
+			// One chain over prompt and answer: its first blocks are the
+			// prompt's (looked up at admission), all of them enter the
+			// cache when the answer is complete.
+			ids := make([]int, prompt, prompt+n)
+			copy(ids, j.promptIDs)
+			for _, p := range pieces[:n] {
+				ids = append(ids, p.id)
+			}
+			sq.doneHashes = blockHashes(ids, s.prof.BlockSize)
+			sq.hashes = sq.doneHashes[:prompt/s.prof.BlockSize]
 		}
 		t.queued = time.Now()
 		st.queued = t.queued.UnixNano()

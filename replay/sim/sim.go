@@ -111,6 +111,7 @@ type Server struct {
 	eng   *engine // nil for an Instant profile
 	met   *metrics
 	mux   *http.ServeMux
+	sess  sessions
 
 	ids atomic.Uint64
 

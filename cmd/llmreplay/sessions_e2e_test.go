@@ -1,0 +1,279 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// readRecords returns a trace's records (copies: the reader reuses its).
+func readRecords(t *testing.T, path string) (trace.Header, []trace.Record) {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []trace.Record
+	for r.Scan() {
+		rec := *r.Record()
+		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
+		if rec.Error != nil {
+			e := *rec.Error
+			rec.Error = &e
+		}
+		out = append(out, rec)
+	}
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	return r.Header(), out
+}
+
+// simMetric reads one sample of the simulator's /metrics.
+func simMetric(t *testing.T, base, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta(name) + `(\{[^}]*\})? (\S+)$`)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			v, err := strconv.ParseFloat(m[2], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no %s on the simulator's /metrics", name)
+	return 0
+}
+
+// A multi-turn workload replayed against `llmreplay sim` with default
+// flags: every turn resends the conversation with the answer received, so
+// the simulator's prefix cache serves each warm turn the full 16-token
+// blocks of the previous turn's prompt and answer, and the second session
+// the shared system prompt. The numbers come from the simulator's model
+// (default profile vllm-rtx5090-bf16, blocks of 16 tokens), not from time.
+func TestSessionsAgainstSim(t *testing.T) {
+	bin := builtBinary(t)
+	sim := startSim(t, bin)
+	dir := t.TempDir()
+	const (
+		block  = 16
+		answer = 32
+		system = 64 // a whole number of blocks
+		input  = 200
+	)
+	wl := filepath.Join(dir, "chat.workload.zst")
+	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", strconv.Itoa(input), "--max-tokens", strconv.Itoa(answer),
+		"--schedule", "closed:1", "--sessions", "2", "--turns", "3", "--think-time", "5ms",
+		"--system-tokens", strconv.Itoa(system), "-o", wl); code != 0 {
+		t.Fatalf("workload build: exit %d: %s", code, e)
+	}
+	tr := filepath.Join(dir, "chat.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", sim, "-o", tr); code != 0 || !strings.Contains(e, "6 requests sent, 6 ok, 0 failed") {
+		t.Fatalf("replay: exit %d: %s", code, e)
+	}
+	h, recs := readRecords(t, tr)
+	if h.Minor < 4 || h.Options["session_header"] != "X-Session-ID" {
+		t.Fatalf("trace %d.%d, session_header %q", h.Major, h.Minor, h.Options["session_header"])
+	}
+	if len(recs) != 6 {
+		t.Fatalf("%d records, want 6", len(recs))
+	}
+	type usage struct {
+		Prompt  int `json:"prompt_tokens"`
+		Details struct {
+			Cached int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	}
+	prev := map[string]trace.Record{}
+	sessions := map[string]bool{}
+	for _, rec := range recs {
+		if !rec.OK() {
+			t.Fatalf("%s failed: %v", rec.ID, rec.Error)
+		}
+		var u usage
+		if err := json.Unmarshal([]byte(rec.Usage), &u); err != nil {
+			t.Fatalf("%s usage %q: %v", rec.ID, rec.Usage, err)
+		}
+		// The whole conversation as sent, counted by the workload's
+		// tokenizer, is what the simulator (same tokenizer) counted.
+		if u.Prompt != rec.SentInputTokens {
+			t.Errorf("%s turn %d: the sim counted %d prompt tokens, the trace says %d were sent", rec.ID, rec.Turn, u.Prompt, rec.SentInputTokens)
+		}
+		var wantSent, wantCached int
+		switch p, ok := prev[rec.Session]; {
+		case rec.Turn == 1 && len(sessions) == 0:
+			wantSent, wantCached = system+input, 0
+		case rec.Turn == 1:
+			// The second session shares the system prompt (64 tokens, 4
+			// blocks) and the run's salt words, not its opening words.
+			wantSent, wantCached = system+input, system
+		case ok && p.Turn == rec.Turn-1:
+			wantSent = p.SentInputTokens + answer + rec.InputTokens
+			wantCached = (p.SentInputTokens + answer) / block * block
+		default:
+			t.Fatalf("%s: turn %d of %s does not follow its turn %d", rec.ID, rec.Turn, rec.Session, rec.Turn-1)
+		}
+		if rec.SentInputTokens != wantSent || u.Details.Cached != wantCached {
+			t.Errorf("%s (%s turn %d): sent %d, cached %d; want %d, %d", rec.ID, rec.Session, rec.Turn, rec.SentInputTokens, u.Details.Cached, wantSent, wantCached)
+		}
+		sessions[rec.Session] = true
+		prev[rec.Session] = rec
+	}
+	if len(sessions) != 2 {
+		t.Fatalf("%d sessions in the trace, want 2", len(sessions))
+	}
+	// Every turn reached the simulator with its session's id.
+	if n := simMetric(t, sim, "llmreplay_sim_session_requests_total"); n != 6 {
+		t.Errorf("the simulator saw %v requests with a session id, want 6", n)
+	}
+	if n := simMetric(t, sim, "llmreplay_sim_sessions_seen"); n != 2 {
+		t.Errorf("the simulator saw %v distinct session ids, want 2", n)
+	}
+	// The analysis reads the multi-turn trace.
+	if out, e, code := run(t, nil, bin, "analyze", tr); code != 0 || !strings.Contains(out, "per-stream") {
+		t.Fatalf("analyze: exit %d: %s%s", code, out, e)
+	}
+}
+
+// dropServer answers a conversation's first turn and drops the connection
+// on its second (more than two messages), as a server that dies
+// mid-session does; it remembers the session header of every request.
+type dropServer struct {
+	mu      sync.Mutex
+	headers []string
+}
+
+func (s *dropServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(w, r) // pre-warming, the /tokenize probe
+		return
+	}
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	json.Unmarshal(body, &req)
+	s.mu.Lock()
+	s.headers = append(s.headers, fmt.Sprintf("%s %d", r.Header.Get("X-Session-ID"), len(req.Messages)))
+	s.mu.Unlock()
+	if len(req.Messages) > 2 {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"1, 2\"},\"finish_reason\":null}]}\n\n")
+	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// A server that drops the connection mid-session: the failed turn is
+// recorded as the failure it was, the session's later turns as not sent
+// with the reason, and nothing of the workload is missing from the trace.
+func TestSessionDroppedMidway(t *testing.T) {
+	bin := builtBinary(t)
+	srv := &dropServer{}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "2", "--schedule", "burst:2", "--repeats", "1", "--turns", "4")
+	tr := filepath.Join(dir, "drop.trace.zst")
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr)
+	if code != 0 || !strings.Contains(e, "4 turns not sent (an earlier turn of their session failed)") {
+		t.Fatalf("replay: exit %d: %s", code, e)
+	}
+	_, recs := readRecords(t, tr)
+	if len(recs) != 8 {
+		t.Fatalf("%d records, want all 8 turns", len(recs))
+	}
+	for _, rec := range recs {
+		switch rec.Turn {
+		case 1:
+			if !rec.OK() {
+				t.Errorf("%s turn 1: %v", rec.ID, rec.Error)
+			}
+		case 2:
+			if rec.OK() || rec.Error.Class == trace.ErrNotSent || rec.Sent == 0 {
+				t.Errorf("%s turn 2: want a failure of a sent request, got %+v", rec.ID, rec.Error)
+			}
+		default:
+			if rec.Error == nil || rec.Error.Class != trace.ErrNotSent || !strings.Contains(rec.Error.Message, "turn 2 of the session failed") || rec.Sent != 0 {
+				t.Errorf("%s turn %d: want not-sent naming turn 2, got %+v", rec.ID, rec.Turn, rec.Error)
+			}
+		}
+	}
+	srv.mu.Lock()
+	seen := append([]string(nil), srv.headers...)
+	srv.mu.Unlock()
+	if len(seen) != 4 {
+		t.Fatalf("the server saw %d requests, want 4 (2 sessions × 2 turns): %q", len(seen), seen)
+	}
+	for _, h := range seen {
+		if !regexp.MustCompile(`^p000-s000[01] [13]$`).MatchString(h) {
+			t.Errorf("session header and message count %q", h)
+		}
+	}
+	// The analysis counts the not-sent turns apart from the failures.
+	out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
+	if code != 0 || !strings.Contains(out, `"not_sent": 4`) {
+		t.Fatalf("analyze: exit %d: %s\n%s", code, e, out)
+	}
+}
+
+// Bad session settings: one line naming the flag and the fix, exit 2, no
+// file written.
+func TestSessionBadFlags(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.workload.zst")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--turns", "0"}, `--turns "0" has a session of no turns`},
+		{[]string{"--turns", "2..x"}, `--turns "2..x" is not a number of turns`},
+		{[]string{"--turns", "8..2"}, `runs backwards`},
+		{[]string{"--turns", "2", "--think-time", "-1s"}, `--think-time "-1s" is negative`},
+		{[]string{"--turns", "2", "--think-time", "soon"}, `--think-time "soon" is not a think time`},
+		{[]string{"--turns", "2", "--think-time", "exp:"}, `--think-time "exp:" is not a think time`},
+		{[]string{"--think-time", "1s"}, `add --turns`},
+		{[]string{"--turns", "2", "--sessions", "0", "--schedule", "closed:2"}, `bad --sessions 0`},
+	} {
+		_, e, code := run(t, nil, bin, append([]string{"workload", "build", "-o", out}, tc.args...)...)
+		if code != 2 || !strings.Contains(e, tc.want) || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, e, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v left %s", tc.args, out)
+		}
+	}
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "2", "--schedule", "burst:1", "--repeats", "1", "--turns", "2")
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", "http://127.0.0.1:1", "--session-header", "bad header", "-o", filepath.Join(dir, "t.trace.zst"))
+	if code != 2 || !strings.Contains(e, `--session-header "bad header" is not an HTTP header name`) {
+		t.Errorf("replay --session-header 'bad header': exit %d, %q", code, e)
+	}
+}
