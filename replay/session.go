@@ -95,7 +95,7 @@ func (sessionPhase) run(ctx context.Context, e *engine, ph workload.Phase, rs []
 					if i >= len(ss) {
 						return
 					}
-					e.runSession(ctx, ss[i], e.now())
+					e.runSession(ctx, ss[i], sendNow)
 				}
 			}()
 		}
@@ -136,6 +136,10 @@ type turnResult struct {
 	err    *trace.Error
 }
 
+// sendNow as runSession's scheduled time sends the first turn as soon as
+// it is built.
+const sendNow = -1
+
 // runSession sends one conversation's turns, the first at scheduled. A
 // turn that fails ends the conversation (the next turn would need its
 // answer): the turns after it are recorded as not sent, naming the
@@ -144,10 +148,12 @@ func (e *engine) runSession(ctx context.Context, s *session, scheduled int64) {
 	var history []workload.Message
 	histTokens := 0 // the conversation so far, under the workload's tokenizer
 	for i, r := range s.turns {
-		if i > 0 && !e.waitUntil(ctx, scheduled) || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			e.countNotSent(len(s.turns) - i)
 			return
 		}
+		// The request is built before its send time, as in the open-loop
+		// phases: building a long conversation's body is not lateness.
 		req := *r
 		if e.cfg.Salt {
 			req = req.WithSalt(e.salt)
@@ -169,6 +175,16 @@ func (e *engine) runSession(ctx context.Context, s *session, scheduled int64) {
 		}
 		if e.sessionHeader != "" && p.req != nil {
 			p.req.Header.Set(e.sessionHeader, s.id)
+		}
+		if scheduled == sendNow {
+			// A closed loop's worker is free: the turn is due now that
+			// it is built, as in closedPhase.
+			scheduled = e.now()
+		}
+		if i > 0 && !e.waitUntil(ctx, scheduled) {
+			p.cancel(errCancelled)
+			e.countNotSent(len(s.turns) - i)
+			return
 		}
 		var res turnResult
 		p.onDone = func(rec *trace.Record) {
