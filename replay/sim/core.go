@@ -16,6 +16,10 @@ type seq struct {
 	// noReuse is llama.cpp's cache_prompt: false: the prompt is computed
 	// in full (no lookup) and still leaves its blocks in the cache.
 	noReuse bool
+	// arrive is when the request reaches the engine (unix ns): the
+	// handler's receipt plus the profile's Overhead. The real-time driver
+	// lets it join the first step that starts at or after it.
+	arrive int64
 
 	// Set by the core at admission.
 	cachedTokens int

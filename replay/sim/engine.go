@@ -85,58 +85,87 @@ func (e *engine) stop() {
 
 func (e *engine) run() {
 	defer close(e.done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	var deadline time.Time
+	var deadline time.Time // the nominal end of the last step
 	idle := true
+	var pending []*seq // submitted, not yet due at the engine (arrive in the future)
+	take := func(s *seq) {
+		// Arrivals come nearly in order; keep pending sorted by arrive.
+		i := len(pending)
+		for i > 0 && pending[i-1].arrive > s.arrive {
+			i--
+		}
+		pending = append(pending, nil)
+		copy(pending[i+1:], pending[i:])
+		pending[i] = s
+	}
 	gone := func(s *seq) bool { return s.out.gone.Load() }
 	for {
-		// Everything that arrived during the last step joins this one.
+		// Everything submitted during the last step.
 	drain:
 		for {
 			select {
 			case s := <-e.arrive:
-				e.core.enqueue(s)
+				take(s)
 			default:
 				break drain
 			}
 		}
+		var start time.Time // the step's nominal start
+		if idle {
+			if len(pending) == 0 {
+				select {
+				case s := <-e.arrive:
+					take(s)
+				case <-e.quit:
+					return
+				}
+			}
+			// An idle engine starts BatchWindow after the first request
+			// arrives, counted from its nominal arrival (the handler's
+			// receipt plus Overhead), not from when this goroutine got to
+			// run: the scheduler's lateness must not lengthen latencies.
+			a := time.Unix(0, pending[0].arrive)
+			if now := time.Now(); now.Sub(a) > maxLag {
+				a = now
+			}
+			start = a.Add(e.core.p.BatchWindow)
+			if !e.sleepUntil(start) {
+				return
+			}
+		wake:
+			for {
+				select {
+				case s := <-e.arrive:
+					take(s)
+				default:
+					break wake
+				}
+			}
+		} else {
+			start = deadline
+			if now := time.Now(); now.Sub(start) > maxLag {
+				start = now
+			}
+		}
+		// A request joins the first step that starts after it arrived.
+		due := 0
+		for due < len(pending) && pending[due].arrive <= start.UnixNano() {
+			e.core.enqueue(pending[due])
+			pending[due] = nil
+			due++
+		}
+		pending = pending[due:]
 		e.core.drop(gone)
 		d, em, ok := e.core.step()
 		e.publishGauges()
 		if !ok {
 			idle = true
-			select {
-			case s := <-e.arrive:
-				e.core.enqueue(s)
-			case <-e.quit:
-				return
-			}
-			if w := e.core.p.BatchWindow; w > 0 {
-				timer.Reset(w)
-				select {
-				case <-timer.C:
-				case <-e.quit:
-					timer.Stop()
-					return
-				}
-			}
 			continue
 		}
-		now := time.Now()
-		if idle || now.Sub(deadline) > maxLag {
-			deadline = now
-		}
 		idle = false
-		deadline = deadline.Add(d)
-		if wait := time.Until(deadline); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-e.quit:
-				timer.Stop()
-				return
-			}
+		deadline = start.Add(d)
+		if !e.sleepUntil(deadline) {
+			return
 		}
 		tnow := time.Now()
 		if l := tnow.Sub(deadline); l > time.Millisecond {
@@ -161,6 +190,26 @@ func (e *engine) run() {
 			st.avail.Store(int64(s.produced))
 			st.poke()
 		}
+	}
+}
+
+// sleepUntil waits for t on a high-resolution kernel timer (sleepPrecise)
+// in slices short enough to notice a stop; false means stopped. Go's own
+// timers wake up to a millisecond late (the runtime waits in epoll with
+// a millisecond timeout), which at a time scale of 0.1 is 10 ms of the
+// profile's time added to every idle start and every request's Overhead.
+func (e *engine) sleepUntil(t time.Time) bool {
+	for {
+		select {
+		case <-e.quit:
+			return false
+		default:
+		}
+		d := time.Until(t)
+		if d <= 0 {
+			return true
+		}
+		sleepPrecise(min(d, 20*time.Millisecond))
 	}
 }
 

@@ -20,18 +20,6 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 
 	var st *stream
 	if s.eng != nil {
-		if o := s.prof.Overhead; o > 0 {
-			tm := time.NewTimer(o)
-			select {
-			case <-tm.C:
-			case <-ctx.Done():
-				tm.Stop()
-				return
-			case <-s.quit:
-				tm.Stop()
-				return
-			}
-		}
 		st = newStream()
 		defer st.gone.Store(true) // an unfinished stream leaves the engine
 		sq := &seq{promptTokens: prompt, maxTokens: n, out: st, noReuse: j.noReuse}
@@ -47,8 +35,12 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 			sq.doneHashes = blockHashes(ids, s.prof.BlockSize)
 			sq.hashes = sq.doneHashes[:prompt/s.prof.BlockSize]
 		}
-		t.queued = time.Now()
+		// The request reaches the engine Overhead after it was received;
+		// the engine holds it until then on its own clock (a timer here
+		// would wake up to a millisecond late).
+		t.queued = t.start.Add(s.prof.Overhead)
 		st.queued = t.queued.UnixNano()
+		sq.arrive = st.queued
 		if !s.eng.submit(sq) {
 			return
 		}

@@ -2,7 +2,8 @@ package sim
 
 import (
 	"math"
-	"sort"
+	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -19,38 +20,95 @@ func (p Profile) Scaled(f float64) Profile {
 	return p
 }
 
-// ModelClosedTTFT runs the engine model on a virtual clock for c
-// closed-loop users, each sending its next request the moment its last one
-// ends, with distinct prompts of promptTokens and maxTokens outputs, and
-// returns the TTFT (send to first token, client network not modelled) of
-// the n requests after the warm-up, which skips each user's first request.
-// It is the capacity search's ground truth: it shares the engine model but
-// none of the HTTP server, the client, the search or the statistics.
-func ModelClosedTTFT(p Profile, c, promptTokens, maxTokens, n int) []time.Duration {
+// ClosedRound is one closed-loop probe round as the capacity search runs
+// it (capacity/live): Users workers start together and each sends its
+// next request the moment its last one ended, until Users+Measured
+// requests were sent; the first Users (each user's first request) are the
+// warm-up and the Measured after them are judged.
+type ClosedRound struct {
+	Users        int
+	PromptTokens int // distinct prompts: no prefix-cache hits
+	MaxTokens    int
+	Measured     int
+	// Hop is the time from a client's send to the server holding the
+	// request (the HTTP hop, parsing and tokenizing), on top of the
+	// profile's Overhead and inside the TTFT the client measures; each
+	// request adds its own Jitter, drawn uniformly from [0, Jitter]. A
+	// client sends again the moment a response ends.
+	//
+	// Both are the client's and the machine's, not the profile's: a time
+	// scale does not scale them. Measured against the simulator at time
+	// scale 0.1 on the project's 2-core machine: a hop of about 1 ms
+	// (10 ms of the profile's time), varying by a few tenths.
+	Hop, Jitter time.Duration
+}
+
+// ModelClosedRounds runs the engine model on a virtual clock for rounds
+// independent probe rounds r and returns the TTFT (client send to first
+// token) of every measured request, pooled: the distribution a probe's
+// percentile estimates. It is the capacity search's ground truth: it
+// shares the engine model (core) with the simulator but none of its HTTP
+// server, the client, the search or the statistics.
+//
+// Why the hop matters: the engine plans its next step the instant the
+// last one ends, so a request sent in reply to a step's last token always
+// misses that next step, and users whose requests end together stay in
+// lockstep only while their hops are equal. With no hop and no jitter (as
+// this model once had it) a closed loop re-sends on the very instant a
+// step ends and keeps a lockstep no client produces; it found 34 users
+// for llama.cpp at ttft_p90<=1s where the simulator holds 6
+// (docs/CAPACITY.md). Rounds start all users together, as a probe does,
+// so the measured requests include the clumps a simultaneous start
+// leaves behind.
+func ModelClosedRounds(p Profile, r ClosedRound, rounds int, seed uint64) []time.Duration {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	var out []time.Duration
+	for range rounds {
+		out = append(out, modelClosedRound(p, r, rng)...)
+	}
+	return out
+}
+
+func modelClosedRound(p Profile, r ClosedRound, rng *rand.Rand) []time.Duration {
 	core := newCore(p, false)
 	type pending struct {
 		s      *seq
+		index  int
 		user   int
 		sent   time.Duration
 		arrive time.Duration
 	}
-	var queue []pending // sent, not yet at the engine, in arrival order
+	var queue []pending // sent, not yet at the engine
 	owner := map[*seq]pending{}
-	sentBy := make([]int, c) // requests each user has sent
+	total := r.Users + r.Measured
+	next := 0 // the next request index to send
 	var out []time.Duration
-	now := time.Duration(0)
-	send := func(u int, at time.Duration) {
-		sentBy[u]++
-		queue = append(queue, pending{s: &seq{promptTokens: promptTokens, maxTokens: maxTokens}, user: u, sent: at, arrive: at + p.Overhead})
+	hop := func() time.Duration {
+		if r.Jitter <= 0 {
+			return r.Hop
+		}
+		return r.Hop + time.Duration(rng.Int64N(int64(r.Jitter)+1))
 	}
-	for u := range c {
+	send := func(u int, sent time.Duration) {
+		if next >= total {
+			return
+		}
+		queue = append(queue, pending{s: &seq{promptTokens: r.PromptTokens, maxTokens: r.MaxTokens},
+			index: next, user: u, sent: sent, arrive: sent + hop() + p.Overhead})
+		next++
+	}
+	for u := range r.Users {
 		send(u, 0)
 	}
-	for len(out) < n {
+	now := time.Duration(0)
+	for len(queue) > 0 || !core.idle() {
+		slices.SortStableFunc(queue, func(a, b pending) int { return int(a.arrive - b.arrive) })
 		if core.idle() {
 			// An idle engine waits BatchWindow after the first arrival.
 			now = max(now, queue[0].arrive) + p.BatchWindow
 		}
+		// A request joins the first step that starts at or after its
+		// arrival, as in the simulator's driver (engine.run).
 		for len(queue) > 0 && queue[0].arrive <= now {
 			q := queue[0]
 			queue = queue[1:]
@@ -64,31 +122,42 @@ func ModelClosedTTFT(p Profile, c, promptTokens, maxTokens, n int) []time.Durati
 		now += d
 		for _, s := range em {
 			q := owner[s]
-			if s.produced == 1 && sentBy[q.user] > 1 {
+			if s.produced == 1 && q.index >= r.Users {
 				out = append(out, now-q.sent)
 			}
 			if s.produced >= s.maxTokens {
 				delete(owner, s)
 				send(q.user, now)
-				sort.SliceStable(queue, func(i, j int) bool { return queue[i].arrive < queue[j].arrive })
 			}
 		}
 	}
-	return out[:n]
+	return out
 }
 
-// ModelClosedCapacity is the largest number of closed-loop users, up to
-// maxUsers, whose steady-state TTFT q-quantile stays at or below bound
-// (0 when one user already exceeds it), from ModelClosedTTFT with n
-// requests per level.
-func ModelClosedCapacity(p Profile, q float64, bound time.Duration, promptTokens, maxTokens, maxUsers, n int) int {
+// Quantile is the q-quantile of d by the tables' rule (the ⌈q·n⌉-th
+// smallest); d is sorted in place.
+func Quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[max(0, int(math.Ceil(q*float64(len(d))))-1)]
+}
+
+// ModelClosedCapacity is the largest number of closed-loop users in
+// 1..maxUsers whose pooled TTFT q-quantile over rounds model rounds stays
+// at or below bound (0 when one user already exceeds it), with the
+// quantile of every level.
+func ModelClosedCapacity(p Profile, q float64, bound time.Duration, r ClosedRound, maxUsers, rounds int, seed uint64) (int, []time.Duration) {
 	best := 0
+	var at []time.Duration
 	for c := 1; c <= maxUsers; c++ {
-		t := ModelClosedTTFT(p, c, promptTokens, maxTokens, n)
-		sort.Slice(t, func(i, j int) bool { return t[i] < t[j] })
-		if t[int(math.Ceil(q*float64(n)))-1] <= bound {
+		r.Users = c
+		v := Quantile(ModelClosedRounds(p, r, rounds, seed+uint64(c)), q)
+		at = append(at, v)
+		if v <= bound && best == c-1 {
 			best = c
 		}
 	}
-	return best
+	return best, at
 }
