@@ -52,3 +52,26 @@ func TestBoundOpenPhases(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestBoundOpenPhasesSessions: --duration keeps or drops a session whole,
+// by its first turn's offset (later turns have none: they follow their
+// answers), and the phase's session count follows.
+func TestBoundOpenPhasesSessions(t *testing.T) {
+	wl, err := workload.Build(workload.BuildConfig{InputTokens: []int{64}, Schedule: "rate:10", Arrival: "constant", Sessions: 5, Turns: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sessions start at 0, 100, 200, 300, 400 ms: 250 ms keeps three.
+	got, beyond, err := boundOpenPhases(wl, 250*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Requests) != 9 || beyond != 6 || got.Header.Phases[0].Sessions != 3 || got.Header.Phases[0].Requests != 9 {
+		t.Fatalf("kept %d requests (beyond %d), phase %+v; want 9 in 3 sessions", len(got.Requests), beyond, got.Header.Phases[0])
+	}
+	for _, r := range got.Requests {
+		if r.Session != "p000-s0000" && r.Session != "p000-s0001" && r.Session != "p000-s0002" {
+			t.Fatalf("kept a turn of %s", r.Session)
+		}
+	}
+}

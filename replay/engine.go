@@ -502,8 +502,14 @@ func (e *engine) waitStart(ctx context.Context, at time.Time) error {
 // runPhases executes the warm-up and then every phase in order.
 func (e *engine) runPhases(ctx context.Context) {
 	reqs := e.cfg.Workload.Requests
+	warm := reqs
+	if e.cfg.Workload.HasSessions() {
+		// A later turn alone is a follow-up without its conversation:
+		// warm up with first turns.
+		warm = warmTurns(reqs)
+	}
 	for i := 0; i < e.cfg.Warmup && ctx.Err() == nil; i++ {
-		r := reqs[i%len(reqs)]
+		r := warm[i%len(warm)]
 		p := e.prepare(&r, true)
 		e.inflight.Add(1)
 		e.do(p, e.now())

@@ -256,3 +256,15 @@ func resolveSessions(c *Config, r *Resolved) error {
 	r.sessTok = tok
 	return nil
 }
+
+// warmTurns are the first turns of a workload's sessions (and its single
+// requests), the requests that make sense sent alone.
+func warmTurns(reqs []workload.Request) []workload.Request {
+	var out []workload.Request
+	for _, r := range reqs {
+		if r.Turn <= 1 {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -284,3 +284,48 @@ func FuzzSessionSpecs(f *testing.F) {
 		}
 	})
 }
+
+// TestShardSessions: sharding deals whole sessions, never turns, and the
+// shards together hold every request once, each shard a valid workload.
+func TestShardSessions(t *testing.T) {
+	for _, cfg := range []BuildConfig{
+		{InputTokens: []int{64}, Schedule: "burst:5", Repeats: 1, Turns: "2..4"},
+		{InputTokens: []int{64}, Schedule: "closed:3", Sessions: 7, Turns: "3"},
+		{InputTokens: []int{64}, Schedule: "rate:5", Sessions: 9, Turns: "1..3"},
+	} {
+		wl, err := Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]int{}
+		owner := map[string]int{}
+		for i := 0; i < 3; i++ {
+			sh, err := Shard(wl, ShardSpec{Index: i, Count: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := Encode(&buf, sh); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Decode(&buf); err != nil {
+				t.Fatalf("%s shard %d does not decode: %v", cfg.Schedule, i, err)
+			}
+			for _, r := range sh.Requests {
+				seen[r.Index]++
+				if o, ok := owner[r.Session]; ok && o != i {
+					t.Fatalf("%s: session %s split over shards %d and %d", cfg.Schedule, r.Session, o, i)
+				}
+				owner[r.Session] = i
+			}
+		}
+		if len(seen) != len(wl.Requests) {
+			t.Fatalf("%s: shards hold %d of %d requests", cfg.Schedule, len(seen), len(wl.Requests))
+		}
+		for i, n := range seen {
+			if n != 1 {
+				t.Fatalf("request %d in %d shards", i, n)
+			}
+		}
+	}
+}

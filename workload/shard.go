@@ -80,6 +80,14 @@ func Shard(wl *Workload, s ShardSpec) (*Workload, error) {
 		ph := &out.Header.Phases[pi]
 		idx := byPhase[ph.Index]
 		var keep []int
+		if ph.Sessions > 0 {
+			keep = shardSessions(wl, ph, idx, s)
+			ph.Requests = len(keep)
+			for _, i := range keep {
+				out.Requests = append(out.Requests, wl.Requests[i])
+			}
+			continue
+		}
 		switch ph.Kind {
 		case KindBurst:
 			for _, i := range idx {
@@ -140,4 +148,61 @@ func cmpInt64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// shardSessions is Shard's rule for a phase of conversations: whole
+// sessions are dealt, never turns (a turn needs its session's earlier
+// answers, which only the shard that sent them has). Burst: the sessions
+// whose slot is ≡ Index (mod Count); closed: the workers as for requests,
+// the sessions round-robin over the shards with a worker; rate: the
+// sessions in order of their first turn's offset, round-robin. It sets the
+// phase's Sessions and Concurrency to this shard's share and returns the
+// kept requests' positions in file order.
+func shardSessions(wl *Workload, ph *Phase, idx []int, s ShardSpec) []int {
+	var order []string
+	turns := map[string][]int{}
+	for _, i := range idx {
+		id := wl.Requests[i].Session
+		if _, ok := turns[id]; !ok {
+			order = append(order, id)
+		}
+		turns[id] = append(turns[id], i)
+	}
+	first := func(id string) *Request { return &wl.Requests[turns[id][0]] }
+	var kept []string
+	switch ph.Kind {
+	case KindBurst:
+		for _, id := range order {
+			if first(id).Slot%s.Count == s.Index {
+				kept = append(kept, id)
+			}
+		}
+		ph.Concurrency = len(kept)
+	case KindClosed:
+		workers := shareOf(ph.Concurrency, s)
+		active := min(ph.Concurrency, s.Count)
+		if workers > 0 {
+			for k, id := range order {
+				if k%active == s.Index {
+					kept = append(kept, id)
+				}
+			}
+		}
+		ph.Concurrency = workers
+	default:
+		sorted := slices.Clone(order)
+		slices.SortStableFunc(sorted, func(a, b string) int { return cmpInt64(first(a).Offset, first(b).Offset) })
+		for k, id := range sorted {
+			if k%s.Count == s.Index {
+				kept = append(kept, id)
+			}
+		}
+	}
+	ph.Sessions = len(kept)
+	var keep []int
+	for _, id := range kept {
+		keep = append(keep, turns[id]...)
+	}
+	slices.Sort(keep)
+	return keep
 }

@@ -89,6 +89,10 @@ func TestSessionsAgainstSim(t *testing.T) {
 		"--system-tokens", strconv.Itoa(system), "-o", wl); code != 0 {
 		t.Fatalf("workload build: exit %d: %s", code, e)
 	}
+	if out, e, code := run(t, nil, bin, "workload", "inspect", wl); code != 0 || !strings.Contains(out, "format:     llmreplay-workload 1.2") ||
+		!strings.Contains(out, "sessions:   2 of 3 turns, think time 5ms") || !strings.Contains(out, "system:     a 64-token system prompt") {
+		t.Fatalf("workload inspect: exit %d: %s%s", code, out, e)
+	}
 	tr := filepath.Join(dir, "chat.trace.zst")
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", sim, "-o", tr); code != 0 || !strings.Contains(e, "6 requests sent, 6 ok, 0 failed") {
 		t.Fatalf("replay: exit %d: %s", code, e)

@@ -235,6 +235,20 @@ func printInspect(w io.Writer, rep workload.Summary) {
 	if p.Note != "" {
 		fmt.Fprintf(w, "note:       %s\n", p.Note)
 	}
+	if p.Turns != "" {
+		sessions := 0
+		for _, s := range rep.Phases {
+			sessions += s.Sessions
+		}
+		think := p.ThinkTime
+		if think == "" {
+			think = "0"
+		}
+		fmt.Fprintf(w, "sessions:   %d of %s turns, think time %s; a later turn holds its follow-up, the replay resends the conversation before it\n", sessions, p.Turns, think)
+	}
+	if p.SystemTokens > 0 {
+		fmt.Fprintf(w, "system:     a %d-token system prompt shared by every first turn\n", p.SystemTokens)
+	}
 	fmt.Fprintf(w, "requests:   %d in %s, %s\n\n", rep.Requests, counted(len(rep.Phases), "phase"), counted(rep.InputTokens, "input token"))
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
