@@ -62,6 +62,12 @@ type RequestRow struct {
 	// received (its /tokenize): 0 not asked, -1 asked and not answered.
 	ServerPromptTokens int64 `parquet:"server_prompt_tokens"`
 	ServerTextTokens   int64 `parquet:"server_text_tokens"`
+	// A conversation's session id and turn (1, 2, …; "" and 0 for a
+	// single request), and the whole prompt as sent with the answers it
+	// resent (0: not counted) (trace 1.4).
+	Session         string `parquet:"session,dict"`
+	Turn            int64  `parquet:"turn"`
+	SentInputTokens int64  `parquet:"sent_input_tokens"`
 }
 
 // ChunkRow is one row of the chunks table.
@@ -320,6 +326,7 @@ func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], 
 			FinishReason: strings.Clone(rec.FinishReason), Chunks: int64(len(rec.Chunks)),
 			TTFTMs: nan, PerStreamTPS: nan, E2EMs: float64(rec.Done-rec.Sent) / 1e6,
 			ServerPromptTokens: int64(rec.ServerPromptTokens), ServerTextTokens: int64(rec.ServerTextTokens),
+			Session: rec.Session, Turn: int64(rec.Turn), SentInputTokens: int64(rec.SentInputTokens),
 		}
 		if rec.Error != nil {
 			row.ErrorClass = string(rec.Error.Class)

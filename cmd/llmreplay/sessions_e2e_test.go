@@ -4,6 +4,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -158,6 +160,32 @@ func TestSessionsAgainstSim(t *testing.T) {
 	// The analysis reads the multi-turn trace.
 	if out, e, code := run(t, nil, bin, "analyze", tr); code != 0 || !strings.Contains(out, "per-stream") {
 		t.Fatalf("analyze: exit %d: %s%s", code, out, e)
+	}
+	// export carries each turn's session, turn and prompt as sent.
+	csvDir := filepath.Join(dir, "csv")
+	if _, e, code := run(t, nil, bin, "export", tr, "--format", "csv", "-o", csvDir); code != 0 {
+		t.Fatalf("export: %d %s", code, e)
+	}
+	b, err := os.ReadFile(filepath.Join(csvDir, "requests.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(rows) != 7 {
+		t.Fatalf("requests.csv: %v, %d rows", err, len(rows))
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	for _, row := range rows[1:] {
+		rec := prev[row[col["session"]]]
+		if rec.Session == "" || row[col["turn"]] == "" || row[col["turn"]] == "0" {
+			t.Errorf("requests.csv row without a session or turn: %v", row)
+		}
+		if row[col["turn"]] == strconv.Itoa(rec.Turn) && row[col["sent_input_tokens"]] != strconv.Itoa(rec.SentInputTokens) {
+			t.Errorf("requests.csv: %s turn %s sent_input_tokens %s, want %d", rec.Session, row[col["turn"]], row[col["sent_input_tokens"]], rec.SentInputTokens)
+		}
 	}
 }
 
