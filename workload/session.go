@@ -40,9 +40,9 @@ type turnsSpec struct{ lo, hi int }
 
 func parseTurns(s string) (turnsSpec, error) {
 	bad := func() error {
-		return fieldErr("Turns", fmt.Sprintf("%q is not a number of turns", s), fmt.Sprintf("use N or LO..HI with whole numbers from 1 to %d, e.g. 4 or 2..8", maxTurns))
+		return fieldErr("Turns", fmt.Sprintf("%q is not a number of turns", s), fmt.Sprintf("use N or LO..HI (LO:HI) with whole numbers from 1 to %d, e.g. 4 or 2..8", maxTurns))
 	}
-	lo, hi, isRange := strings.Cut(s, "..")
+	lo, hi, isRange := cutRange(s)
 	a, err := strconv.Atoi(strings.TrimSpace(lo))
 	if err != nil {
 		return turnsSpec{}, bad()
@@ -65,6 +65,14 @@ func parseTurns(s string) (turnsSpec, error) {
 	return turnsSpec{a, b}, nil
 }
 
+// cutRange splits LO..HI, or LO:HI as --range and --window write ranges.
+func cutRange(s string) (lo, hi string, ok bool) {
+	if lo, hi, ok = strings.Cut(s, ".."); ok {
+		return lo, hi, true
+	}
+	return strings.Cut(s, ":")
+}
+
 func (t turnsSpec) draw(rng *rand.Rand) int { return t.lo + intN(rng, t.hi-t.lo+1) }
 
 // thinkSpec is a parsed --think-time: a constant, a uniform range, or an
@@ -77,7 +85,7 @@ type thinkSpec struct {
 // ParseThink reads a think time: DURATION (constant), LO..HI (uniform) or
 // exp:MEAN (exponential), durations as Go writes them (500ms, 2s, 0).
 func ParseThink(s string) (thinkSpec, error) {
-	fix := "use a duration (2s), a uniform range (1s..3s) or exp:MEAN (exp:2s), none negative"
+	fix := "use a duration (2s), a uniform range (1s..3s or 1s:3s) or exp:MEAN (exp:2s), none negative"
 	dur := func(v string) (int64, error) {
 		v = strings.TrimSpace(v)
 		if v == "0" {
@@ -104,8 +112,8 @@ func ParseThink(s string) (thinkSpec, error) {
 			return thinkSpec{}, err
 		}
 		return thinkSpec{kind: "exp", lo: m}, nil
-	case strings.Contains(s, ".."):
-		a, b, _ := strings.Cut(s, "..")
+	case strings.Contains(s, "..") || strings.Contains(s, ":"):
+		a, b, _ := cutRange(s)
 		lo, err := dur(a)
 		if err != nil {
 			return thinkSpec{}, err

@@ -134,6 +134,7 @@ func TestSessionSchedules(t *testing.T) {
 		{BuildConfig{InputTokens: []int{64}, Schedule: "closed:3", Turns: "4", Sessions: 5}, 5, 20},
 		{BuildConfig{InputTokens: []int{64}, Schedule: "rate:2", Turns: "2", Sessions: 7, Arrival: "constant"}, 7, 14},
 		{BuildConfig{InputTokens: []int{64}, Schedule: "burst:3", Turns: "1", Repeats: 1}, 3, 3},
+		{BuildConfig{InputTokens: []int{64}, Schedule: "burst:3", Turns: "2:2", ThinkTime: "1s:2s", Repeats: 1}, 3, 6},
 	} {
 		wl, err := Build(tc.cfg)
 		if err != nil {

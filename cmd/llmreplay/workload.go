@@ -155,8 +155,8 @@ Schedules:
 	f.Float64Var(&cfg.TimeScale, "time-scale", workload.DefaultTimeScale, "trace: multiply the log's times by this (0.5 replays it twice as fast)")
 	f.StringVar(&cfg.Window, "window", "", "trace: START:END seconds of the log to keep, counted from its first request (either may be empty); offsets then count from START")
 	f.IntVar(&saltWords, "salt-words", workload.DefaultSaltWords, "one-token words at the start of each prompt that the replay re-draws per run (0: none)")
-	f.StringVar(&cfg.Turns, "turns", "", "make conversations: N turns per session, or LO..HI (uniform); each turn resends the conversation so far with the answer received")
-	f.StringVar(&cfg.ThinkTime, "think-time", "", "sessions: pause between a response's end and the next turn: DURATION, LO..HI (uniform) or exp:MEAN (default 0)")
+	f.StringVar(&cfg.Turns, "turns", "", "make conversations: N turns per session, or LO..HI (uniform; LO:HI too); each turn resends the conversation so far with the answer received")
+	f.StringVar(&cfg.ThinkTime, "think-time", "", "sessions: pause between a response's end and the next turn: DURATION, LO..HI (uniform; LO:HI too) or exp:MEAN (default 0)")
 	f.IntVar(&cfg.Sessions, "sessions", 0, "sessions per phase for closed (default 4×C) and rate (default 100) schedules; a burst of C starts C sessions")
 	f.IntVar(&cfg.SystemTokens, "system-tokens", 0, "a system prompt of exactly K tokens shared by every request (every session's first turn); 0: none")
 	return cmd
