@@ -269,6 +269,9 @@ func TestSessionDroppedMidway(t *testing.T) {
 			t.Errorf("session header and message count %q", h)
 		}
 	}
+	if info, _, code := run(t, nil, bin, "trace", "info", tr); code != 0 || !strings.Contains(info, "8 (2 ok, 2 failed: 2 ") || !strings.Contains(info, "4 not sent: an earlier turn of their session failed)") {
+		t.Errorf("trace info does not count the not-sent turns apart:\n%s", info)
+	}
 	// The analysis counts the not-sent turns apart from the failures.
 	out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
 	if code != 0 || !strings.Contains(out, `"not_sent": 4`) {

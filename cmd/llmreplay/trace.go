@@ -222,12 +222,17 @@ func traceInfo(cmd *cobra.Command, path string) error {
 		line("phase", "%s", desc)
 	}
 
-	failed := c.Records - c.OK
+	// A conversation's turns never sent after an earlier one failed
+	// (trace 1.4) are neither ok nor failures: they are said apart.
+	notSent := c.Failed[trace.ErrNotSent]
+	failed := c.Records - c.OK - notSent
 	rec := fmt.Sprintf("%d (%d ok, %d failed", c.Records, c.OK, failed)
 	if failed > 0 {
 		classes := make([]trace.ErrorClass, 0, len(c.Failed))
 		for k := range c.Failed {
-			classes = append(classes, k)
+			if k != trace.ErrNotSent {
+				classes = append(classes, k)
+			}
 		}
 		slices.SortFunc(classes, func(a, b trace.ErrorClass) int {
 			return cmp.Or(c.Failed[b]-c.Failed[a], strings.Compare(string(a), string(b)))
@@ -237,6 +242,9 @@ func traceInfo(cmd *cobra.Command, path string) error {
 			parts[i] = fmt.Sprintf("%d %s", c.Failed[k], k)
 		}
 		rec += ": " + strings.Join(parts, ", ")
+	}
+	if notSent > 0 {
+		rec += fmt.Sprintf(", %d not sent: an earlier turn of their session failed", notSent)
 	}
 	rec += ")"
 	if c.Warmup > 0 {
