@@ -198,6 +198,12 @@ func (e *engine) runSession(ctx context.Context, s *session, scheduled int64) {
 		e.inflight.Add(1)
 		e.do(p, scheduled)
 		if res.err != nil {
+			if ctx.Err() != nil {
+				// The run was stopped: the later turns are unsent as in
+				// every other phase, not casualties of a server failure.
+				e.countNotSent(len(s.turns) - i - 1)
+				return
+			}
 			e.notSentTurns(s, i+1, r.Turn, res.err)
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/replay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -57,33 +58,43 @@ func TestSessionsRate(t *testing.T) {
 	}
 }
 
-// TestSessionsStopped: a run stopped mid-conversation counts the turns it
-// did not send as not sent (stopped), and the trace is whole up to there.
+// TestSessionsStopped: a run stopped mid-conversation, during a think time
+// or with a turn in flight (cut at once: Grace 0), counts the turns it did
+// not send as not sent (stopped), never as casualties of a failed turn.
 func TestSessionsStopped(t *testing.T) {
-	srv := startSim(t, "fast", nil)
-	wl, err := workload.Build(workload.BuildConfig{
-		InputTokens: []int{100}, MaxTokens: 4, Schedule: "burst:2", Repeats: 1,
-		Turns: "5", ThinkTime: "200ms", Seed: 3,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	n := 0
-	cfg := replay.Config{
-		Workload: wl, URL: srv.URL(), API: "openai-chat", Trace: filepath.Join(t.TempDir(), "s.trace.zst"),
-		Timeout: 30 * time.Second,
-		OnRecord: func(*trace.Record) {
-			if n++; n == 2 {
-				cancel() // both first turns are in: stop during the think time
+	srv := startSim(t, "fast", func(c *sim.Config) { c.TokenInterval = 20 * time.Millisecond })
+	for _, tc := range []struct {
+		name   string
+		think  string
+		stopAt int // records written when the run is stopped
+	}{{"thinking", "200ms", 2}, {"in flight", "0", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			wl, err := workload.Build(workload.BuildConfig{
+				InputTokens: []int{100}, MaxTokens: 4, Schedule: "burst:2", Repeats: 1,
+				Turns: "5", ThinkTime: tc.think, Seed: 3,
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-		},
-	}
-	sum, err := replay.Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sum.Stopped || sum.Sent+sum.NotSent != 10 || sum.NotSent < 2 {
-		t.Fatalf("summary %+v: want a stopped run whose sent and not-sent turns add up to 10", sum)
+			ctx, cancel := context.WithCancel(context.Background())
+			n := 0
+			cfg := replay.Config{
+				Workload: wl, URL: srv.URL(), API: "openai-chat", Trace: filepath.Join(t.TempDir(), "s.trace.zst"),
+				Timeout: 30 * time.Second,
+				OnRecord: func(*trace.Record) {
+					if n++; n == tc.stopAt {
+						cancel()
+					}
+				},
+			}
+			sum, err := replay.Run(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s", sum)
+			if !sum.Stopped || sum.Sent+sum.NotSent != 10 || sum.NotSent < 2 || sum.SessionNotSent != 0 {
+				t.Fatalf("summary %+v: want a stopped run whose sent and not-sent turns add up to 10, none not-sent for a failure", sum)
+			}
+		})
 	}
 }
