@@ -64,6 +64,10 @@ type Config struct {
 	TimeScale float64
 	Sim       sim.Config
 
+	// Seed varies the rounds' prompts between runs (round r's workload
+	// seed is Seed·1000 + r + 1); runs with equal seeds send equal prompts.
+	Seed int64
+
 	// Trace is the output path.
 	Trace string
 	// Resume continues the search recorded in this capacity trace (a run
@@ -86,6 +90,11 @@ type Result struct {
 	Model     string
 	// Search is the resolved search configuration (scaled SLO).
 	Search capacity.Config
+	// SimLate is how far, in all, the built-in simulator's steps ended
+	// behind their planned times (each beyond a millisecond): a machine
+	// too busy to keep the simulator's pace, which raises every latency
+	// the search sees (0 against a --url server).
+	SimLate time.Duration
 }
 
 // Resolve checks c before anything starts and fills defaults.
@@ -163,6 +172,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		if err := srv.Start("127.0.0.1:0"); err != nil {
 			return nil, err
 		}
+		defer func() { res.SimLate = srv.Lateness() }()
 		defer srv.Close()
 		rc.URL, rc.Simulated, rc.SimProfile = srv.URL(), true, p.Name
 		if rc.Label == "" {
@@ -251,7 +261,7 @@ func (p *prober) Probe(ctx context.Context, x float64, n int) ([]capacity.Sample
 	}
 	wl, err := workload.Build(workload.BuildConfig{
 		Tok: p.tok, Shape: p.cfg.Shape, InputTokens: []int{p.cfg.InputTokens}, MaxTokens: p.cfg.MaxTokens,
-		Prefix: p.cfg.Prefix, Schedule: sched, Requests: n + w, Seed: int64(p.round + 1),
+		Prefix: p.cfg.Prefix, Schedule: sched, Requests: n + w, Seed: p.cfg.Seed*1000 + int64(p.round+1),
 	})
 	if err != nil {
 		return nil, 0, err

@@ -259,8 +259,11 @@ func (s *Server) Close() error {
 	return err
 }
 
-// lateness is the total time engine steps ended later than planned
-// (beyond a millisecond each); 0 for an Instant profile.
+// Lateness is the total time engine steps ended later than planned
+// (beyond a millisecond each): how far a busy machine kept the simulator
+// from its model's pace. 0 for an Instant profile.
+func (s *Server) Lateness() time.Duration { return s.lateness() }
+
 func (s *Server) lateness() time.Duration {
 	if s.eng == nil {
 		return 0

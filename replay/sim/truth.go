@@ -161,3 +161,103 @@ func ModelClosedCapacity(p Profile, q float64, bound time.Duration, r ClosedRoun
 	}
 	return best, at
 }
+
+// OpenRound is one open-loop probe round of the rate axis as the capacity
+// search runs it: Warmup+Measured requests with Poisson arrivals at Rate
+// requests/s, the first Warmup (by arrival) skipped.
+type OpenRound struct {
+	Rate             float64
+	PromptTokens     int
+	MaxTokens        int
+	Warmup, Measured int
+	Hop, Jitter      time.Duration // as in ClosedRound
+}
+
+// ModelOpenRounds is ModelClosedRounds for the rate axis: rounds
+// independent open-loop rounds, the pooled TTFTs of their measured
+// requests.
+func ModelOpenRounds(p Profile, r OpenRound, rounds int, seed uint64) []time.Duration {
+	rng := rand.New(rand.NewPCG(seed, 0x0be7))
+	var out []time.Duration
+	for range rounds {
+		out = append(out, modelOpenRound(p, r, rng)...)
+	}
+	return out
+}
+
+func modelOpenRound(p Profile, r OpenRound, rng *rand.Rand) []time.Duration {
+	core := newCore(p, false)
+	type pending struct {
+		s      *seq
+		index  int
+		sent   time.Duration
+		arrive time.Duration
+	}
+	total := r.Warmup + r.Measured
+	queue := make([]pending, 0, total)
+	var sent time.Duration
+	for i := range total {
+		if i > 0 {
+			sent += time.Duration(rng.ExpFloat64() / r.Rate * float64(time.Second))
+		}
+		hop := r.Hop
+		if r.Jitter > 0 {
+			hop += time.Duration(rng.Int64N(int64(r.Jitter) + 1))
+		}
+		queue = append(queue, pending{s: &seq{promptTokens: r.PromptTokens, maxTokens: r.MaxTokens}, index: i, sent: sent, arrive: sent + hop + p.Overhead})
+	}
+	slices.SortStableFunc(queue, func(a, b pending) int { return int(a.arrive - b.arrive) })
+	owner := map[*seq]pending{}
+	var out []time.Duration
+	now := time.Duration(0)
+	for len(queue) > 0 || !core.idle() {
+		if core.idle() {
+			now = max(now, queue[0].arrive) + p.BatchWindow
+		}
+		for len(queue) > 0 && queue[0].arrive <= now {
+			owner[queue[0].s] = queue[0]
+			core.enqueue(queue[0].s)
+			queue = queue[1:]
+		}
+		d, em, ok := core.step()
+		if !ok {
+			continue
+		}
+		now += d
+		for _, s := range em {
+			if s.produced == 1 {
+				if q := owner[s]; q.index >= r.Warmup {
+					out = append(out, now-q.sent)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ModelOpenCapacity is the request rate in [lo, hi] at which the pooled
+// TTFT q-quantile of rounds model rounds reaches bound, found by
+// bisection to within tol req/s (lo when lo already exceeds it, hi when hi
+// still meets it). Every rate uses the same seed, so the curve it bisects
+// is one draw of arrivals scaled in time.
+func ModelOpenCapacity(p Profile, q float64, bound time.Duration, r OpenRound, lo, hi, tol float64, rounds int, seed uint64) float64 {
+	meets := func(x float64) bool {
+		r.Rate = x
+		return Quantile(ModelOpenRounds(p, r, rounds, seed), q) <= bound
+	}
+	if !meets(lo) {
+		return lo
+	}
+	if meets(hi) {
+		return hi
+	}
+	for hi-lo > tol {
+		m := (lo + hi) / 2
+		if meets(m) {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return (lo + hi) / 2
+}

@@ -92,3 +92,42 @@ func TestModelClosedCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestModelOpenOneRequest: a request alone finds the engine idle: TTFT =
+// Hop + Overhead + BatchWindow + one prefill step, as for one closed-loop
+// user (163.74 ms for llama.cpp Q4_K_M with no hop); at a rate of 0.01/s
+// every request of a round is alone.
+func TestModelOpenOneRequest(t *testing.T) {
+	p, _ := LookupProfile("llamacpp-rtx5090-q4km")
+	got := ModelOpenRounds(p, OpenRound{Rate: 0.01, PromptTokens: 800, MaxTokens: 256, Warmup: 2, Measured: 6, Hop: 10 * time.Millisecond}, 2, 1)
+	if len(got) != 12 {
+		t.Fatalf("%d TTFTs, want 2 rounds × 6 measured", len(got))
+	}
+	for _, d := range got {
+		if d != 173740*time.Microsecond {
+			t.Fatalf("TTFT %v, want 173.74ms", d)
+		}
+	}
+}
+
+// TestModelOpenCapacity: the rate axis's truth for llama.cpp Q4_K_M at
+// ttft_p90<=1s (rounds of 6 warm-up + 51 measured Poisson arrivals, 200
+// rounds pooled) is about 4 req/s for every hop from 1 to 50 ms: TTFT
+// stays under 0.6 s to 3.5 req/s and explodes past 4 as prefill steps
+// (144 ms per prompt) fill the engine. A time-scaled profile gives ten
+// times the rate against the bound and hop scaled alike.
+func TestModelOpenCapacity(t *testing.T) {
+	p, _ := LookupProfile("llamacpp-rtx5090-q4km")
+	ms := time.Millisecond
+	for _, h := range [][2]time.Duration{{ms, ms}, {10 * ms, 5 * ms}, {50 * ms, 30 * ms}} {
+		r := OpenRound{PromptTokens: 800, MaxTokens: 256, Warmup: 6, Measured: 51, Hop: h[0], Jitter: h[1]}
+		got := ModelOpenCapacity(p, 0.9, time.Second, r, 0.5, 20, 0.01, 200, 1)
+		rs := r
+		rs.Hop, rs.Jitter = h[0]/10, h[1]/10
+		scaled := ModelOpenCapacity(p.Scaled(0.1), 0.9, 100*ms, rs, 5, 200, 0.1, 200, 1)
+		t.Logf("hop %v+%v: %.3f req/s (time scale 0.1: %.2f)", h[0], h[1], got, scaled)
+		if got < 3.9 || got > 4.1 || scaled < 10*got-0.2 || scaled > 10*got+0.2 {
+			t.Errorf("hop %v+%v: %.3f req/s (time scale 0.1: %.2f), want 3.9-4.1 and ten times that", h[0], h[1], got, scaled)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+#!/bin/bash
+# Dense brute-force sweep of the running simulator, the ground truth the
+# capacity tests compare against (docs/CAPACITY.md, "Ground truth").
+# Every level runs ROUNDS probe rounds exactly as `llmreplay capacity`
+# does: C closed-loop users start together, 51 + C requests, each user's
+# first request skipped; the measured TTFTs of all rounds are pooled and
+# their p90 printed with its 99% order-statistic interval.
+#
+#   usage: sim-truth.sh PROFILE "LEVELS" [ROUNDS] > sim-truth-PROFILE.txt
+#   e.g.   sim-truth.sh llamacpp-rtx5090-q4km "1 2 3 4 5 6 7 8 9 10" 20
+set -e
+P=$1; LEVELS=$2; ROUNDS=${3:-20}; SCALE=${SCALE:-0.1}; PORT=${PORT:-18931}
+B=${LLMREPLAY:-llmreplay}
+D=$(mktemp -d); trap 'kill $SIM 2>/dev/null; rm -rf $D' EXIT
+$B sim --profile $P --time-scale $SCALE --addr 127.0.0.1:$PORT > $D/sim.log 2>&1 &
+SIM=$!
+sleep 2
+echo "# profile $P, time scale $SCALE, $ROUNDS rounds of 51+C requests per level, $(date -u +%F), loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# TTFT p90 in ms at time scale $SCALE (x$(python3 -c "print(round(1/$SCALE,3))") for the profile's pace) with its 99% interval"
+for c in $LEVELS; do
+  # One workload per level: ROUNDS closed-loop phases (--repeats), each a
+  # round whose users start together; request ids are pNNN-XXXX with
+  # XXXX counting within the round, so XXXX < C is the warm-up.
+  $B workload build --schedule closed:$c --requests $((51 + c)) --repeats $ROUNDS --max-tokens 256 --seed $c -o $D/w.workload.zst --force > /dev/null
+  $B replay $D/w.workload.zst --url http://127.0.0.1:$PORT -q -o $D/t.trace.zst --force > /dev/null 2>&1
+  $B trace cat --requests $D/t.trace.zst | python3 -c "
+import sys,json
+for l in sys.stdin:
+    r=json.loads(l)
+    if int(r['id'].split('-')[1])>=$c and r['ok']: print(r['ttft_s']*1000)
+" > $D/ttft$c
+  python3 - $c $D/ttft$c <<'PY'
+import sys, math
+c = sys.argv[1]
+x = sorted(float(v) for v in open(sys.argv[2]))
+n = len(x)
+pmf = [math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(0.9) + (n - i) * math.log(0.1)) for i in range(n + 1)]
+# analyze.OrderCI's ranks: l the largest with P(B < l) <= 0.005, h the
+# smallest with P(B >= h) <= 0.005, B ~ Binomial(n, 0.9).
+l, cum = 0, 0.0
+while cum + pmf[l] <= 0.005: cum += pmf[l]; l += 1
+h, cum = n + 1, 0.0
+while cum + pmf[h - 1] <= 0.005: cum += pmf[h - 1]; h -= 1
+print(f"users {c} n {n} ttft_p90_ms {x[math.ceil(0.9*n)-1]:.1f} ci99 {x[max(l, 1) - 1]:.1f} {x[min(h, n) - 1]:.1f}")
+PY
+done
+echo "# done $(date -u +%FT%TZ), loadavg $(cut -d" " -f1-3 /proc/loadavg)"
