@@ -75,6 +75,7 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 		return nil, err
 	}
 	cfg.Integer = axis == AxisConcurrency
+	own := slo == nil
 	if slo == nil {
 		if slo, err = capacity.ParseSLO(o[OptSLO]); err != nil {
 			return nil, fmt.Errorf("%s: the trace's SLO: %v", path, err)
@@ -160,8 +161,14 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 		probes = append(probes, pr)
 	}
 	sort.Slice(probes, func(i, j int) bool { return probes[i].X < probes[j].X })
+	// Why the probes may not bracket the boundary: for the trace's own
+	// SLO, what ended the search (its budget, a stop or crash); for
+	// another SLO, that its probes were placed for the first.
 	reason := NotResolved
-	if o[OptOutcome] == "" || o[OptOutcome] == OutcomeStopped {
+	switch {
+	case own && o[OptOutcome] == string(capacity.Budget):
+		reason = capacity.BudgetReason + "; 'capacity --resume' continues the search"
+	case o[OptOutcome] == "" || o[OptOutcome] == OutcomeStopped:
 		reason = "the trace ends before the search did (a run that was stopped or crashed): " + NotResolved
 	}
 	res := capacity.Evaluate(cfg, probes, reason)

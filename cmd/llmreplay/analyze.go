@@ -75,6 +75,7 @@ func newAnalyzeCmd() *cobra.Command {
 		metrics     []string
 		format      string
 		listMetrics bool
+		capSLO      string
 	)
 	cmd := &cobra.Command{
 		Use:   "analyze TRACE...",
@@ -95,7 +96,15 @@ behind …) carry a [n] mark whose footnote gives the evidence.
 csv is tidy: one row per label and level, one value per column
 (per_stream_tps_median, per_stream_tps_lo, …, requests_failed,
 error_class). In csv and json modes the warnings go to stderr (and into the
-JSON document). docs/METRICS.md defines every metric and column.`,
+JSON document). docs/METRICS.md defines every metric and column.
+
+A capacity trace (made by 'llmreplay capacity') also gets its answer after
+the table, decided again from its probes the way 'capacity --from' does:
+the largest load meeting the trace's SLO with its 95% interval, the
+latencies and throughput there, the knee of aggregate throughput, or why it
+could not be determined. --capacity-slo asks for another SLO, nothing
+sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
+"capacity" list; csv puts the answer lines on stderr.`,
 		Example: `  # the concurrency-sweep comparison of three servers
   llmreplay analyze q4=q4.trace.zst q8=q8.trace.zst vllm=vllm.trace.zst
 
@@ -104,6 +113,10 @@ JSON document). docs/METRICS.md defines every metric and column.`,
 
   # the same trace read the way vLLM's bench serve would, as JSON
   llmreplay analyze run.trace.zst --definitions vllm --format json
+
+  # a capacity trace: its answer for the recorded SLO, then for a tighter one
+  llmreplay analyze cap.trace.zst
+  llmreplay analyze cap.trace.zst --capacity-slo 'ttft_p90<=500ms'
 
   # every metric name with its definition
   llmreplay analyze --list-metrics`,
@@ -130,6 +143,10 @@ JSON document). docs/METRICS.md defines every metric and column.`,
 			if err != nil {
 				return err
 			}
+			views, err := capacityViews(cmd.ErrOrStderr(), args, capSLO, goodputOverride(cmd, tf.slo))
+			if err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("by") {
 				keys = defaultKeys(res, keys)
 			}
@@ -138,7 +155,7 @@ JSON document). docs/METRICS.md defines every metric and column.`,
 				if err := render.RenderWarnings(cmd.ErrOrStderr(), doc.Warnings); err != nil {
 					return err
 				}
-				return analyze.WriteJSON(out, doc)
+				return writeAnalyzeJSON(out, doc, views)
 			}
 			t, err := render.BuildTable(res, render.TableOptions{By: keys, Metrics: metrics, Raw: format == "csv"})
 			if err != nil {
@@ -149,11 +166,20 @@ JSON document). docs/METRICS.md defines every metric and column.`,
 				if err := render.RenderWarnings(cmd.ErrOrStderr(), analyze.AllWarnings(res, keys)); err != nil {
 					return err
 				}
+				capacityVerdictLines(cmd.ErrOrStderr(), views)
 				return render.RenderCSV(out, t)
 			case "markdown":
-				return render.RenderMarkdown(out, t)
+				if err := render.RenderMarkdown(out, t); err != nil {
+					return err
+				}
+				writeCapacityViews(out, views, true)
+				return nil
 			}
-			return render.RenderText(out, t)
+			if err := render.RenderText(out, t); err != nil {
+				return err
+			}
+			writeCapacityViews(out, views, false)
+			return nil
 		},
 	}
 	tf.register(cmd)
@@ -161,6 +187,7 @@ JSON document). docs/METRICS.md defines every metric and column.`,
 	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the concurrency-sweep table")
 	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
 	cmd.Flags().BoolVar(&listMetrics, "list-metrics", false, "print every metric with its definition and exit")
+	capacityFlag(cmd, &capSLO)
 	return cmd
 }
 

@@ -540,48 +540,14 @@ func benchFindCapacity(cmd *cobra.Command, f *replayFlags, slo, profile, shape s
 		inputTokens: cfg.InputTokens[0], maxTokens: cfg.MaxTokens, tokenizer: cfg.Tokenizer, results: cfg.Results})
 }
 
-// writeCapacityReport writes the HTML report of a capacity trace with one
-// chart per SLO term first: the term's value at each probed level with its
-// 99% interval, the bound as a line across the levels, and the answer.
+// writeCapacityReport writes the HTML report of a capacity trace with its
+// capacity charts first (capacityCharts).
 func writeCapacityReport(path, tracePath string, r *capacity.Result, axis string, sc capacity.Config) error {
 	ar, err := analyze.AnalyzeFiles(analyze.Options{}, analyze.Input{Path: tracePath})
 	if err != nil {
 		return err
 	}
-	probes := append([]capacity.Probe(nil), r.Probes...)
-	sortProbes(probes)
-	xl := "users (closed loop)"
-	if axis == live.AxisRate {
-		xl = "requests/s (open loop)"
-	}
-	var charts []report.Chart
-	for i, t := range sc.SLO {
-		f, unit := 1.0, "ms"
-		if t.Share {
-			f, unit = 100, "% of requests good"
-		}
-		var pts, ans []report.Point
-		for _, p := range probes {
-			if i >= len(p.Terms) || math.IsNaN(p.Terms[i].Value) {
-				continue
-			}
-			tr := p.Terms[i]
-			pts = append(pts, report.Point{X: p.X, Y: f * tr.Value, Lo: f * tr.Lo, Hi: f * tr.Hi})
-			if p.X == r.Answer && (r.Outcome == capacity.Found || r.Outcome == capacity.AllMeet) {
-				ans = append(ans, report.Point{X: p.X, Y: f * tr.Value, Lo: math.NaN(), Hi: math.NaN()})
-			}
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		bound := []report.Point{{X: pts[0].X, Y: f * t.Bound, Lo: math.NaN(), Hi: math.NaN()}, {X: pts[len(pts)-1].X, Y: f * t.Bound, Lo: math.NaN(), Hi: math.NaN()}}
-		series := []report.Series{{Name: t.Metric + pct(t) + " (99% interval)", Points: pts}, {Name: "SLO bound " + sloText(capacity.SLO{t}), Points: bound}}
-		if len(ans) > 0 {
-			series = append(series, report.Series{Name: "answer", Points: ans})
-		}
-		charts = append(charts, report.Chart{ID: fmt.Sprintf("capacity-%d", i), Title: "Capacity search: " + t.Text + " at each probed level",
-			XLabel: xl, YLabel: unit, TickData: true, Series: series, Note: capacityNote(r, axis)})
-	}
+	charts := capacityCharts(r, axis, sc, "", "")
 	var page strings.Builder
 	if err := report.Write(&page, ar, report.Options{Title: "llmreplay capacity", When: time.Now().UTC().Format(time.RFC3339), Extra: charts}); err != nil {
 		return err

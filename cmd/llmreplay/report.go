@@ -20,6 +20,7 @@ func newReportCmd() *cobra.Command {
 		claims              []string
 		claimsFile          string
 		acceptPoint, accept bool
+		capSLO              string
 	)
 	cmd := &cobra.Command{
 		Use:   "report TRACE... -o report.html",
@@ -37,11 +38,20 @@ scheduled, sent, first and last token, a mark per chunk, failures in red with
 their error class), and ends with the sweep table and every metric as
 copyable tables. A sweep of input lengths at one concurrency is charted
 against input length, open-loop phases against their request rate.
---claim and --claims judge claims as check does and show the verdicts first.`,
+--claim and --claims judge claims as check does and show the verdicts first.
+
+A capacity trace (made by 'llmreplay capacity') is charted first as its
+search: each SLO term at every probed level with its 99% interval, the
+bound as a line and the answer marked, then aggregate throughput against
+load with the knee marked. The answer is decided again from the probes
+(as 'capacity --from' does) for the trace's SLO or --capacity-slo.`,
 		Example: `  llmreplay report q4=q4.trace.zst q8=q8.trace.zst -o report.html
 
   # with the verdicts of a published table's claims at the top
-  llmreplay report vllm.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims -o report.html`,
+  llmreplay report vllm.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims -o report.html
+
+  # a capacity search's curve, judged for another SLO than it ran with
+  llmreplay report cap.trace.zst --capacity-slo 'ttft_p90<=500ms' -o capacity.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -59,7 +69,11 @@ against input length, open-loop phases against their request rate.
 			if err != nil {
 				return err
 			}
-			o := report.Options{When: time.Now().UTC().Format(time.RFC3339), Timelines: tl, Server: srv}
+			views, err := capacityViews(cmd.ErrOrStderr(), args, capSLO, goodputOverride(cmd, tf.slo))
+			if err != nil {
+				return err
+			}
+			o := report.Options{When: time.Now().UTC().Format(time.RFC3339), Timelines: tl, Server: srv, Extra: viewCharts(views)}
 			for _, c := range cs {
 				o.Claims = append(o.Claims, claimRow(claim.Check(res, c, claim.CheckOptions{MinSamples: 6, AcceptPoint: acceptPoint, AcceptPartial: accept})))
 			}
@@ -80,6 +94,7 @@ against input length, open-loop phases against their request rate.
 	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, as check takes it")
 	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "as check: judge point estimates on their value")
 	cmd.Flags().BoolVar(&accept, "accept-partial", false, "as check: judge claims over stopped or damaged traces")
+	capacityFlag(cmd, &capSLO)
 	return cmd
 }
 
