@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// capTraces are the capacity traces the offline tests read: one search
+// that found its answer, one its budget stopped. Both come from the
+// built binary against the simulator (llama.cpp profile at time scale
+// 0.1, 32 output tokens: a few seconds each), once per test run.
+type capTraces struct {
+	bin, found, budget, answer string
+}
+
+func makeCapTraces(t *testing.T) capTraces {
+	t.Helper()
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	c := capTraces{bin: bin, found: filepath.Join(dir, "cap.trace.zst"), budget: filepath.Join(dir, "budget.trace.zst")}
+	args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
+		"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s", "-q"}
+	out, errs, code := runCap(t, bin, append(args, "-o", c.found)...)
+	if code != 0 {
+		t.Fatalf("capacity: exit %d\n%s\n%s", code, out, errs)
+	}
+	if c.answer = answerRE.FindString(out); c.answer == "" {
+		t.Fatalf("capacity printed no answer:\n%s", out)
+	}
+	out, errs, code = runCap(t, bin, append(args, "--max-requests", "102", "-o", c.budget)...)
+	if code != 1 || !strings.Contains(out, "could not determine") {
+		t.Fatalf("budget run: exit %d\n%s\n%s", code, out, errs)
+	}
+	return c
+}
+
+// TestAnalyzeCapacityTrace: analyze with default flags on a capacity trace
+// prints its usual table, then the same answer the search printed (from
+// the trace alone), the latencies and throughput there and the knee; for
+// another SLO (--capacity-slo) it re-decides: one no probed level meets,
+// one every probed level meets but the range's top was never probed (so it
+// says what it cannot tell); a budget-ended trace says the budget ran out
+// and gives the bracket; json carries the answer, csv keeps stdout one
+// table; mistakes are one line and exit 2.
+func TestAnalyzeCapacityTrace(t *testing.T) {
+	c := makeCapTraces(t)
+	out, errs, code := runCap(t, c.bin, "analyze", c.found)
+	if code != 0 {
+		t.Fatalf("analyze: exit %d\n%s", code, errs)
+	}
+	if !strings.HasPrefix(out, "per-stream / aggregate output tok/s") {
+		t.Errorf("analyze's table no longer comes first:\n%s", out)
+	}
+	for _, want := range []string{c.answer, "capacity search in " + c.found, "SLO: ttft_p90<=1s (simulator time scale 0.1", "knee of aggregate throughput: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("analyze lacks %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^  at \d+: ttft_p90 [0-9.]+ ms, aggregate \d+ tok/s$`).MatchString(out) {
+		t.Errorf("no latency and throughput at the answer:\n%s", out)
+	}
+
+	for _, tc := range []struct{ slo, shown, want string }{
+		{"ttft_p90<=0.001ms", "ttft_p90<=1µs", "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
+		{"ttft_p90<=30s", "ttft_p90<=30s", "max concurrency meeting the SLO: could not determine (the trace's probes do not bracket the boundary for this SLO"},
+		{"ttft_p90<=1s", "ttft_p90<=1s", c.answer},
+	} {
+		out, errs, code := runCap(t, c.bin, "analyze", c.found, "--capacity-slo", tc.slo)
+		if code != 0 || !strings.Contains(out, tc.want) || !strings.Contains(out, "SLO: "+tc.shown+" (") {
+			t.Errorf("--capacity-slo %s: exit %d, want %q in:\n%s\n%s", tc.slo, code, tc.want, out, errs)
+		}
+	}
+
+	out, _, code = runCap(t, c.bin, "analyze", c.budget)
+	if code != 0 || !regexp.MustCompile(`could not determine \(the budget ran out before the boundary was bracketed; 'capacity --resume' continues the search\); it lies in \d+–16`).MatchString(out) {
+		t.Errorf("budget trace: exit %d:\n%s", code, out)
+	}
+
+	out, _, code = runCap(t, c.bin, "analyze", c.found, "--format", "json")
+	var doc struct {
+		Groups   []json.RawMessage
+		Capacity []struct {
+			Outcome  string
+			Answer   *float64
+			Interval [2]*float64
+			SLO      string
+			Knee     struct{ Found bool }
+			Probes   []struct {
+				X     float64
+				Terms []struct {
+					Term  string
+					Value *float64
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
+	}
+	m := answerRE.FindStringSubmatch(c.answer)
+	if len(doc.Groups) == 0 || len(doc.Capacity) != 1 {
+		t.Fatalf("json: %d groups, %d capacity answers", len(doc.Groups), len(doc.Capacity))
+	}
+	cj := doc.Capacity[0]
+	if cj.Outcome != "found" || cj.Answer == nil || m == nil || formatNum(*cj.Answer) != m[1] || cj.SLO != "ttft_p90<=1s" || len(cj.Probes) < 2 || cj.Probes[0].Terms[0].Term != "ttft_p90" {
+		t.Errorf("json capacity answer %+v, the search said %q", cj, c.answer)
+	}
+
+	out, errs, code = runCap(t, c.bin, "analyze", c.found, "--format", "csv")
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != 0 || err != nil || len(rows) < 2 || !strings.Contains(errs, "capacity ("+c.found+"): "+c.answer) {
+		t.Errorf("csv: exit %d, %v, %d rows; stderr:\n%s", code, err, len(rows), errs)
+	}
+
+	for _, bad := range [][]string{
+		{"analyze", c.found, "--capacity-slo", "speed_p90<=1s"},
+		{"analyze", c.found, "--capacity-slo", "ttft_p90<=5tok"},
+		{"report", c.found, "--capacity-slo", "ttft_p90<=", "-o", filepath.Join(t.TempDir(), "x.html")},
+	} {
+		_, errs, code := runCap(t, c.bin, bad...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "--capacity-slo") {
+			t.Errorf("%v: exit %d, %q", bad, code, errs)
+		}
+	}
+}
+
+func formatNum(f float64) string {
+	b, _ := json.Marshal(f)
+	return string(b)
+}
+
+// TestReportCapacityTrace: report with default flags draws the search's
+// curve (the SLO statistic per level with its interval, the bound line and
+// the answer) and throughput with the knee, for the trace's SLO and for
+// another; it is checked in Chromium that every declared series and point
+// is drawn, with no console error and no network request. A trace named
+// with markup is shown as text. An --capacity-slo with no capacity trace
+// among the inputs is refused.
+func TestReportCapacityTrace(t *testing.T) {
+	c := makeCapTraces(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "cap.html")
+	if _, errs, code := runCap(t, c.bin, "report", c.found, "-o", page); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errs)
+	}
+	b, _ := os.ReadFile(page)
+	html := string(b)
+	for _, want := range []string{`id="capacity-0" data-series="3"`, `id="capacity-throughput" data-series="2"`, "SLO bound ttft_p90&lt;=100ms", "Knee: "} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if !strings.Contains(html, "Answer: "+answerRE.FindStringSubmatch(c.answer)[1]+" users") {
+		t.Errorf("report does not state the answer %q", c.answer)
+	}
+
+	// Another SLO, and two capacity traces, one under a hostile label.
+	other := filepath.Join(dir, "other.html")
+	hostile := `<script>alert(1)</script>=` + c.budget
+	if _, errs, code := runCap(t, c.bin, "report", c.found, hostile, "--capacity-slo", "ttft_p90<=0.001ms", "-o", other); code != 0 {
+		t.Fatalf("report --capacity-slo: exit %d\n%s", code, errs)
+	}
+	b, _ = os.ReadFile(other)
+	if s := string(b); !strings.Contains(s, "No level in the range meets the SLO.") || !strings.Contains(s, `id="capacity-1-0"`) ||
+		strings.Contains(s, "<script>alert") || !strings.Contains(s, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("report for another SLO over two traces lacks its verdict, the second trace's chart or escaping")
+	}
+
+	plain := filepath.Join(dir, "plain.trace.zst")
+	writeReportTrace(t, plain, "vllm", "m", 2, 0, 1, 4)
+	if _, errs, code := runCap(t, c.bin, "report", plain, "--capacity-slo", "ttft_p90<=1s", "-o", filepath.Join(dir, "p.html")); code != 2 || !strings.Contains(errs, "none of the traces is a capacity trace") {
+		t.Errorf("--capacity-slo on an ordinary trace: exit %d, %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "p.html")); err == nil {
+		t.Error("a refused report still wrote its file")
+	}
+
+	chrome := findChromium()
+	if chrome == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true and no Chromium: .ci/run installs it (apt-get install -y chromium)")
+		}
+		t.Skip("no Chromium found: install one (apt-get install -y chromium) or set CHROME=/path/to/chrome")
+	}
+	for _, p := range []string{page, other} {
+		charts, alerted := capacityChartsInBrowser(t, chrome, p)
+		if alerted {
+			t.Errorf("%s: the hostile label ran", p)
+		}
+		seen := 0
+		for _, ch := range charts {
+			if !strings.HasPrefix(ch["id"], "capacity") {
+				continue
+			}
+			seen++
+			// Every SLO chart has its bound line; a throughput chart
+			// has its knee when one was found.
+			marks := ch["bound"] == "1" || strings.HasPrefix(ch["id"], "capacity-throughput") && ch["bound"] == "0"
+			if ch["series"]+"/"+ch["points"] != ch["declared"] || ch["series"] == "0" || ch["points"] == "0" || !marks {
+				t.Errorf("%s: chart %v drawn unlike its data", p, ch)
+			}
+		}
+		if want := map[string]int{page: 2, other: 4}[p]; seen != want {
+			t.Errorf("%s: %d capacity charts drawn, want %d: %v", p, seen, want, charts)
+		}
+	}
+}
+
+// capacityChartsInBrowser loads the page in headless Chromium and returns
+// each chart's drawn series and points beside its declared counts, and
+// whether the page holds a script element.
+func capacityChartsInBrowser(t *testing.T, chrome, page string) ([]map[string]string, bool) {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel2 := chromedp.NewContext(actx)
+	defer cancel2()
+	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel3()
+	if _, err := chromedp.Run(ctx, chromedp.Navigate("file://"+page)); err != nil {
+		if os.Getenv("CI") != "true" {
+			t.Skipf("Chromium (%s) did not start: %v", chrome, err)
+		}
+		t.Fatalf("browser: %v", err)
+	}
+	// "bound": how many legend entries name the SLO bound or the knee.
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]map[string]string](`[...document.querySelectorAll("figure.chart")].map(f => ({
+			id: f.id, series: String(f.querySelectorAll("g.series").length),
+			points: String(f.querySelectorAll("circle.pt").length),
+			bound: String([...f.querySelectorAll(".legend li")].filter(li => /^(SLO bound |knee$)/.test(li.textContent.trim())).length),
+			declared: f.dataset.series + "/" + f.dataset.points}))`))
+	if err != nil {
+		t.Fatalf("browser: charts: %v", err)
+	}
+	// The report has no script of its own: any script element came from
+	// a trace.
+	scripts, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelectorAll("script").length + ""`))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	return charts, scripts != "0"
+}
