@@ -229,6 +229,12 @@ type TraceInfo struct {
 	ShardHosts        int   `json:"shard_hosts,omitempty"`
 	ClockAlignErrorNs int64 `json:"clock_align_error_ns,omitempty"`
 	ClockAlignUnknown bool  `json:"clock_align_unknown,omitempty"`
+	// ClockStepNs is the largest step of the wall clock against the run
+	// clock between two clock readings, from ClockStepFrom to ClockStepTo
+	// (run-clock ns); 0 when none (clockstep.go).
+	ClockStepNs   int64 `json:"clock_step_ns,omitempty"`
+	ClockStepFrom int64 `json:"clock_step_from_ns,omitempty"`
+	ClockStepTo   int64 `json:"clock_step_to_ns,omitempty"`
 }
 
 // TraceAcc takes the records of one trace.
@@ -245,6 +251,8 @@ type TraceAcc struct {
 	// points are the successful scrapes in common terms, in time order
 	// (serverstate.go).
 	points []statePoint
+	// clock are the client's clock readings (clockstep.go).
+	clock clockReadings
 }
 
 // Trace starts a trace with the given label ("" = the header's label).

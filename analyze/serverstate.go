@@ -26,6 +26,10 @@ type statePoint struct {
 // AddScrape takes one scrape of the trace. Only what the analysis needs is
 // kept (a few numbers per scrape), so a long run's scrapes cost little.
 func (t *TraceAcc) AddScrape(s *trace.Scrape) {
+	if s.Source == trace.SourceClock {
+		t.addClock(s) // the client's own clock, not the server's state
+		return
+	}
 	t.info.Scrapes++
 	if s.Error != "" {
 		t.info.ScrapesFailed++

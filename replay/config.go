@@ -114,6 +114,15 @@ type Config struct {
 	// header records it (option session_header).
 	SessionHeader string
 
+	// Timestamps is the source of chunk arrival times: TimestampsKernel
+	// (the kernel's receive stamp of the read that completed each event;
+	// Linux, SO_TIMESTAMPING), TimestampsUser (the time right after the
+	// read returned, in user space) or TimestampsAuto ("" too: kernel
+	// where the system offers it, else user). Resolve sets it to the
+	// source the run uses; the trace header records it, and why auto
+	// fell back.
+	Timestamps string
+
 	// Grace is how long in-flight requests may finish after ctx is
 	// cancelled (SIGINT) before they are cut off and marked cancelled;
 	// 0 cuts them at once (the CLI's default is DefaultGrace).
@@ -195,6 +204,7 @@ type Resolved struct {
 	metricsURL     string             // the /metrics to scrape, "" for none
 	metricsAuto    bool               // metricsURL was guessed (ServerMetricsAuto)
 	watcher        *procwatch.Watcher // WatchPID's, nil for none
+	timestampsNote string             // why auto chose user-space timestamps
 }
 
 // FieldError is a Config value that cannot be used: a fielderr.Error
@@ -287,6 +297,21 @@ func (c Config) Resolve() (*Resolved, error) {
 	default:
 		return nil, fieldErr("ServerTokenize", fmt.Sprintf("%q is not a setting", c.ServerTokenize), "use auto or off")
 	}
+	var tsNote string
+	switch c.Timestamps {
+	case "", TimestampsAuto:
+		c.Timestamps = TimestampsKernel
+		if why := kernelStampsSupported(); why != "" {
+			c.Timestamps, tsNote = TimestampsUser, why
+		}
+	case TimestampsKernel:
+		if why := kernelStampsSupported(); why != "" {
+			return nil, fieldErr("Timestamps", "kernel: "+why, "use auto or user")
+		}
+	case TimestampsUser:
+	default:
+		return nil, fieldErr("Timestamps", fmt.Sprintf("%q is not a timestamp source", c.Timestamps), "use kernel, user or auto")
+	}
 	if c.Salt && c.SaltSeed == 0 {
 		var b [8]byte
 		rand.Read(b[:])
@@ -319,7 +344,7 @@ func (c Config) Resolve() (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolved{Config: c, ep: ep, base: base, BeyondDuration: beyond, metricsURL: metricsURL, metricsAuto: metricsAuto}
+	r := &Resolved{Config: c, ep: ep, base: base, BeyondDuration: beyond, metricsURL: metricsURL, metricsAuto: metricsAuto, timestampsNote: tsNote}
 	if c.WatchPID != 0 {
 		w, err := procwatch.New(c.WatchPID)
 		if err != nil {

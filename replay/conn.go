@@ -18,10 +18,19 @@ import (
 type watchedConn struct {
 	net.Conn
 	w atomic.Pointer[headerWatch]
+	// k, when set, reads through recvmsg and keeps the kernel's receive
+	// stamp of each read (kts.go).
+	k *kstamp
+	// kwhy says why a connection of a kernel-stamped run has no k.
+	kwhy string
 }
 
-func (c *watchedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
+func (c *watchedConn) Read(p []byte) (n int, err error) {
+	if c.k != nil {
+		n, err = c.k.read(p)
+	} else {
+		n, err = c.Conn.Read(p)
+	}
 	if n > 0 {
 		if w := c.w.Load(); w != nil {
 			w.bytes.Add(int64(n))

@@ -93,10 +93,14 @@ func (s *Summary) String() string {
 
 // engine is the state of one run.
 type engine struct {
-	cfg  Config
-	ep   endpoint.Endpoint
-	base string
-	opts endpoint.Options
+	cfg Config
+	// kernel: chunk times are kernel receive stamps (Config.Timestamps);
+	// timestampsNote says why auto chose user-space ones.
+	kernel         bool
+	timestampsNote string
+	ep             endpoint.Endpoint
+	base           string
+	opts           endpoint.Options
 	// querySecrets are the URL's query values, redacted like the key.
 	querySecrets []string
 	// redactSecrets are the key and querySecrets, for every record.
@@ -225,6 +229,7 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	if err := r.sink.Start(h); err != nil {
 		return nil, err
 	}
+	r.sink.Scrape(e.clockScrape())
 	var metrics, watch reader
 	if scraper != nil {
 		r.sink.Scrape(firstScrape)
@@ -288,6 +293,7 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 			scraper.Timeout = max(scraper.Timeout, firstScrapeTimeout)
 		}
 	})
+	r.sink.Scrape(e.clockScrape())
 	close(e.records)
 	serr := <-sinkErr
 	cerr := r.sink.Close()
@@ -320,8 +326,11 @@ func newEngine(r *Resolved) *engine {
 		tok:     r.tok,
 		sessTok: r.sessTok,
 		watcher: r.watcher,
-		opts:    endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage, PromptCache: promptCache(cfg.ServerCache), ExtraBody: cfg.ExtraBody},
-		records: make(chan *trace.Record, 4096),
+		kernel:  cfg.Timestamps == TimestampsKernel,
+
+		timestampsNote: r.timestampsNote,
+		opts:           endpoint.Options{Model: cfg.Model, APIKey: cfg.APIKey, ContinuousUsage: cfg.ContinuousUsage, PromptCache: promptCache(cfg.ServerCache), ExtraBody: cfg.ExtraBody},
+		records:        make(chan *trace.Record, 4096),
 	}
 	if cfg.SessionHeader != SessionHeaderOff && cfg.Workload.HasSessions() {
 		e.sessionHeader = cfg.SessionHeader
@@ -378,7 +387,11 @@ func newClient(cfg Config, conns int) *http.Client {
 			if err != nil {
 				return nil, err
 			}
-			return &watchedConn{Conn: c}, nil
+			wc := &watchedConn{Conn: c}
+			if cfg.Timestamps == TimestampsKernel {
+				wc.k, wc.kwhy = withKernelStamps(c)
+			}
+			return wc, nil
 		},
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: max(conns, 64),
@@ -418,6 +431,8 @@ func (e *engine) header() trace.Header {
 		Simulated:       e.cfg.Simulated,
 		SimProfile:      e.cfg.SimProfile,
 		StartWall:       e.start.UTC().Format(time.RFC3339Nano),
+		Timestamps:      e.cfg.Timestamps,
+		TimestampsNote:  e.timestampsNote,
 		Host:            hostInfo(),
 		Salt:            e.cfg.Salt,
 		SaltSeed:        e.cfg.SaltSeed,
@@ -584,6 +599,10 @@ type prepared struct {
 	total, idle *time.Timer
 	// watch counts the response header bytes and resets idle on each.
 	watch *headerWatch
+	// conn is the connection the request went out on (kernel stamps), and
+	// kfails0 its count of stampless reads then.
+	conn    *watchedConn
+	kfails0 int64
 	// onDone, if set, sees the finished record before it is queued for
 	// the writer (a session's next turn needs the answer).
 	onDone func(*trace.Record)
@@ -629,7 +648,21 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 	p.watch = &headerWatch{idle: p.idle, d: e.cfg.IdleTimeout}
 	if p.req != nil {
 		p.req = p.req.WithContext(httptrace.WithClientTrace(p.req.Context(), &httptrace.ClientTrace{
-			GotConn: func(i httptrace.GotConnInfo) { p.watch.attach(i.Conn) },
+			GotConn: func(i httptrace.GotConnInfo) {
+				p.watch.attach(i.Conn)
+				if e.kernel {
+					c := i.Conn
+					if tc, ok := c.(*tls.Conn); ok {
+						c = tc.NetConn() // kernel stamps are the TCP connection's
+					}
+					if wc, ok := c.(*watchedConn); ok {
+						p.conn = wc
+						if wc.k != nil {
+							p.kfails0 = wc.k.fails.Load()
+						}
+					}
+				}
+			},
 		}))
 	}
 	return p
@@ -681,7 +714,27 @@ func (e *engine) do(p *prepared, scheduled int64) {
 		}
 		return
 	}
-	rec.Headers = e.now()
+	now := e.now
+	if e.kernel {
+		// Times are taken in user space as ever; the kernel's stamp of
+		// each read is logged beside them and replaces them at the end,
+		// for the headers and all chunks of the request or none (kts.go).
+		switch {
+		case p.conn == nil:
+			addNote(rec, "user-space timestamps for this request: its connection was not one the client dialed")
+		case p.conn.k == nil:
+			addNote(rec, "user-space timestamps for this request: "+p.conn.kwhy)
+		default:
+			rc := &reqClock{e: e, k: p.conn.k, fails0: p.kfails0}
+			now = rc.now
+			defer func() { // before finish (deferred earlier, runs later)
+				if note := rc.apply(rec); note != "" {
+					addNote(rec, note)
+				}
+			}()
+		}
+	}
+	rec.Headers = now()
 	rec.Status = resp.StatusCode
 	defer resp.Body.Close()
 	if idle != nil {
@@ -696,7 +749,7 @@ func (e *engine) do(p *prepared, scheduled int64) {
 	if idle != nil {
 		body = &idleReader{r: resp.Body, t: idle, d: e.cfg.IdleTimeout}
 	}
-	err = e.ep.Read(body, e.now, rec)
+	err = e.ep.Read(body, now, rec)
 	rec.Done = e.now()
 	if err != nil || ctx.Err() != nil {
 		why := reasonOf(ctx)

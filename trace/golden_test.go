@@ -193,6 +193,18 @@ var goldenV14Records = []Record{
 		Error:   &Error{Class: ErrNotSent, Message: "turn 2 of the session failed (reset): the conversation cannot go on without its answer"},
 		Session: "p002-s0000", Turn: 3,
 	},
+	// Kernel receive stamps: each chunk's user-space time beside its
+	// stamp, two events of one read sharing both.
+	{
+		ID: "p003-0000", Index: 14, Phase: 2, InputTokens: 100, MaxTokens: 16,
+		Scheduled: 1_100_000_000, Sent: 1_100_000_400, Headers: 1_101_000_000, Done: 1_102_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 1_101_000_000, UserT: 1_101_000_850, Bytes: 120, Text: "1"},
+			{T: 1_101_000_000, UserT: 1_101_000_850, Bytes: 120, Text: ","},
+			{T: 1_101_400_000, UserT: 1_101_400_020, Bytes: 120, Text: " 2"},
+		},
+		FinishReason: "length",
+	},
 }
 
 // goldenV13Scrapes are written from format 1.3 on, each after the record

@@ -73,6 +73,21 @@ func (s Sample) MarshalJSON() ([]byte, error) {
 const (
 	SourceMetrics = "metrics" // a Prometheus /metrics endpoint
 	SourceProcess = "process" // a local process (/proc)
+	// SourceClock is the client's own clock (1.4): one sample,
+	// ClockOffsetSample, the wall clock minus the run clock in ns, less
+	// the same at the run's start (StartWall), read at the start and the
+	// end of the run. A non-zero value means the wall clock was slewed or
+	// stepped during the run (analyze warns of a step).
+	SourceClock = "clock"
+)
+
+// ClockOffsetSample names the clock scrape's sample.
+const ClockOffsetSample = "wall_offset_change_ns"
+
+// The timestamp sources of Header.Timestamps.
+const (
+	TimestampsKernel = "kernel"
+	TimestampsUser   = "user"
 )
 
 // Limits of one scrape entry, far above any engine's /metrics (vLLM's is a

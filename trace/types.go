@@ -31,6 +31,10 @@ const (
 	// conversation's turns), written only when set, and the error class
 	// not-sent (a session's turns after one that failed); older readers
 	// ignore the fields and show the class as they find it.
+	// 1.4 also appended, after those, a column of each chunk's user-space
+	// time (user_t_ns) when chunk times are kernel stamps, the header's
+	// timestamps and timestamps_note, and the clock scrape (the wall
+	// clock's offset from the run clock at the start and the end).
 	FormatMinor = 4
 )
 
@@ -66,6 +70,14 @@ type Header struct {
 
 	StartWall string `json:"start_wall"` // RFC 3339 with nanoseconds, UTC
 	Host      Host   `json:"host"`
+
+	// Timestamps is the source of chunk times (1.4): TimestampsKernel
+	// (the kernel's receive stamp of each read; a request whose stamps
+	// failed keeps user-space times and says so in its notes) or
+	// TimestampsUser ("" before 1.4); TimestampsNote says why a run that
+	// could have used kernel stamps did not.
+	Timestamps     string `json:"timestamps,omitempty"`
+	TimestampsNote string `json:"timestamps_note,omitempty"`
 
 	// SaltSeed drew the per-run salt words; Salt is false for --salt off.
 	Salt     bool  `json:"salt"`
@@ -200,6 +212,11 @@ type Chunk struct {
 	// ServerT is the simulator's send time in its test mode (ns since the
 	// run start, on the same clock); 0 otherwise.
 	ServerT int64 `json:"server_t_ns,omitempty"`
+	// UserT is the user-space arrival time (right after the read returned)
+	// when T is the kernel's receive stamp of the same read (the header's
+	// Timestamps is "kernel" and the request kept its stamps); 0 when T
+	// itself is the user-space time (1.4).
+	UserT int64 `json:"user_t_ns,omitempty"`
 }
 
 // ErrorClass says what went wrong with a request, so analysis can count

@@ -105,7 +105,14 @@ func appendRecordV1(b []byte, r *Record) []byte {
 	}
 	// 1.2 fields, only when set (or when 1.3 fields follow them): a record
 	// without them is byte for byte a 1.1 record.
-	v14 := r.Session != "" || r.Turn != 0 || r.SentInputTokens != 0
+	userT := false
+	for i := range r.Chunks {
+		if r.Chunks[i].UserT != 0 {
+			userT = true
+			break
+		}
+	}
+	v14 := r.Session != "" || r.Turn != 0 || r.SentInputTokens != 0 || userT
 	v13 := r.ServerPromptTokens != 0 || r.ServerTextTokens != 0 || v14
 	if r.Clipped != 0 || r.Notes != "" || v13 {
 		b = binary.AppendVarint(b, r.Clipped)
@@ -122,6 +129,13 @@ func appendRecordV1(b []byte, r *Record) []byte {
 		b = appendString(b, r.Session)
 		b = binary.AppendVarint(b, int64(r.Turn))
 		b = binary.AppendVarint(b, int64(r.SentInputTokens))
+	}
+	// 1.4, after them, only when chunk times are kernel stamps: each
+	// chunk's user-space time, as its delay after the stamp.
+	if userT {
+		for i := range r.Chunks {
+			b = binary.AppendVarint(b, r.Chunks[i].UserT-r.Chunks[i].T)
+		}
 	}
 	return b
 }
@@ -297,6 +311,7 @@ func (d *v1Decoder) decode(body string) (*Record, error) {
 	for i := range chunks {
 		t += c.varint()
 		chunks[i].T = t
+		chunks[i].UserT = 0 // set by later when present
 	}
 	for i := range chunks {
 		chunks[i].Bytes = int(c.varint())
@@ -360,7 +375,8 @@ func (d *v1Decoder) decode(body string) (*Record, error) {
 
 // later reads the fields later minor versions appended after the chunks
 // (1.2: clipped_bytes, notes; 1.3: server_prompt_tokens,
-// server_text_tokens; 1.4: session, turn, sent_input_tokens). A body that ends first is an older
+// server_text_tokens; 1.4: session, turn, sent_input_tokens, then the
+// chunks' user-space times). A body that ends first is an older
 // version's; bytes after them belong to a version later still, and bytes
 // that do not parse as them are ignored as such, as a 1.0 reader ignores
 // every one of them.
@@ -395,6 +411,24 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 		return
 	}
 	r.Session, r.Turn, r.SentInputTokens = session, int(turn), int(sent)
+	if c.i >= len(c.s) || len(r.Chunks) == 0 {
+		return
+	}
+	// Each chunk's user-space time as its delay after the kernel stamp,
+	// which is never negative: a column that is not that is ignored
+	// whole, as a reader before it would.
+	save := c.i
+	for i := range r.Chunks {
+		d := c.varint()
+		if c.err != nil || d < 0 {
+			for k := range r.Chunks[:i] {
+				r.Chunks[k].UserT = 0
+			}
+			c.i = save
+			return
+		}
+		r.Chunks[i].UserT = r.Chunks[i].T + d
+	}
 }
 
 // maxSessionBytes bounds a stored session id (a workload's are at most

@@ -75,7 +75,7 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 	r.IncludeScrapes()
 	scrapes := 0
 	for r.Scan() {
-		if r.Scrape() != nil {
+		if s := r.Scrape(); s != nil && s.Source != trace.SourceClock {
 			scrapes++
 		}
 	}

@@ -50,6 +50,7 @@ type replayFlags struct {
 	metricsInterval        time.Duration
 	watchPID               int
 	sessionHeader          string
+	timestamps             string
 }
 
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
@@ -77,6 +78,7 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.IntVar(&f.watchPID, "watch-pid", 0, "process id of the server on this machine: sample its memory (RSS), CPU time and threads, with its child processes', into the trace, and GPU memory when nvidia-smi is installed (Linux /proc; macOS through ps, without threads)")
 	fs.StringVar(&f.serverTokenize, "server-tokenize", replay.ServerTokenizeAuto, "ask the server's own tokenizer (POST /tokenize of llama.cpp, vLLM, SGLang, TGI) to count each distinct prompt before the run and each response's text after it, off the timing path, so usage is judged in the model's vocabulary: auto (use it when the server answers) or off")
 	fs.StringVar(&f.sessionHeader, "session-header", replay.DefaultSessionHeader, "workloads with sessions (--turns): the HTTP header that carries each conversation's stable id on all its turns, for routers with session affinity (llm-d, sticky gateways); off: none")
+	fs.StringVar(&f.timestamps, "timestamps", replay.TimestampsAuto, "source of chunk arrival times: kernel (the kernel's receive stamp of each read, Linux SO_TIMESTAMPING: no client scheduling delay in it), user (the time the read returned to llmreplay), auto (kernel where the system offers it); the trace header records the source")
 	fs.StringVar(&f.serverCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
 }
 
@@ -126,6 +128,7 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 		ServerMetricsInterval: f.metricsInterval,
 		WatchPID:              f.watchPID,
 		SessionHeader:         f.sessionHeader,
+		Timestamps:            f.timestamps,
 	}
 	return cfg, nil
 }
@@ -260,7 +263,7 @@ var flagOf = map[string]string{
 	// replay.Config
 	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
 	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
-	"Model": "--model", "ServerCache": "--server-cache", "SessionHeader": "--session-header", "Headers": "--header", "ExtraBody": "--extra-body",
+	"Model": "--model", "ServerCache": "--server-cache", "SessionHeader": "--session-header", "Timestamps": "--timestamps", "Headers": "--header", "ExtraBody": "--extra-body",
 	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval", "WatchPID": "--watch-pid",
 	// workload.BuildConfig
 	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",

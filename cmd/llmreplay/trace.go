@@ -119,8 +119,18 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	sc := map[string]*scrapeCount{}
 	var sources []string
 	r.IncludeScrapes()
+	var clockMoved int64 // the wall clock against the run clock, at the last reading
+	clockReadings := 0
 	for r.Scan() {
 		if s := r.Scrape(); s != nil {
+			if s.Source == trace.SourceClock {
+				for _, smp := range s.Samples {
+					if smp.Name == trace.ClockOffsetSample && smp.Value > -9e18 && smp.Value < 9e18 {
+						clockMoved, clockReadings = int64(smp.Value), clockReadings+1
+					}
+				}
+				continue
+			}
 			k := sc[s.Source]
 			if k == nil {
 				k = &scrapeCount{target: s.Target, engines: map[string]bool{}}
@@ -163,6 +173,19 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	}
 	line("salt", "%s", salt)
 	line("started", "%s", h.StartWall)
+	switch h.Timestamps {
+	case trace.TimestampsKernel:
+		line("timestamps", "kernel: chunk and header times are the kernel's receive stamps (user-space times beside them)")
+	case trace.TimestampsUser:
+		if h.TimestampsNote != "" {
+			line("timestamps", "user: %s", h.TimestampsNote)
+		} else {
+			line("timestamps", "user")
+		}
+	}
+	if clockReadings > 1 {
+		line("clock", "the wall clock moved %v against the run clock by the end (analyze warns of a step)", time.Duration(clockMoved))
+	}
 	host := fmt.Sprintf("%s/%s, %s, %d cores, %s", h.Host.OS, h.Host.Arch, h.Host.CPU, h.Host.Cores, h.Host.GoVersion)
 	if h.Host.Hostname != "" {
 		host += ", " + h.Host.Hostname

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// readTrace returns a trace's header and records.
+func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var recs []trace.Record
+	for r.Scan() {
+		rec := *r.Record()
+		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
+		recs = append(recs, rec)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return r.Header(), recs
+}
+
+// checkKernelStamped: every request kept its kernel stamps, each chunk's
+// stamp lies at or before its user-space time, and the headers' stamp
+// before the first chunk's.
+func checkKernelStamped(t *testing.T, h trace.Header, recs []trace.Record) {
+	t.Helper()
+	if h.Timestamps != trace.TimestampsKernel {
+		t.Fatalf("trace header timestamps %q (%s); want kernel on Linux loopback", h.Timestamps, h.TimestampsNote)
+	}
+	chunks := 0
+	for _, rec := range recs {
+		if rec.Error != nil {
+			t.Errorf("%s failed: %v", rec.ID, rec.Error.Message)
+			continue
+		}
+		if strings.Contains(rec.Notes, "user-space timestamps") {
+			t.Errorf("%s fell back: %s", rec.ID, rec.Notes)
+			continue
+		}
+		for i, c := range rec.Chunks {
+			chunks++
+			if c.UserT == 0 || c.T > c.UserT {
+				t.Errorf("%s chunk %d: kernel %d, user %d: want 0 < kernel ≤ user", rec.ID, i, c.T, c.UserT)
+			}
+			if c.T < rec.Headers {
+				t.Errorf("%s chunk %d: kernel %d before the headers' stamp %d", rec.ID, i, c.T, rec.Headers)
+			}
+		}
+	}
+	if chunks == 0 {
+		t.Fatal("no chunks")
+	}
+}
+
+// Issue 19: with default flags on Linux, chunk times are the kernel's
+// receive stamps (header timestamps "kernel"), each at or before the
+// user-space time kept beside it; --timestamps user records user-space
+// times only; a source that is not one is refused before anything runs.
+func TestKernelTimestampsE2E(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("kernel receive stamps are read on Linux only")
+	}
+	bin := builtBinary(t)
+	simURL := startSim(t, bin, "--profile", "fast")
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "24", "--schedule", "burst:8", "--repeats", "2")
+
+	tr := filepath.Join(dir, "k.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tr, "-q"); code != 0 {
+		t.Fatalf("replay exit %d: %s", code, e)
+	}
+	h, recs := readTrace(t, tr)
+	checkKernelStamped(t, h, recs)
+	info, _, _ := run(t, nil, bin, "trace", "info", tr)
+	if !strings.Contains(info, "timestamps: kernel") {
+		t.Errorf("trace info does not name the source:\n%s", info)
+	}
+	out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
+	if code != 0 || strings.Contains(out, "clock_step") {
+		t.Errorf("analyze exit %d, or a clock step on a steady clock: %s\n%s", code, e, out)
+	}
+
+	tu := filepath.Join(dir, "u.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tu, "-q", "--timestamps", "user"); code != 0 {
+		t.Fatalf("replay --timestamps user exit %d: %s", code, e)
+	}
+	h, recs = readTrace(t, tu)
+	if h.Timestamps != trace.TimestampsUser {
+		t.Errorf("--timestamps user: header says %q", h.Timestamps)
+	}
+	for _, rec := range recs {
+		for _, c := range rec.Chunks {
+			if c.UserT != 0 {
+				t.Fatalf("--timestamps user: %s has a chunk with user_t_ns %d", rec.ID, c.UserT)
+			}
+		}
+	}
+
+	bad := filepath.Join(dir, "bad.trace.zst")
+	_, e, code = run(t, nil, bin, "replay", wl, "--url", simURL, "-o", bad, "--timestamps", "nic")
+	if code != 2 || !strings.Contains(e, "--timestamps") || !strings.Contains(e, "use kernel, user or auto") {
+		t.Errorf("--timestamps nic: exit %d, %s; want 2 and the fix", code, e)
+	}
+	if _, err := trace.Open(bad); err == nil {
+		t.Errorf("a refused run wrote %s", bad)
+	}
+}
+
+// Under TLS the stamp is that of the TCP read that completed the TLS
+// record holding the event's last byte: the same bound as on plain TCP.
+func TestKernelTimestampsTLS(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("kernel receive stamps are read on Linux only")
+	}
+	bin := builtBinary(t)
+	srv := &pacedServer{tokens: 12, gap: 2 * time.Millisecond}
+	ts := httptest.NewTLSServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "12", "--schedule", "closed:2", "--requests", "6")
+	tr := filepath.Join(dir, "tls.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "paced", "--insecure", "-o", tr, "-q"); code != 0 {
+		t.Fatalf("replay over TLS exit %d: %s", code, e)
+	}
+	h, recs := readTrace(t, tr)
+	checkKernelStamped(t, h, recs)
+}
