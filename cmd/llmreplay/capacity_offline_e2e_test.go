@@ -5,8 +5,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,4 +255,83 @@ func capacityChartsInBrowser(t *testing.T, chrome, page string) ([]map[string]st
 		t.Fatalf("browser: %v", err)
 	}
 	return charts, scripts != "0"
+}
+
+// readmeBlock returns the README code block whose first line starts with
+// "$ llmreplay "+prefix: the command's words (without "llmreplay") and the
+// output lines shown under it.
+func readmeBlock(t *testing.T, prefix string) ([]string, []string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n$ llmreplay "+prefix)
+	if !ok {
+		t.Fatalf("README has no '$ llmreplay %s' example", prefix)
+	}
+	block, _, _ := strings.Cut(rest, "\n```")
+	lines := strings.Split(block, "\n")
+	return shellWords(t, prefix+lines[0]), lines[1:]
+}
+
+// TestREADMECapacityExample keeps the README's capacity example honest:
+// its commands run as written (in a fresh folder) and print what the
+// README shows, line for line where the output is the model's or the
+// code's words (server, SLO, table head, the offline section's SLO), and
+// an answer within 2 users of the README's where it is measured (the
+// simulator's model fixes it; timing noise moves a bisection step).
+func TestREADMECapacityExample(t *testing.T) {
+	bin := builtBinary(t)
+	args, shown := readmeBlock(t, "capacity ")
+	dir := t.TempDir()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+	}
+	out := strings.Split(stdout.String(), "\n")
+	for i := range 4 {
+		if i >= len(out) || out[i] != shown[i] {
+			t.Errorf("line %d: README shows %q, the command printed:\n%s", i+1, shown[i], stdout.String())
+		}
+	}
+	readme := answerRE.FindStringSubmatch(strings.Join(shown, "\n"))
+	got := answerRE.FindStringSubmatch(stdout.String())
+	if readme == nil || got == nil {
+		t.Fatalf("no answer line: README %v, run:\n%s", readme, stdout.String())
+	}
+	ra, _ := strconv.Atoi(readme[1])
+	ga, _ := strconv.Atoi(got[1])
+	if ga < ra-2 || ga > ra+2 {
+		t.Errorf("the run's answer %d is not within 2 users of the README's %d", ga, ra)
+	}
+
+	args, shown = readmeBlock(t, "analyze cap.trace.zst")
+	cmd = exec.Command(bin, args...)
+	cmd.Dir = dir
+	stdout.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+	}
+	for _, l := range shown {
+		if strings.HasPrefix(l, "capacity search in ") || strings.HasPrefix(l, "SLO: ") || strings.HasPrefix(l, "users ") {
+			if !strings.Contains(stdout.String(), "\n"+l+"\n") {
+				t.Errorf("README's %q not in analyze's output:\n%s", l, stdout.String())
+			}
+		}
+	}
+	if !strings.Contains(stdout.String(), "\nmax concurrency meeting the SLO: ") {
+		t.Errorf("analyze printed no capacity answer:\n%s", stdout.String())
+	}
+	page := filepath.Join(dir, "capacity.html")
+	if out, err := exec.Command(bin, "report", filepath.Join(dir, "cap.trace.zst"), "-o", page).CombinedOutput(); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(page); !strings.Contains(string(b), `id="capacity-throughput"`) {
+		t.Error("the README's report has no capacity chart")
+	}
 }
