@@ -55,6 +55,12 @@ func capacityViews(errw io.Writer, args []string, sloText string, good analyze.S
 		}
 		r, err := live.Reanalyse(in.Path, slo, good)
 		if err != nil {
+			if slo == nil {
+				// Asked for nothing capacity-specific: the ordinary
+				// analysis still stands; say why the section is missing.
+				fmt.Fprintf(errw, "capacity: no answer for %s: %s\n", safetext.Show(arg), safetext.Show(err.Error()))
+				continue
+			}
 			return nil, usageError(err)
 		}
 		asked := slo
