@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/internal/bench"
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/probe"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/sim"
@@ -18,7 +19,8 @@ func newProbeCmd() *cobra.Command {
 		Short: "Short experiments with a verdict: does the server's prefix cache work",
 		Long: `Probes are short experiments against a server, each with a verdict.
 
-  prefix-cache  new prompts (miss), the same again (hit), different ones (miss), the first once more (hit)`,
+  prefix-cache  new prompts (miss), the same again (hit), different ones (miss), the first once more (hit);
+                --mode shared-system: rounds of requests sharing a system prompt (hits, tokens saved, speed-up)`,
 		Example: `  llmreplay probe prefix-cache --url http://127.0.0.1:8000`,
 		Args:    cobra.ArbitraryArgs,
 		RunE:    needsSubcommand,
@@ -34,6 +36,8 @@ func newProbePrefixCacheCmd() *cobra.Command {
 		shape   string
 		profile string
 		noCache bool
+		mode    string
+		shared  probe.SharedConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "prefix-cache [--url URL] [flags]",
@@ -57,11 +61,25 @@ cache switch (llama.cpp cache_prompt), with the cache asked on. Without --url
 the probe runs against the built-in simulator (--profile; --no-prefix-cache
 switches its cache off, to see the probe fail).
 
+--mode shared-system is the paged-cache test instead: --rounds rounds
+(default 2) of --round-requests requests (default 10) sent together, each
+prompt the same --system-tokens system prompt (default 286) and a user
+message of its own (--input-tokens, default 64 in this mode). Every request
+after the first round should find the system prompt in the cache (a hit: at
+least half of it from the cache by the server's count). It prints each
+round's hits, cached tokens and median TTFT with its 95% interval, the tokens
+saved, and the speed-up: the median TTFT of the requests that missed over
+that of those that hit, all prompts of one length. Where the server reports
+no count, the later rounds' TTFT must lie below the first's.
+
 Exit status: 0 the cache behaved; 1 a step failed; 3 a step could not be
 judged (UNSURE); 2 bad input.`,
 		Example: `  # on the built-in simulator, with and without its prefix cache
   llmreplay probe prefix-cache
   llmreplay probe prefix-cache --no-prefix-cache
+
+  # the paged-cache test: 2 rounds of 10 sharing a 286-token system prompt
+  llmreplay probe prefix-cache --mode shared-system
 
   # a real server
   llmreplay probe prefix-cache --url http://127.0.0.1:8000 --input-tokens 2048`,
@@ -73,7 +91,40 @@ judged (UNSURE); 2 bad input.`,
 			if f.url != "" && (cmd.Flags().Changed("profile") || noCache) {
 				return usagef("--profile and --no-prefix-cache apply to the built-in simulator only: drop them, or drop --url")
 			}
+			switch mode {
+			case "repeat", "shared-system":
+			default:
+				return usagef("--mode %q: give repeat or shared-system", mode)
+			}
+			for _, fl := range []struct {
+				name, mode string
+			}{{"repeats", "repeat"}, {"shape", "repeat"}, {"system-tokens", "shared-system"}, {"rounds", "shared-system"}, {"round-requests", "shared-system"}} {
+				if cmd.Flags().Changed(fl.name) && mode != fl.mode {
+					return usagef("--%s applies to --mode %s only: drop it", fl.name, fl.mode)
+				}
+			}
 			cfg.Shape = workload.Shape(shape)
+			if mode == "shared-system" {
+				shared.Tokenizer, shared.MaxTokens, shared.Seed = cfg.Tokenizer, cfg.MaxTokens, cfg.Seed
+				shared.UserTokens = probe.DefaultUserTokens
+				if cmd.Flags().Changed("input-tokens") {
+					shared.UserTokens = cfg.InputTokens
+				}
+				for _, n := range []struct {
+					flag string
+					v    int
+				}{{"rounds", shared.Rounds}, {"round-requests", shared.Requests}, {"system-tokens", shared.SystemTokens}} {
+					if n.v == 0 {
+						return usagef("--%s 0: give at least 1", n.flag)
+					}
+				}
+				if err := shared.Check(); err != nil {
+					if out, ok := fielderr.Rename(err, sharedFlagOf); ok {
+						return usageError(out)
+					}
+					return flagError(err)
+				}
+			}
 			for _, n := range []struct {
 				flag string
 				v    int
@@ -114,6 +165,24 @@ judged (UNSURE); 2 bad input.`,
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s, prefix cache %s\n", p.Name, cache)
 			}
 			rc.OnAPI = announceAPI(errw)
+			if mode == "shared-system" {
+				shared.Replay = rc
+				res, err := probe.SharedSystem(cmd.Context(), shared)
+				if err != nil {
+					if res != nil && res.Summary != nil {
+						fmt.Fprintln(errw, res.Summary)
+					}
+					return flagError(err)
+				}
+				fmt.Fprintln(errw, res.Summary)
+				if err := res.Render(out); err != nil {
+					return err
+				}
+				if rc.Trace != "" {
+					fmt.Fprintf(errw, "trace: %s\n", rc.Trace)
+				}
+				return verdictExit(res.Verdict, "requests after the first round missed the shared system prompt", "the rounds could not be judged: see the evidence")
+			}
 			cfg.Replay = rc
 			res, err := probe.PrefixCache(cmd.Context(), cfg)
 			if err != nil {
@@ -129,13 +198,7 @@ judged (UNSURE); 2 bad input.`,
 			if rc.Trace != "" {
 				fmt.Fprintf(errw, "trace: %s\n", rc.Trace)
 			}
-			switch res.Verdict {
-			case "FAIL":
-				return &exitError{code: 1, err: fmt.Errorf("the prefix cache did not behave: a step failed")}
-			case "UNSURE":
-				return &exitError{code: 3, err: fmt.Errorf("a step could not be judged: see its evidence")}
-			}
-			return nil
+			return verdictExit(res.Verdict, "the prefix cache did not behave: a step failed", "a step could not be judged: see its evidence")
 		},
 	}
 	f.register(cmd, replay.DefaultAPI)
@@ -143,11 +206,30 @@ judged (UNSURE); 2 bad input.`,
 	fs.StringVar(&f.url, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url")
 	fs.BoolVar(&noCache, "no-prefix-cache", false, "the built-in simulator without its prefix cache (to see the probe fail)")
-	fs.IntVar(&cfg.InputTokens, "input-tokens", probe.DefaultInputTokens, "exact prompt length in tokens")
+	fs.StringVar(&mode, "mode", "repeat", "repeat (new, same, different, first again) or shared-system (rounds sharing a system prompt)")
+	fs.IntVar(&shared.SystemTokens, "system-tokens", probe.DefaultSystemTokens, "shared-system: the shared system prompt's exact length in tokens")
+	fs.IntVar(&shared.Rounds, "rounds", probe.DefaultRounds, "shared-system: rounds (the first is the cold one)")
+	fs.IntVar(&shared.Requests, "round-requests", probe.DefaultRoundRequests, "shared-system: requests per round, sent together")
+	fs.IntVar(&cfg.InputTokens, "input-tokens", probe.DefaultInputTokens, "exact prompt length in tokens (shared-system: the user message, default 64)")
 	fs.IntVar(&cfg.MaxTokens, "max-tokens", probe.DefaultMaxTokens, "output tokens per request")
 	fs.IntVar(&cfg.Repeats, "repeats", probe.DefaultRepeats, "prompts per step (6 or more give a TTFT verdict)")
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base or a tokenizer.json path")
 	fs.StringVar(&shape, "shape", string(workload.ShapeChat), "chat or completion")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed for the prompts")
 	return cmd
+}
+
+// sharedFlagOf names the flags that set probe.SharedConfig's fields.
+var sharedFlagOf = map[string]string{"Rounds": "--rounds", "Requests": "--round-requests", "SystemTokens": "--system-tokens",
+	"UserTokens": "--input-tokens", "MaxTokens": "--max-tokens"}
+
+// verdictExit is a probe's exit status: 0 PASS, 1 FAIL, 3 UNSURE.
+func verdictExit(v, fail, unsure string) error {
+	switch v {
+	case "FAIL":
+		return &exitError{code: 1, err: fmt.Errorf("%s", fail)}
+	case "UNSURE":
+		return &exitError{code: 3, err: fmt.Errorf("%s", unsure)}
+	}
+	return nil
 }

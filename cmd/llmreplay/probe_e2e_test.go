@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -35,6 +36,61 @@ func TestProbePrefixCacheThroughTheBinary(t *testing.T) {
 		{[]string{"--input-tokens", "10"}, "--input-tokens is 10: give at least 64"},
 		{[]string{"--salt", "on"}, "--salt: the probe sends its prompts verbatim"},
 		{[]string{"--url", "http://127.0.0.1:1", "--no-prefix-cache"}, "apply to the built-in simulator only"},
+	} {
+		_, e, code := run(t, nil, bin, append([]string{"probe", "prefix-cache"}, c.args...)...)
+		if code != 2 || !strings.Contains(e, c.want) || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q", c.args, code, e)
+		}
+	}
+}
+
+// TestProbeSharedSystemThroughTheBinary (issue #16 item 4, the paged-cache
+// mode): with defaults (2 rounds of 10 sharing a 286-token system prompt)
+// the simulator's cache serves every second-round request the system
+// prompt's full blocks (the vLLM profile's 16-token blocks: the count is
+// the same for all ten), so the probe passes (exit 0); without the cache
+// no request hits and it fails (exit 1). Mode-foreign flags exit 2.
+func TestProbeSharedSystemThroughTheBinary(t *testing.T) {
+	bin := builtBinary(t)
+	out, e, code := run(t, nil, bin, "probe", "prefix-cache", "--mode", "shared-system", "--profile", "vllm-rtx5090-fp8")
+	if code != 0 || !strings.Contains(out, "shared system prompt (286 tokens): PASS: 10 of 10 requests after the first round hit") {
+		t.Errorf("cache on: exit %d\n%s%s", code, out, e)
+	}
+	// Round 2's line: 10 requests, 10 hits, and a cached count that is a
+	// multiple of ten (each request the same whole blocks) and at least
+	// ten times the system prompt's full 16-token blocks (10·17·16).
+	// Round 1's burst may hit too, for requests the busy machine sent
+	// after another's prefill: the tokens saved are both rounds'.
+	var round, n, hits, cached [3]int
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "1 ") || strings.HasPrefix(l, "2 ") {
+			i := int(l[0] - '0')
+			if _, err := fmt.Sscan(l, &round[i], &n[i], &hits[i], &cached[i]); err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+		}
+	}
+	if n[2] != 10 || hits[2] != 10 || cached[2]%10 != 0 || cached[2] < 10*17*16 ||
+		!strings.Contains(out, fmt.Sprintf("hits: %d of 20 requests; tokens saved: %d", hits[1]+10, cached[1]+cached[2])) {
+		t.Errorf("rounds: %d requests, %d hits, %d cached\n%s", n, hits, cached, out)
+	}
+	if !strings.Contains(e, "20 requests sent, 20 ok") {
+		t.Errorf("stderr: %s", e)
+	}
+	out, e, code = run(t, nil, bin, "probe", "prefix-cache", "--mode", "shared-system", "--profile", "vllm-rtx5090-fp8", "--no-prefix-cache")
+	if code != 1 || !strings.Contains(out, "hits: 0 of 20 requests; tokens saved: 0") || !strings.Contains(out, ": FAIL: 0 of 10 requests after the first round hit") {
+		t.Errorf("cache off: exit %d\n%s%s", code, out, e)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mode", "paged"}, `--mode "paged": give repeat or shared-system`},
+		{[]string{"--mode", "shared-system", "--repeats", "3"}, "--repeats applies to --mode repeat only"},
+		{[]string{"--rounds", "3"}, "--rounds applies to --mode shared-system only"},
+		{[]string{"--mode", "shared-system", "--rounds", "1"}, "--rounds is 1: give 2 to 100 rounds"},
+		{[]string{"--mode", "shared-system", "--system-tokens", "10"}, "--system-tokens is 10: give 64 to"},
+		{[]string{"--mode", "shared-system", "--round-requests", "0"}, "--round-requests 0: give at least 1"},
 	} {
 		_, e, code := run(t, nil, bin, append([]string{"probe", "prefix-cache"}, c.args...)...)
 		if code != 2 || !strings.Contains(e, c.want) || strings.Count(strings.TrimSpace(e), "\n") != 0 {
