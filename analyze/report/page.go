@@ -42,6 +42,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dt{color:va
 <h1>{{.Title}}</h1>
 <section id="headline">
 {{range .Problems}}<p class="warn problem">{{.}}</p>{{end}}
+{{if .Answers}}<h2>Answers</h2>{{range .Answers}}<p class="answer-line">{{.}}</p>{{end}}{{end}}
 {{if .Warnings}}<h2>Trust warnings</h2>{{range .Warnings}}<p class="warn" id="{{.ID}}">{{.Message}} <a href="#ev-{{.ID}}">evidence</a></p>{{end}}{{end}}
 <h2>What was measured</h2>
 {{if .When}}<p>Report made {{.When}}.</p>{{end}}

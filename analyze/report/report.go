@@ -38,6 +38,10 @@ type Options struct {
 	// Extra are charts the caller computed (capacity's curve with its SLO
 	// line), drawn first.
 	Extra []Chart
+	// Answers are conclusions the caller decided from the traces
+	// (capacity's answer, knee and verdict), shown in the headline in
+	// words: they hold even when nothing could be charted.
+	Answers []string
 }
 
 // ClaimRow is one claim's verdict as check prints it.
@@ -76,6 +80,7 @@ type page struct {
 	Traces    []analyze.TraceInfo
 	Warnings  []warning
 	Problems  []string
+	Answers   []string
 	Charts    []template.HTML
 	ChartNote []string
 	Timelines []template.HTML
@@ -195,7 +200,7 @@ func quantileCDF(groups []*analyze.Group, metric string) []Series {
 }
 
 func build(res *analyze.Result, o Options) (*page, error) {
-	p := &page{Title: o.Title, When: o.When, Traces: res.Traces, Claims: o.Claims}
+	p := &page{Title: o.Title, When: o.When, Traces: res.Traces, Claims: o.Claims, Answers: o.Answers}
 	for _, t := range o.Timelines.list() {
 		p.Timelines = append(p.Timelines, drawTimeline(t))
 	}

@@ -106,17 +106,27 @@ func writeCapacityViews(w io.Writer, views []capacityView, markdown bool) {
 	}
 }
 
-// capacityVerdictLines are the answer lines alone (csv mode puts them on
-// stderr, beside the warnings, so stdout stays one table).
-func capacityVerdictLines(w io.Writer, views []capacityView) {
+// capacityAnswers are each view's answer lines alone: the answer or
+// verdict, the knee, the saturation remark.
+func capacityAnswers(views []capacityView) []string {
+	var lines []string
 	for _, v := range views {
 		var b strings.Builder
 		writeCapacity(&b, v.Result, v.Axis, v.SLO, v.Search, v.TimeScale)
 		for _, l := range strings.Split(b.String(), "\n") {
 			if strings.HasPrefix(l, "max ") || strings.HasPrefix(l, "knee ") || strings.HasPrefix(l, "the server saturates") {
-				fmt.Fprintf(w, "capacity (%s): %s\n", safetext.Show(v.Name), l)
+				lines = append(lines, "capacity ("+v.Name+", SLO "+sloText(v.SLO)+"): "+l)
 			}
 		}
+	}
+	return lines
+}
+
+// capacityVerdictLines writes the answer lines (csv mode puts them on
+// stderr, beside the warnings, so stdout stays one table).
+func capacityVerdictLines(w io.Writer, views []capacityView) {
+	for _, l := range capacityAnswers(views) {
+		fmt.Fprintln(w, safetext.Show(l))
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,7 +121,7 @@ func TestAnalyzeCapacityTrace(t *testing.T) {
 
 	out, errs, code = runCap(t, c.bin, "analyze", c.found, "--format", "csv")
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	if code != 0 || err != nil || len(rows) < 2 || !strings.Contains(errs, "capacity ("+c.found+"): "+c.answer) {
+	if code != 0 || err != nil || len(rows) < 2 || !strings.Contains(errs, "capacity ("+c.found+", SLO ttft_p90<=1s): "+c.answer) {
 		t.Errorf("csv: exit %d, %v, %d rows; stderr:\n%s", code, err, len(rows), errs)
 	}
 
@@ -160,6 +162,9 @@ func TestReportCapacityTrace(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	if !strings.Contains(html, `<p class="answer-line">capacity (`+c.found+", SLO ttft_p90&lt;=1s): "+c.answer) {
+		t.Errorf("the report's headline lacks the answer %q", c.answer)
 	}
 	if !strings.Contains(html, "Answer: "+answerRE.FindStringSubmatch(c.answer)[1]+" users") {
 		t.Errorf("report does not state the answer %q", c.answer)
@@ -333,5 +338,48 @@ func TestREADMECapacityExample(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(page); !strings.Contains(string(b), `id="capacity-throughput"`) {
 		t.Error("the README's report has no capacity chart")
+	}
+}
+
+// TestAnalyzeCapacityOtherVerdicts: the rate form of the answer and the
+// "errors came first" verdict reach analyze and report from their traces:
+// a rate search on the fast profile where every level meets the SLO, and
+// a search against a server that fails every request.
+func TestAnalyzeCapacityOtherVerdicts(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	rate := filepath.Join(dir, "rate.trace.zst")
+	if out, errs, code := runCap(t, bin, "capacity", "--profile", "fast", "--max-tokens", "16", "--axis", "rate",
+		"--slo", "ttft_p90<=60s,tpot_p90<=1s", "--range", "20:40", "-q", "-o", rate); code != 0 {
+		t.Fatalf("rate search: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code := runCap(t, bin, "analyze", rate)
+	if code != 0 || !strings.Contains(out, "max request rate meeting the SLO: at least 40 req/s, the top of the range") ||
+		!strings.Contains(out, "\nreq/s    requests failed") {
+		t.Errorf("analyze of the rate search: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, _, _ = runCap(t, bin, "analyze", rate, "--format", "json")
+	if !strings.Contains(out, `"axis": "rate"`) || !strings.Contains(out, `"outcome": "all-meet"`) || !strings.Contains(out, `"answer": 40`) {
+		t.Errorf("json of the rate search:\n%s", out)
+	}
+
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"overloaded"}`, http.StatusInternalServerError)
+	}))
+	defer ts.Close()
+	failing := filepath.Join(dir, "fail.trace.zst")
+	if out, errs, code := runCap(t, bin, "capacity", "--url", ts.URL, "--model", "m", "--slo", "ttft_p90<=1s", "--range", "1:4", "-q", "-o", failing); code != 1 {
+		t.Fatalf("failing server: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = runCap(t, bin, "analyze", failing)
+	if code != 0 || !strings.Contains(out, "max concurrency meeting the SLO: could not determine: errors came first: 51 of 51 requests failed at 1") {
+		t.Errorf("analyze of the failing server's search: exit %d\n%s\n%s", code, out, errs)
+	}
+	page := filepath.Join(dir, "fail.html")
+	if _, errs, code := runCap(t, bin, "report", failing, "-o", page); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errs)
+	}
+	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "could not determine: errors came first: 51 of 51 requests failed at 1") {
+		t.Errorf("the report does not say errors came first")
 	}
 }

@@ -73,7 +73,7 @@ load with the knee marked. The answer is decided again from the probes
 			if err != nil {
 				return err
 			}
-			o := report.Options{When: time.Now().UTC().Format(time.RFC3339), Timelines: tl, Server: srv, Extra: viewCharts(views)}
+			o := report.Options{When: time.Now().UTC().Format(time.RFC3339), Timelines: tl, Server: srv, Extra: viewCharts(views), Answers: capacityAnswers(views)}
 			for _, c := range cs {
 				o.Claims = append(o.Claims, claimRow(claim.Check(res, c, claim.CheckOptions{MinSamples: 6, AcceptPoint: acceptPoint, AcceptPartial: accept})))
 			}
