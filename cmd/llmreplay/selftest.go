@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/internal/selftest"
+	"github.com/llmreplay/llmreplay/replay"
 )
 
 func newSelftestCmd() *cobra.Command {
@@ -57,6 +58,11 @@ printed with them.`,
   llmreplay selftest --section 1 --cpuprofile client.pprof && go tool pprof -top client.pprof`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch cfg.Timestamps {
+			case replay.TimestampsAuto, replay.TimestampsKernel, replay.TimestampsUser:
+			default:
+				return usagef("--timestamps %q: use kernel, user or auto", cfg.Timestamps)
+			}
 			for _, s := range sections {
 				if s < 1 || s > 6 {
 					return usagef("--section %d: sections are numbered 1 to 6", s)
@@ -115,6 +121,7 @@ printed with them.`,
 	f.BoolVar(&force, "force", false, "replace the -o file if it exists")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the client (this process) to this file, for go tool pprof")
 	f.IntSliceVar(&sections, "section", nil, "run only these sections (1-6)")
+	f.StringVar(&cfg.Timestamps, "timestamps", replay.TimestampsAuto, "every replay's source of chunk times, as replay's --timestamps (kernel, user, auto); section 3 shows both sources of the same run wherever kernel stamps are on")
 	f.DurationVar(&cfg.ScrapeInterval, "server-metrics-interval", 0, "scrape the simulator's /metrics this often during every replay, as replay --server-metrics does, to measure what scraping costs the timestamps (0: no scraping)")
 	cmd.AddCommand(&cobra.Command{
 		Use:                "sim-child",

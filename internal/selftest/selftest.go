@@ -64,6 +64,10 @@ type Config struct {
 	// simulator child's /metrics this often (replay's --server-metrics
 	// auto), to measure what scraping costs the timestamps.
 	ScrapeInterval time.Duration
+	// Timestamps is every replay's timestamp source (replay.Config's;
+	// "" is auto). Section 3 reports both sources of one run wherever
+	// kernel stamps are on (stamps.go).
+	Timestamps string
 }
 
 // Plan is the scale of each section.
@@ -176,6 +180,10 @@ type StampRow struct {
 	// read, the per-token cost is higher than in section 1's bulk reads.
 	// ServerCPU is the simulator child's.
 	ClientCPU, ServerCPU time.Duration
+	// Sources are the errors by timestamp source of the same run, and
+	// FellBack the requests that kept user-space times (stamps.go).
+	Sources  []StampSource
+	FellBack int
 }
 
 // SchedRow is section 4 at one rate.
@@ -332,6 +340,7 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	rc := replay.Config{
 		Workload: wl, URL: c.url, API: "openai-chat", Model: "fast", Label: "selftest " + name,
 		Trace: out.path, Simulated: true, SimProfile: "fast", Grace: time.Second,
+		Timestamps: h.cfg.Timestamps,
 	}
 	if h.cfg.ScrapeInterval > 0 {
 		rc.ServerMetrics, rc.ServerMetricsInterval = replay.ServerMetricsAuto, h.cfg.ScrapeInterval
@@ -546,7 +555,9 @@ func (h *harness) stamp(ctx context.Context) error {
 			return errors.New("no chunk carried the simulator's send time: is the child running with -send-times?")
 		}
 		p50, p99, mx := quantiles(d)
-		h.res.Stamp = append(h.res.Stamp, StampRow{Streams: n, Chunks: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx, ClientCPU: out.cpu, ServerCPU: srv1 - srv0})
+		srcs, fellBack := stampSources(out.records)
+		h.res.Stamp = append(h.res.Stamp, StampRow{Streams: n, Chunks: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx, ClientCPU: out.cpu, ServerCPU: srv1 - srv0,
+			Sources: srcs, FellBack: fellBack})
 		h.logf("   → p50 %v p99 %v max %v", p50, p99, mx)
 	}
 	return nil

@@ -149,6 +149,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", s.Streams, s.Chunks, s.Failed, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.Max),
 				fmtDur(perToken(s.ClientCPU, int64(s.Chunks))), fmtDur(perToken(s.ServerCPU, int64(s.Chunks))))
 		}
+		writeStampSources(tw, r.Stamp)
 	}
 	if len(r.Sched) > 0 {
 		section(fmt.Sprintf("4. Schedule precision: actual minus scheduled send time, open loop, constant arrivals for %v", r.Plan.SchedFor))
