@@ -7,6 +7,10 @@
 // a benchmark host but getrusage(RUSAGE_SELF) in this process counts the
 // client alone: the replay engine, the stream parser and the trace writer.
 //
+// Before the sections it measures the machine's own timing noise (Floor),
+// and it runs the sections Repeats times, so that every figure has a median
+// and a spread and is judged beside the noise of the run it came from.
+//
 // Six sections, each a plain replay.Run against that child (nothing in the
 // client is special-cased for the harness):
 //  1. client CPU per streamed token at 16, 256 and 4,096 streams;
@@ -68,6 +72,12 @@ type Config struct {
 	// "" is auto). Section 3 reports both sources of one run wherever
 	// kernel stamps are on (stamps.go).
 	Timestamps string
+	// Repeats is how many times every section runs (the noise floor is
+	// measured again before each run); 0 means 3, or 1 with Short.
+	Repeats int
+	// FloorWakeups, when not zero, replaces the plan's number of wake-ups
+	// of the noise-floor measurement.
+	FloorWakeups int
 }
 
 // Plan is the scale of each section.
@@ -89,6 +99,10 @@ type Plan struct {
 	SizeTokens   int
 	SizePace     time.Duration
 	AnalyzeTotal int // section 6, output tokens
+	// FloorWakeups sleeps to absolute deadlines FloorInterval apart
+	// measure the machine's noise floor before each run; 0 skips it.
+	FloorWakeups  int
+	FloorInterval time.Duration
 }
 
 // FullPlan is the scale; ShortPlan is the CI version.
@@ -100,6 +114,7 @@ var (
 		SchedRates: []float64{100, 500, 2000}, SchedFor: 5 * time.Second, SchedTokens: 16,
 		SizeStreams: 256, SizeTokens: 256, SizePace: 10 * time.Millisecond,
 		AnalyzeTotal: 10_000_000,
+		FloorWakeups: 5000, FloorInterval: 2 * time.Millisecond,
 	}
 	ShortPlan = Plan{
 		CPUStreams: []int{16, 256}, CPUTokens: 256, CPUTotal: 1 << 16,
@@ -108,6 +123,7 @@ var (
 		SchedRates: []float64{100, 500}, SchedFor: 500 * time.Millisecond, SchedTokens: 16,
 		SizeStreams: 64, SizeTokens: 64, SizePace: 10 * time.Millisecond,
 		AnalyzeTotal: 500_000,
+		FloorWakeups: 250, FloorInterval: 2 * time.Millisecond,
 	}
 )
 
@@ -120,17 +136,44 @@ type Result struct {
 	// limit to the hard one.
 	NoFileSoft, NoFileHard uint64
 
+	// Runs describes each repetition of the sections: its noise floor,
+	// load and steal. Every row below names its run (1-based).
+	Runs     []RunInfo
 	CPU      []CPURow
 	Hold     []HoldRow
 	Stamp    []StampRow
 	Sched    []SchedRow
 	Size     []SizeRow
-	Analysis *AnalysisRow
+	Analysis []AnalysisRow
 	Elapsed  time.Duration
+}
+
+// RunInfo is one repetition of the sections.
+type RunInfo struct {
+	Run   int
+	Floor Floor
+	// LoadStart and LoadEnd are /proc/loadavg before the floor was
+	// measured and after the run's last section.
+	LoadStart, LoadEnd [3]float64
+	// Steal is the share of the machine's CPU time the hypervisor gave to
+	// others during the run (floor and sections); -1 where the OS does not
+	// say.
+	Steal float64
+}
+
+// run returns run n's description; a zero one if there is none.
+func (r *Result) run(n int) RunInfo {
+	for _, ri := range r.Runs {
+		if ri.Run == n {
+			return ri
+		}
+	}
+	return RunInfo{Run: n, Steal: -1}
 }
 
 // CPURow is section 1 at one concurrency.
 type CPURow struct {
+	Run                       int // which repetition (1-based)
 	Streams, Requests, Failed int
 	Tokens                    int64
 	ClientCPU, ServerCPU      time.Duration
@@ -152,6 +195,7 @@ func perToken(d time.Duration, n int64) time.Duration {
 
 // HoldRow is section 2 at one stream count.
 type HoldRow struct {
+	Run     int // which repetition (1-based)
 	Streams int
 	OK      int
 	Errors  map[trace.ErrorClass]int
@@ -172,6 +216,7 @@ func (r HoldRow) Held(d time.Duration) bool {
 
 // StampRow is section 3 at one concurrency.
 type StampRow struct {
+	Run           int // which repetition (1-based)
 	Streams       int
 	Chunks        int
 	Failed        int
@@ -188,6 +233,7 @@ type StampRow struct {
 
 // SchedRow is section 4 at one rate.
 type SchedRow struct {
+	Run           int // which repetition (1-based)
 	Rate          float64
 	Requests      int
 	Failed        int
@@ -198,6 +244,7 @@ type SchedRow struct {
 
 // SizeRow is section 5 for one trace.
 type SizeRow struct {
+	Run    int // which repetition (1-based)
 	What   string
 	Bytes  int64
 	Tokens int64
@@ -213,6 +260,7 @@ func (r SizeRow) PerToken() float64 {
 
 // AnalysisRow is section 6.
 type AnalysisRow struct {
+	Run       int // which repetition (1-based)
 	Tokens    int64
 	Requests  int
 	FileBytes int64
@@ -267,22 +315,50 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("selftest: cannot create %s: %w", dir, err)
 	}
 	h.dir = dir
+	repeats := cfg.Repeats
+	if repeats <= 0 {
+		repeats = 3
+		if cfg.Short {
+			repeats = 1
+		}
+	}
+	wake := h.plan.FloorWakeups
+	if cfg.FloorWakeups > 0 {
+		wake = cfg.FloorWakeups
+	}
+	interval := h.plan.FloorInterval
+	if interval <= 0 {
+		interval = 2 * time.Millisecond
+	}
 	sections := []struct {
 		n   int
 		run func(context.Context) error
 	}{
 		{1, h.cpu}, {2, h.hold}, {3, h.stamp}, {4, h.sched}, {5, h.size}, {6, h.analysis},
 	}
-	for _, s := range sections {
-		if len(cfg.Sections) > 0 && !slices.Contains(cfg.Sections, s.n) {
-			continue
+	for run := 1; run <= repeats; run++ {
+		h.run, h.sizeTrace = run, ""
+		res.Runs = append(res.Runs, RunInfo{Run: run, LoadStart: loadAverage(), Steal: -1})
+		ri := &res.Runs[len(res.Runs)-1]
+		st0 := readCPUStat()
+		if wake > 0 {
+			h.logf("run %d of %d: machine noise floor, %d wake-ups every %v", run, repeats, wake, interval)
+			ri.Floor = measureFloor(wake, interval)
+			h.logf("   → late p50 %v p99 %v max %v, load %.2f", ri.Floor.P50, ri.Floor.P99, ri.Floor.Max, ri.Floor.Load[0])
 		}
-		if err := ctx.Err(); err != nil {
-			return res, err
+		for _, s := range sections {
+			if len(cfg.Sections) > 0 && !slices.Contains(cfg.Sections, s.n) {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			if err := s.run(ctx); err != nil {
+				return res, fmt.Errorf("selftest run %d section %d: %w", run, s.n, err)
+			}
 		}
-		if err := s.run(ctx); err != nil {
-			return res, fmt.Errorf("selftest section %d: %w", s.n, err)
-		}
+		ri.Steal = StealShare(st0, readCPUStat())
+		ri.LoadEnd = loadAverage()
 	}
 	res.Elapsed = time.Since(start)
 	res.Machine.LoadEnd = loadAverage()
@@ -295,6 +371,7 @@ type harness struct {
 	res  *Result
 	dir  string
 	seq  int
+	run  int // the repetition being run, 1-based
 	// sizeTrace is section 5's trace, the template for section 6.
 	sizeTrace string
 }
@@ -426,13 +503,13 @@ func (h *harness) cpu(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		row := CPURow{
+		row := CPURow{Run: h.run,
 			Streams: n, Requests: len(out.records), Failed: failed(out.records),
 			Tokens: textTokens(out.records), ClientCPU: out.cpu, ServerCPU: srv1 - srv0, Wall: out.wall,
 		}
 		h.res.CPU = append(h.res.CPU, row)
 		h.logf("   → %d tokens, client %v/token, server %v/token, %d failed", row.Tokens, row.ClientPerToken(), row.ServerPerToken(), row.Failed)
-		h.res.Size = append(h.res.Size, sizeRow(fmt.Sprintf("fast, %d streams, send times on", n), out))
+		h.res.Size = append(h.res.Size, h.sizeRow(fmt.Sprintf("fast, %d streams, send times on", n), out))
 	}
 	return nil
 }
@@ -448,13 +525,13 @@ func childCPU(before, after *time.Duration) func(*child, bool) {
 	}
 }
 
-func sizeRow(what string, out *replayOut) SizeRow {
+func (h *harness) sizeRow(what string, out *replayOut) SizeRow {
 	st, _ := os.Stat(out.path)
 	var b int64
 	if st != nil {
 		b = st.Size()
 	}
-	return SizeRow{What: what, Bytes: b, Tokens: textTokens(out.records)}
+	return SizeRow{Run: h.run, What: what, Bytes: b, Tokens: textTokens(out.records)}
 }
 
 // hold is section 2: N streams open together for HoldFor. The streams are
@@ -481,6 +558,7 @@ func (h *harness) hold(ctx context.Context) error {
 			return err
 		}
 		row := holdRow(n, out.records)
+		row.Run = h.run
 		h.res.Hold = append(h.res.Hold, row)
 		h.logf("   → %d ok, peak %d open, all open together %v", row.OK, row.Peak, row.Together.Round(time.Millisecond))
 		if !row.Held(p.HoldFor) {
@@ -556,7 +634,7 @@ func (h *harness) stamp(ctx context.Context) error {
 		}
 		p50, p99, mx := quantiles(d)
 		srcs, fellBack := stampSources(out.records)
-		h.res.Stamp = append(h.res.Stamp, StampRow{Streams: n, Chunks: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx, ClientCPU: out.cpu, ServerCPU: srv1 - srv0,
+		h.res.Stamp = append(h.res.Stamp, StampRow{Run: h.run, Streams: n, Chunks: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx, ClientCPU: out.cpu, ServerCPU: srv1 - srv0,
 			Sources: srcs, FellBack: fellBack})
 		h.logf("   → p50 %v p99 %v max %v", p50, p99, mx)
 	}
@@ -586,7 +664,7 @@ func (h *harness) sched(ctx context.Context) error {
 			return errors.New("no request was sent")
 		}
 		p50, p99, mx := quantiles(d)
-		h.res.Sched = append(h.res.Sched, SchedRow{Rate: rate, Requests: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx,
+		h.res.Sched = append(h.res.Sched, SchedRow{Run: h.run, Rate: rate, Requests: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx,
 			ClientCPU: out.cpu, ServerCPU: srv1 - srv0})
 		h.logf("   → p50 %v p99 %v max %v", p50, p99, mx)
 	}
@@ -607,7 +685,12 @@ func (h *harness) size(ctx context.Context) error {
 	if f := failed(out.records); f > 0 {
 		return fmt.Errorf("%d of %d requests failed in the trace-size run", f, len(out.records))
 	}
-	h.res.Size = append([]SizeRow{sizeRow(fmt.Sprintf("count-up, %d streams paced %v (the target's case)", p.SizeStreams, p.SizePace), out)}, h.res.Size...)
+	// The target's row leads its run's rows.
+	at := slices.IndexFunc(h.res.Size, func(s SizeRow) bool { return s.Run == h.run })
+	if at < 0 {
+		at = len(h.res.Size)
+	}
+	h.res.Size = slices.Insert(h.res.Size, at, h.sizeRow(fmt.Sprintf("count-up, %d streams paced %v (the target's case)", p.SizeStreams, p.SizePace), out))
 	h.sizeTrace = out.path
 	return nil
 }
@@ -697,7 +780,7 @@ func (h *harness) analysis(ctx context.Context) error {
 		span = max(span, rec.Done)
 	}
 	span += int64(time.Second)
-	row := &AnalysisRow{}
+	row := &AnalysisRow{Run: h.run}
 	for round := 0; row.Tokens < int64(h.plan.AnalyzeTotal); round++ {
 		shift := int64(round) * span
 		for _, t := range tmpl {
@@ -776,6 +859,6 @@ func (h *harness) analysis(ctx context.Context) error {
 		row.PeakHeap = pk[0] - baseHeap
 	}
 	row.SysAtPeak = pk[1]
-	h.res.Analysis = row
+	h.res.Analysis = append(h.res.Analysis, *row)
 	return nil
 }

@@ -55,6 +55,10 @@ func TestShort(t *testing.T) {
 		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
 	}
 	p := ShortPlan
+	// One run in the short harness, its noise floor measured first.
+	if len(res.Runs) != 1 || res.Runs[0].Floor.Wakeups != p.FloorWakeups || res.Runs[0].Floor.P50 > res.Runs[0].Floor.P99 || res.Runs[0].Floor.P99 > res.Runs[0].Floor.Max {
+		t.Errorf("runs %+v: want one, with a floor of %d wake-ups in order", res.Runs, p.FloorWakeups)
+	}
 	if len(res.CPU) != len(p.CPUStreams) {
 		t.Fatalf("%d CPU rows, want %d", len(res.CPU), len(p.CPUStreams))
 	}
@@ -103,8 +107,11 @@ func TestShort(t *testing.T) {
 	if s := res.Size[0]; s.Tokens != int64(p.SizeStreams*p.SizeTokens) || s.PerToken() <= 0 || s.PerToken() > 64 {
 		t.Errorf("size row %+v: want %d tokens and a plausible size", s, p.SizeStreams*p.SizeTokens)
 	}
-	a := res.Analysis
-	if a == nil || a.Tokens < int64(p.AnalyzeTotal) || a.Requests == 0 || a.TokensPerSecond() <= 0 || a.FileBytes <= 0 {
+	if len(res.Analysis) != 1 {
+		t.Fatalf("%d analysis rows, want 1", len(res.Analysis))
+	}
+	a := res.Analysis[0]
+	if a.Tokens < int64(p.AnalyzeTotal) || a.Requests == 0 || a.TokensPerSecond() <= 0 || a.FileBytes <= 0 {
 		t.Errorf("analysis row %+v: want ≥ %d tokens analysed", a, p.AnalyzeTotal)
 	}
 
@@ -113,7 +120,7 @@ func TestShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"1. CPU per streamed token", "2. Streams held", "3. Timestamp error", "4. Schedule precision",
-		"5. Trace size", "6. Analysis speed", "Targets", "not measured"} {
+		"5. Trace size", "6. Analysis speed", "Targets", "not measured", "0. Machine noise floor"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
