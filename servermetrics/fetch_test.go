@@ -70,7 +70,13 @@ func TestScrapeEndpoints(t *testing.T) {
 		{"/missing", "HTTP 404", 0},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			s := Scraper{Client: NewClient(false), URL: srv.URL + tc.path, Target: srv.URL + tc.path, Timeout: 200 * time.Millisecond}
+			// Only /slow is about the timeout; the others get seconds, since
+			// reading 4 MiB within 200 ms failed at load 10 on 2 cores.
+			timeout := 10 * time.Second
+			if tc.path == "/slow" {
+				timeout = 200 * time.Millisecond
+			}
+			s := Scraper{Client: NewClient(false), URL: srv.URL + tc.path, Target: srv.URL + tc.path, Timeout: timeout}
 			sc := s.Scrape(context.Background(), now)
 			if tc.wantErr == "" && sc.Error != "" || !strings.Contains(sc.Error, tc.wantErr) {
 				t.Fatalf("error %q, want %q", sc.Error, tc.wantErr)

@@ -52,7 +52,9 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 	args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
 		"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s"}
 	out, errs, code := runCap(t, bin, append(args, "--max-requests", "102", "-o", tr)...)
-	if code != 1 || !strings.Contains(out, "could not determine (the budget ran out before the boundary was bracketed); it lies in 2–16") {
+	// The bracket's lower end is 2 when the 1-user probe passed; on a
+	// loaded machine it can stay undecided (a wider interval), leaving 1.
+	if code != 1 || !regexp.MustCompile(`could not determine \(the budget ran out before the boundary was bracketed\); it lies in [12]–16`).MatchString(out) {
 		t.Fatalf("budget run: exit %d\n%s\n%s", code, out, errs)
 	}
 	first := strings.Count(errs, ", round ")
