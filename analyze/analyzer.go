@@ -207,6 +207,12 @@ type TraceInfo struct {
 	// cache; SaltedHit is the first one's ID and share.
 	SaltedHits int    `json:"salted_cache_hits,omitempty"`
 	SaltedHit  string `json:"salted_cache_hit,omitempty"`
+	// RepeatCounted counts the successful requests of an unsalted
+	// shared-prefix run (every prompt starts with the same tokens) whose
+	// server reported a cached-token count; RepeatHits those whose count
+	// was above 0.
+	RepeatCounted int `json:"repeat_counted,omitempty"`
+	RepeatHits    int `json:"repeat_hits,omitempty"`
 	// Planned is Σ requests of the header's phases; Partial says in plain
 	// words when fewer measured requests are in the trace ("" when whole).
 	Planned int    `json:"planned_requests,omitempty"`
@@ -462,6 +468,14 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 				t.info.SaltedHit = fmt.Sprintf("%s: %d of %d prompt tokens", rec.ID, c, f.input)
 			}
 			t.info.SaltedHits++
+		}
+	}
+	if !t.header.Salt && strings.HasPrefix(t.header.Options["prefix"], "shared") {
+		if c := f.timers().cached; c >= 0 {
+			t.info.RepeatCounted++
+			if c > 0 {
+				t.info.RepeatHits++
+			}
 		}
 	}
 	r.sources[f.source]++

@@ -36,6 +36,7 @@ const (
 	WarnClipped            = "clipped_text"
 	WarnLateFinish         = "after_finish"
 	WarnSaltedCacheHit     = "cache_hit_on_salted"
+	WarnNoHitOnRepeat      = "no_cache_hit_on_repeat"
 )
 
 // Thresholds of the trust warnings.
@@ -482,6 +483,14 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 				Message: fmt.Sprintf("the server said it served more than half of %d salted prompts from its cache (%s): every salted prompt starts with words new to this run, so either its count is wrong or it caches more than prefixes; its TTFTs are not those of cold prompts",
 					t.info.SaltedHits, t.info.SaltedHit),
 				Evidence: map[string]any{"requests": t.info.SaltedHits, "first": t.info.SaltedHit}})
+		}
+		if t.info.RepeatCounted >= 2 && t.info.RepeatHits == 0 && t.header.Options["server_cache"] != "off" {
+			// The first request of a shared prefix cannot hit; every later
+			// one sends the same leading tokens verbatim (no salt).
+			out = append(out, Warning{Code: WarnNoHitOnRepeat, Keys: lk,
+				Message: fmt.Sprintf("a --prefix %s run sent the same leading tokens unsalted in %d requests whose server reports cached tokens, and it reported 0 for every one: its prefix cache is off or its count is wrong; these TTFTs are all cold",
+					t.header.Options["prefix"], t.info.RepeatCounted),
+				Evidence: map[string]any{"requests": t.info.RepeatCounted, "prefix": t.header.Options["prefix"]}})
 		}
 		if t.info.LateFinish > 0 {
 			out = append(out, Warning{Code: WarnLateFinish, Keys: lk,

@@ -448,6 +448,10 @@ func (e *engine) header() trace.Header {
 			"server_cache":     e.cfg.ServerCache,
 		},
 	}
+	if p := wh.Params.Prefix; p != "" {
+		// The analysis expects cache hits on a shared prefix sent verbatim.
+		h.Options["prefix"] = p
+	}
 	if e.cfg.Workload.HasSessions() {
 		h.Options["session_header"] = e.cfg.SessionHeader
 	}
