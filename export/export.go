@@ -90,7 +90,7 @@ type MetricRow struct {
 	Label  string    `parquet:"label,dict"`
 	TNs    int64     `parquet:"t_ns"`
 	T      time.Time `parquet:"t,timestamp(nanosecond)"`
-	Source string    `parquet:"source,dict"` // metrics or process
+	Source string    `parquet:"source,dict"` // metrics, process or clock (the client's own clock reading, 1.4)
 	Target string    `parquet:"target,dict"`
 	Name   string    `parquet:"name,dict"`
 	Labels string    `parquet:"labels,dict"`

@@ -452,7 +452,7 @@ rows' per_stream_tps is analyze's per-stream figure.`,
 		},
 	}
 	cmd.Flags().BoolVar(&noChunks, "no-chunks", false, "leave out the chunks (print chunk_count instead)")
-	cmd.Flags().BoolVar(&scrapes, "server-metrics", false, "print the scrapes of the server's /metrics (and of a watched process) the run took, one JSON object per line (t_ns, duration_ns, source, target, error, samples), instead of the records")
+	cmd.Flags().BoolVar(&scrapes, "server-metrics", false, "print the scrapes of the server's /metrics (and of a watched process) the run took, one JSON object per line (t_ns, duration_ns, source, target, error, samples), instead of the records; the client's own clock readings are summed up by trace info")
 	cmd.Flags().BoolVar(&requests, "requests", false, "print each request's metrics (TTFT, E2E, tokens, per-stream tok/s, error) instead of its record")
 	cmd.Flags().StringVar(&definitions, "definitions", analyze.DefaultDefinitions,
 		"with --requests: compute per-stream tok/s and TPOT the way a tool does: "+strings.Join(analyze.DefinitionNames(), "|"))
@@ -493,7 +493,9 @@ func traceScrapes(cmd *cobra.Command, path string, enc *json.Encoder) error {
 	r.IncludeScrapes()
 	for r.Scan() {
 		s := r.Scrape()
-		if s == nil {
+		// The client's own clock readings (1.4) are not the server's or a
+		// process's metrics: trace info reports them, with the step check.
+		if s == nil || s.Source == trace.SourceClock {
 			continue
 		}
 		if s.Samples == nil {
