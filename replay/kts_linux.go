@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -42,7 +44,50 @@ func kernelStampsSupported() string {
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPING, kernelStampFlags); err != nil {
 		return "the kernel refused SO_TIMESTAMPING: " + err.Error()
 	}
+	stampsOnce.Do(keepStampingOn)
 	return ""
+}
+
+var stampsOnce sync.Once
+
+// keepStampingOn holds one stamping socket open for the life of the
+// process and waits until the kernel stamps a datagram sent to it. Why:
+// the kernel stamps received packets only while some socket wants stamps,
+// and it turns that switch on through deferred work (net_enable_timestamp
+// schedules it), so a run whose connections were the first stamping
+// sockets got stampless reads on its first requests, which then fell back
+// to user time (seen in TestKernelTimestampsTLS). With this socket open the
+// switch stays on between connections too. Best effort: if no stamp shows
+// within ~200 ms, requests still fall back one by one, as they would.
+func keepStampingOn() {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPING, kernelStampFlags) != nil ||
+		unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}) != nil {
+		unix.Close(fd)
+		return
+	}
+	self, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return
+	}
+	// fd stays open on purpose: it is what keeps the switch on.
+	buf, oob := make([]byte, 1), make([]byte, oobSize)
+	for i := 0; i < 100; i++ {
+		if unix.Sendto(fd, buf, 0, self) != nil {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+		_, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, 0)
+		if err == nil {
+			if _, why := parseRxStamp(oob[:oobn]); why == "" {
+				return
+			}
+		}
+	}
 }
 
 // withKernelStamps turns stamping on for c, or says why it cannot.
