@@ -44,6 +44,12 @@ type engine struct {
 	// engine's own measure of CPU starvation, which tests use to tell a
 	// miscalibration from a machine too busy to keep time.
 	late atomic.Int64
+
+	// firstArrive and lastArrive are the earliest and latest nominal
+	// arrival (ns) of any request: a burst meant to be released together
+	// whose arrivals spread past BatchWindow did not start in one step,
+	// which tests must tell from a miscalibration.
+	firstArrive, lastArrive atomic.Int64
 }
 
 // maxLag bounds how far behind its deadlines the scheduler may run before
@@ -89,6 +95,12 @@ func (e *engine) run() {
 	idle := true
 	var pending []*seq // submitted, not yet due at the engine (arrive in the future)
 	take := func(s *seq) {
+		if f := e.firstArrive.Load(); f == 0 || s.arrive < f {
+			e.firstArrive.Store(s.arrive)
+		}
+		if s.arrive > e.lastArrive.Load() {
+			e.lastArrive.Store(s.arrive)
+		}
 		// Arrivals come nearly in order; keep pending sorted by arrive.
 		i := len(pending)
 		for i > 0 && pending[i-1].arrive > s.arrive {

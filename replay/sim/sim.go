@@ -271,6 +271,15 @@ func (s *Server) lateness() time.Duration {
 	return time.Duration(s.eng.late.Load())
 }
 
+// arrivalSpread is the time between the first and the last request's
+// arrival at the engine over the server's life; 0 for an Instant profile.
+func (s *Server) arrivalSpread() time.Duration {
+	if s.eng == nil {
+		return 0
+	}
+	return time.Duration(s.eng.lastArrive.Load() - s.eng.firstArrive.Load())
+}
+
 // enter registers a handler with Close; false means the server is closing.
 func (s *Server) enter() bool {
 	s.mu.Lock()
