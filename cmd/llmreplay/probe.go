@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -168,37 +169,21 @@ judged (UNSURE); 2 bad input.`,
 			if mode == "shared-system" {
 				shared.Replay = rc
 				res, err := probe.SharedSystem(cmd.Context(), shared)
-				if err != nil {
-					if res != nil && res.Summary != nil {
-						fmt.Fprintln(errw, res.Summary)
-					}
-					return flagError(err)
+				var o probeOutcome
+				if res != nil {
+					o = probeOutcome{res.Summary, res.Render, res.Verdict}
 				}
-				fmt.Fprintln(errw, res.Summary)
-				if err := res.Render(out); err != nil {
-					return err
-				}
-				if rc.Trace != "" {
-					fmt.Fprintf(errw, "trace: %s\n", rc.Trace)
-				}
-				return verdictExit(res.Verdict, "requests after the first round missed the shared system prompt", "the rounds could not be judged: see the evidence")
+				return reportProbe(out, errw, o, err, rc.Trace,
+					"requests after the first round missed the shared system prompt", "the rounds could not be judged: see the evidence")
 			}
 			cfg.Replay = rc
 			res, err := probe.PrefixCache(cmd.Context(), cfg)
-			if err != nil {
-				if res != nil && res.Summary != nil {
-					fmt.Fprintln(errw, res.Summary)
-				}
-				return flagError(err)
+			var o probeOutcome
+			if res != nil {
+				o = probeOutcome{res.Summary, res.Render, res.Verdict}
 			}
-			fmt.Fprintln(errw, res.Summary)
-			if err := res.Render(out); err != nil {
-				return err
-			}
-			if rc.Trace != "" {
-				fmt.Fprintf(errw, "trace: %s\n", rc.Trace)
-			}
-			return verdictExit(res.Verdict, "the prefix cache did not behave: a step failed", "a step could not be judged: see its evidence")
+			return reportProbe(out, errw, o, err, rc.Trace,
+				"the prefix cache did not behave: a step failed", "a step could not be judged: see its evidence")
 		},
 	}
 	f.register(cmd, replay.DefaultAPI)
@@ -222,6 +207,32 @@ judged (UNSURE); 2 bad input.`,
 // sharedFlagOf names the flags that set probe.SharedConfig's fields.
 var sharedFlagOf = map[string]string{"Rounds": "--rounds", "Requests": "--round-requests", "SystemTokens": "--system-tokens",
 	"UserTokens": "--input-tokens", "MaxTokens": "--max-tokens"}
+
+// probeOutcome is what every probe mode hands back to be reported the same way.
+type probeOutcome struct {
+	summary *replay.Summary // nil when the run never started
+	render  func(io.Writer) error
+	verdict string
+}
+
+// reportProbe prints a probe's run summary and table, names its trace, and
+// turns its verdict into the exit status; err is the probe's own error, after
+// which only the summary of what was sent is printed.
+func reportProbe(out, errw io.Writer, o probeOutcome, err error, trace, fail, unsure string) error {
+	if o.summary != nil {
+		fmt.Fprintln(errw, o.summary)
+	}
+	if err != nil {
+		return flagError(err)
+	}
+	if err := o.render(out); err != nil {
+		return err
+	}
+	if trace != "" {
+		fmt.Fprintf(errw, "trace: %s\n", trace)
+	}
+	return verdictExit(o.verdict, fail, unsure)
+}
 
 // verdictExit is a probe's exit status: 0 PASS, 1 FAIL, 3 UNSURE.
 func verdictExit(v, fail, unsure string) error {
