@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -84,6 +85,81 @@ func TestSelftestNoiseFloorBinary(t *testing.T) {
 		err := c.Run()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(e.String(), bad[0]) {
 			t.Errorf("selftest %v: %v, stderr %q; want exit 2 naming the flag", bad, err, e.String())
+		}
+	}
+}
+
+// Section 3 through the built binary measures every level over plain HTTP
+// and again over TLS to loopback (the simulator child serving a
+// self-signed certificate), with the wide level's streams opened at a
+// rate; every stamp line, in the section and in its by-source table, names
+// its run and transport; and the targets table judges the timestamp error
+// at 1,024 and at 10,000 streams for both transports with the issue's
+// bounds (not measured at --short's scale). Only lines and counts are
+// checked, never times.
+func TestSelftestStampsTLSBinary(t *testing.T) {
+	bin := builtBinary(t)
+	cmd := exec.Command(bin, "selftest", "--short", "--section", "3", "--floor-wakeups", "20")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("selftest: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	lines := strings.Split(out, "\n")
+	head := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "run  transport  streams  opened") })
+	if head < 0 {
+		t.Fatalf("no section-3 table:\n%s", out)
+	}
+	// Short plan: 16 and 256 streams at once, 300 opened at 2000/s; each
+	// over loopback then TLS, all in run 1 with nothing failed.
+	want := [][]string{
+		{"1", "loopback", "16", "at", "once"}, {"1", "TLS", "16", "at", "once"},
+		{"1", "loopback", "256", "at", "once"}, {"1", "TLS", "256", "at", "once"},
+		{"1", "loopback", "300", "2000/s"}, {"1", "TLS", "300", "2000/s"},
+	}
+	for i, w := range want {
+		f := strings.Fields(lines[head+1+i])
+		if len(f) < 14 || !slices.Equal(f[:len(w)], w) {
+			t.Errorf("section 3 row %d %q: want it to start %q", i, lines[head+1+i], w)
+			continue
+		}
+		if failedCol := f[len(w)+3]; failedCol != "0" {
+			t.Errorf("section 3 row %q: %s failed", lines[head+1+i], failedCol)
+		}
+	}
+	src := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "run  transport  streams  source") })
+	if runtime.GOOS == "linux" {
+		if src < 0 {
+			t.Fatalf("no by-source table on Linux:\n%s", out)
+		}
+		// Both sources of the same events, for both transports, each line
+		// naming its run.
+		seen := map[string]bool{}
+		for _, l := range lines[src+1:] {
+			f := strings.Fields(l)
+			if len(f) < 4 || f[0] != "1" {
+				break
+			}
+			seen[f[1]+" "+f[2]+" "+f[3]] = true
+		}
+		for _, tr := range []string{"loopback", "TLS"} {
+			for _, n := range []string{"16", "256", "300"} {
+				if !seen[tr+" "+n+" kernel"] || !seen[tr+" "+n+" user"] {
+					t.Errorf("by-source table lacks %s %s streams kernel and user lines:\n%s", tr, n, out)
+				}
+			}
+		}
+	}
+	for _, target := range []string{
+		"timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, loopback",
+		"timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, TLS to loopback",
+		"timestamp error p99 ≤ 2 ms at 10,000 streams, loopback",
+		"timestamp error p99 ≤ 2 ms at 10,000 streams, TLS to loopback",
+	} {
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, target) })
+		if i < 0 || !strings.HasSuffix(lines[i], "not measured") {
+			t.Errorf("targets table: no %q line judged 'not measured' at --short scale:\n%s", target, out)
 		}
 	}
 }

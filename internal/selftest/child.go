@@ -4,10 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"sync"
@@ -25,15 +34,17 @@ const urlPrefix = "LLMREPLAY_SELFTEST_SIM_URL="
 // serves until stdin reaches EOF (the parent closed it or died).
 //
 // Flags: -pace DURATION (sim.Config.TokenInterval), -send-times,
-// -tokenizer SPEC.
+// -tokenizer SPEC, -tls (serve HTTPS with a self-signed certificate made
+// at start; the URL is then https://).
 func ServeChild(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet("selftest sim-child", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	pace := fs.Duration("pace", 0, "per-token pacing")
 	sendTimes := fs.Bool("send-times", false, "stamp every chunk with its send time")
 	tokenizer := fs.String("tokenizer", "", "tokenizer spec")
+	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("selftest sim-child: %w: use -pace DURATION -send-times -tokenizer SPEC", err)
+		return fmt.Errorf("selftest sim-child: %w: use -pace DURATION -send-times -tokenizer SPEC -tls", err)
 	}
 	// The server holds as many sockets as the client; it needs the same
 	// head-room.
@@ -47,21 +58,84 @@ func ServeChild(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	if err := s.Start("127.0.0.1:0"); err != nil {
-		return err
+	url := ""
+	if *useTLS {
+		stop, u, err := serveTLS(s)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		url = u
+	} else {
+		if err := s.Start("127.0.0.1:0"); err != nil {
+			return err
+		}
+		url = s.URL()
 	}
-	if _, err := fmt.Fprintf(stdout, "%s%s\n", urlPrefix, s.URL()); err != nil {
+	if _, err := fmt.Fprintf(stdout, "%s%s\n", urlPrefix, url); err != nil {
 		return err
 	}
 	io.Copy(io.Discard, stdin)
 	return nil
 }
 
+// serveTLS serves the simulator's routes over TLS on a free loopback port,
+// with a certificate made now for 127.0.0.1 (ECDSA P-256, valid a day;
+// the client is told to accept it, as replay --insecure does for a
+// self-signed test server). HTTP/1.1 only, as the client speaks. stop ends
+// the server after the simulator has ended its streams.
+func serveTLS(s *sim.Server) (stop func(), url string, err error) {
+	cert, err := selfSigned()
+	if err != nil {
+		return nil, "", fmt.Errorf("selftest sim-child: making a TLS certificate: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", fmt.Errorf("selftest sim-child: listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, // as sim.Server.Start's
+		TLSConfig:    &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+	}
+	go srv.Serve(tls.NewListener(ln, srv.TLSConfig))
+	return func() {
+		s.Close() // ends the streams still running, so Close below returns
+		srv.Close()
+	}, "https://" + ln.Addr().String(), nil
+}
+
+// selfSigned makes a certificate for 127.0.0.1 signed by its own key.
+func selfSigned() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(now.UnixNano()),
+		Subject:               pkix.Name{CommonName: "llmreplay selftest simulator"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
 // childSpec says how to start a simulator child: Argv, to which the
-// harness appends ServeChild's flags, and extra environment.
+// harness appends ServeChild's flags, and extra environment; TLS makes it
+// serve HTTPS.
 type childSpec struct {
 	Argv []string
 	Env  []string
+	TLS  bool
 }
 
 // child is a running simulator child process.
@@ -104,6 +178,9 @@ func startChild(ctx context.Context, spec childSpec, pace time.Duration, sendTim
 	args = append(args, "-pace", pace.String(), "-tokenizer", tokenizer)
 	if sendTimes {
 		args = append(args, "-send-times")
+	}
+	if spec.TLS {
+		args = append(args, "-tls")
 	}
 	cmd := exec.Command(spec.Argv[0], args...)
 	cmd.Env = append(cmd.Environ(), spec.Env...)

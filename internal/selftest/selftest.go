@@ -15,8 +15,9 @@
 // client is special-cased for the harness):
 //  1. client CPU per streamed token at 16, 256 and 4,096 streams;
 //  2. the most streams held open together for 60 s without a client error;
-//  3. timestamp error (arrival minus the simulator's send time) with the
-//     server pacing 20 ms per token;
+//  3. timestamp error (arrival minus the simulator's send time) at 16, 256
+//     and 1,024 aligned streams paced 20 ms per token and at 10,000 streams,
+//     each over plain HTTP and over TLS to loopback (stamps.go);
 //  4. open-loop schedule lateness (actual minus scheduled send time);
 //  5. trace bytes per output token;
 //  6. analysis speed and peak heap for a 10-million-token trace.
@@ -89,9 +90,18 @@ type Plan struct {
 	HoldFor      time.Duration
 	HoldInterval time.Duration // pacing of the held streams
 	HoldRate     float64       // streams opened per second (open loop)
-	StampStreams []int         // section 3
+	StampStreams []int         // section 3, aligned bursts
 	StampPace    time.Duration
 	StampTokens  int
+	// StampWide is section 3's largest level (0: none): so many streams
+	// opened at StampWideRate per second, each StampWideTokens tokens
+	// StampWidePace apart (stamps.go says why not a burst).
+	StampWide       int
+	StampWideRate   float64
+	StampWidePace   time.Duration
+	StampWideTokens int
+	// StampTLS runs every section-3 level a second time over TLS.
+	StampTLS     bool
 	SchedRates   []float64 // section 4, requests/s
 	SchedFor     time.Duration
 	SchedTokens  int
@@ -111,6 +121,7 @@ var (
 		CPUStreams: []int{16, 256, 4096}, CPUTokens: 256, CPUTotal: 1 << 20,
 		HoldStreams: []int{1000, 4000, 10000}, HoldFor: 60 * time.Second, HoldInterval: time.Second, HoldRate: 500,
 		StampStreams: []int{16, 256, 1024}, StampPace: 20 * time.Millisecond, StampTokens: 100,
+		StampWide: 10000, StampWideRate: 1000, StampWidePace: 500 * time.Millisecond, StampWideTokens: 40, StampTLS: true,
 		SchedRates: []float64{100, 500, 2000}, SchedFor: 5 * time.Second, SchedTokens: 16,
 		SizeStreams: 256, SizeTokens: 256, SizePace: 10 * time.Millisecond,
 		AnalyzeTotal: 10_000_000,
@@ -120,6 +131,7 @@ var (
 		CPUStreams: []int{16, 256}, CPUTokens: 256, CPUTotal: 1 << 16,
 		HoldStreams: []int{200}, HoldFor: time.Second, HoldInterval: 50 * time.Millisecond, HoldRate: 2000,
 		StampStreams: []int{16, 256}, StampPace: 20 * time.Millisecond, StampTokens: 25,
+		StampWide: 300, StampWideRate: 2000, StampWidePace: 50 * time.Millisecond, StampWideTokens: 10, StampTLS: true,
 		SchedRates: []float64{100, 500}, SchedFor: 500 * time.Millisecond, SchedTokens: 16,
 		SizeStreams: 64, SizeTokens: 64, SizePace: 10 * time.Millisecond,
 		AnalyzeTotal: 500_000,
@@ -214,10 +226,20 @@ func (r HoldRow) Held(d time.Duration) bool {
 	return r.OK == r.Streams && r.Peak == r.Streams && r.Together >= d
 }
 
-// StampRow is section 3 at one concurrency.
+// StampRow is section 3 at one concurrency over one transport.
 type StampRow struct {
-	Run           int // which repetition (1-based)
-	Streams       int
+	Run     int // which repetition (1-based)
+	Streams int
+	// TLS says the simulator served HTTPS (TransportTLS), else plain HTTP
+	// (TransportPlain), both on loopback.
+	TLS bool
+	// OpenRate is how many streams were opened per second; 0 means all
+	// at once (an aligned burst). Pace is the time between a stream's
+	// tokens.
+	OpenRate float64
+	Pace     time.Duration
+	// Peak is the most streams open at one instant (as HoldRow's).
+	Peak          int
 	Chunks        int
 	Failed        int
 	P50, P99, Max time.Duration
@@ -374,6 +396,8 @@ type harness struct {
 	run  int // the repetition being run, 1-based
 	// sizeTrace is section 5's trace, the template for section 6.
 	sizeTrace string
+	// tls makes replayRun's child serve HTTPS (section 3's TLS rows).
+	tls bool
 }
 
 func (h *harness) logf(format string, a ...any) {
@@ -406,7 +430,7 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	}
 	h.logf("   workload built in %v", time.Since(t00).Round(time.Millisecond))
 	t00 = time.Now()
-	c, err := startChild(ctx, childSpec{Argv: h.cfg.Child, Env: h.cfg.ChildEnv}, pace, sendTimes, wl.Header.Tokenizer)
+	c, err := startChild(ctx, childSpec{Argv: h.cfg.Child, Env: h.cfg.ChildEnv, TLS: h.tls}, pace, sendTimes, wl.Header.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
@@ -418,6 +442,7 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 		Workload: wl, URL: c.url, API: "openai-chat", Model: "fast", Label: "selftest " + name,
 		Trace: out.path, Simulated: true, SimProfile: "fast", Grace: time.Second,
 		Timestamps: h.cfg.Timestamps,
+		Insecure:   h.tls, // the child's certificate is self-signed
 	}
 	if h.cfg.ScrapeInterval > 0 {
 		rc.ServerMetrics, rc.ServerMetricsInterval = replay.ServerMetricsAuto, h.cfg.ScrapeInterval
@@ -607,38 +632,6 @@ func holdRow(n int, recs []*trace.Record) HoldRow {
 		row.Together = time.Duration(firstEnd - lastOpen)
 	}
 	return row
-}
-
-// stamp is section 3: received time minus the simulator's send time.
-func (h *harness) stamp(ctx context.Context) error {
-	p := h.plan
-	for _, n := range p.StampStreams {
-		h.logf("3. timestamp error: %d streams × %d tokens paced %v", n, p.StampTokens, p.StampPace)
-		var srv0, srv1 time.Duration
-		out, err := h.replayRun(ctx, fmt.Sprintf("stamp-%d", n), workload.BuildConfig{
-			MaxTokens: p.StampTokens, Schedule: fmt.Sprintf("burst:%d", n), Repeats: 1,
-		}, p.StampPace, true, childCPU(&srv0, &srv1))
-		if err != nil {
-			return err
-		}
-		var d []int64
-		for _, r := range out.records {
-			for _, c := range r.Chunks {
-				if c.ServerT != 0 {
-					d = append(d, c.T-c.ServerT)
-				}
-			}
-		}
-		if len(d) == 0 {
-			return errors.New("no chunk carried the simulator's send time: is the child running with -send-times?")
-		}
-		p50, p99, mx := quantiles(d)
-		srcs, fellBack := stampSources(out.records)
-		h.res.Stamp = append(h.res.Stamp, StampRow{Run: h.run, Streams: n, Chunks: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx, ClientCPU: out.cpu, ServerCPU: srv1 - srv0,
-			Sources: srcs, FellBack: fellBack})
-		h.logf("   → p50 %v p99 %v max %v", p50, p99, mx)
-	}
-	return nil
 }
 
 // sched is section 4: open-loop lateness at constant arrival rates.

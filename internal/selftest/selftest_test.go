@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,16 +80,35 @@ func TestShort(t *testing.T) {
 	if len(res.Hold) != 1 || res.Hold[0].OK != p.HoldStreams[0] || res.Hold[0].Peak != p.HoldStreams[0] || res.Hold[0].Together <= 0 {
 		t.Errorf("hold rows %+v: want all %d streams completed and open together", res.Hold, p.HoldStreams[0])
 	}
-	if len(res.Stamp) != len(p.StampStreams) {
-		t.Fatalf("%d stamp rows, want %d", len(res.Stamp), len(p.StampStreams))
+	// Every level of section 3 over plain HTTP and again over TLS, the
+	// wide level opened at its rate.
+	levels := append(append([]int(nil), p.StampStreams...), p.StampWide)
+	if len(res.Stamp) != 2*len(levels) {
+		t.Fatalf("%d stamp rows, want %d (each of %v over loopback and TLS)", len(res.Stamp), 2*len(levels), levels)
 	}
-	for _, s := range res.Stamp {
-		if s.Failed != 0 || s.Chunks < s.Streams*p.StampTokens {
-			t.Errorf("stamp row %+v: want ≥ %d stamped chunks, none failed", s, s.Streams*p.StampTokens)
+	for i, s := range res.Stamp {
+		lv, wantTLS := levels[i/2], i%2 == 1
+		tokens, rate := p.StampTokens, 0.0
+		if lv == p.StampWide {
+			tokens, rate = p.StampWideTokens, p.StampWideRate
+		}
+		if s.Run != 1 || s.Streams != lv || s.TLS != wantTLS || s.OpenRate != rate {
+			t.Errorf("stamp row %d %+v: want run 1, %d streams, TLS %v, opened at %g/s", i, s, lv, wantTLS, rate)
+		}
+		if s.Failed != 0 || s.Chunks < s.Streams*tokens {
+			t.Errorf("stamp row %+v: want ≥ %d stamped chunks, none failed", s, s.Streams*tokens)
+		}
+		if s.Peak <= 0 || s.Peak > s.Streams {
+			t.Errorf("stamp row %+v: peak open outside (0, streams]", s)
 		}
 		// A chunk cannot arrive before it was sent, nor after the run.
 		if s.P50 <= 0 || s.P50 > s.P99 || s.P99 > s.Max || s.Max > time.Minute {
 			t.Errorf("stamp row %+v: quantiles out of order or out of range", s)
+		}
+		// Where kernel stamps are on (Linux), TLS chunks carry them too:
+		// both sources of the same events.
+		if runtime.GOOS == "linux" && !slices.ContainsFunc(s.Sources, func(x StampSource) bool { return x.Source == trace.TimestampsKernel && x.Chunks > 0 }) {
+			t.Errorf("stamp row %+v: no kernel-stamped chunks", s)
 		}
 	}
 	if len(res.Sched) != len(p.SchedRates) {

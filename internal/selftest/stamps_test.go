@@ -33,8 +33,11 @@ func TestStampSources(t *testing.T) {
 		t.Fatalf("stampSources = %+v, %d fell back; want %+v, 1", got, fellBack, want)
 	}
 	var out bytes.Buffer
-	writeStampSources(&out, []StampRow{{Streams: 16, Sources: got, FellBack: fellBack}})
-	if s := out.String(); !strings.Contains(s, "16\tkernel\t2\t10µs\t30µs\t30µs") || !strings.Contains(s, "1 requests fell back") {
+	writeStampSources(&out, []StampRow{{Run: 2, Streams: 16, TLS: true, Sources: got, FellBack: fellBack}})
+	// Every line names its run and transport, as the other sections' rows.
+	if s := out.String(); !strings.Contains(s, "run\ttransport\tstreams\tsource") ||
+		!strings.Contains(s, "2\tTLS\t16\tkernel\t2\t10µs\t30µs\t30µs") || !strings.Contains(s, "2\tTLS\t16\tuser\t3\t530µs\t700µs\t700µs") ||
+		!strings.Contains(s, "2\tTLS\t16\t(1 requests fell back") {
 		t.Errorf("table:\n%s", s)
 	}
 
@@ -49,5 +52,44 @@ func TestStampSources(t *testing.T) {
 	writeStampSources(&out, []StampRow{{Streams: 16, Sources: got}})
 	if out.Len() != 0 {
 		t.Errorf("a by-source table for one source:\n%s", out.String())
+	}
+}
+
+// TestStampVerdicts checks the four timestamp targets on hand-made rows:
+// p99 ≤ 0.5 ms at 1,024 aligned streams and ≤ 2 ms at 10,000, each over
+// plain HTTP and over TLS, judged apart; a run whose 10,000 streams were
+// not all open together did not measure the target and cannot meet it.
+func TestStampVerdicts(t *testing.T) {
+	ms := time.Millisecond
+	noFloor := Floor{Wakeups: 10, P99: 0}
+	r := &Result{Runs: []RunInfo{{Run: 1, Floor: noFloor}, {Run: 2, Floor: noFloor}}}
+	for run := 1; run <= 2; run++ {
+		r.Stamp = append(r.Stamp,
+			StampRow{Run: run, Streams: 256, Peak: 256, P99: 9 * ms},                              // not a target's level
+			StampRow{Run: run, Streams: 1024, Peak: 1024, P99: 500 * time.Microsecond},            // exactly the bound
+			StampRow{Run: run, Streams: 1024, TLS: true, Peak: 1024, P99: 501 * time.Microsecond}, // just above
+			StampRow{Run: run, Streams: 10000, Peak: 10000, OpenRate: 1000, P99: 2 * ms},
+		)
+	}
+	// Over TLS at 10,000: run 1 well within 2 ms but only 9,990 open together.
+	r.Stamp = append(r.Stamp,
+		StampRow{Run: 1, Streams: 10000, TLS: true, Peak: 9990, OpenRate: 1000, P99: ms},
+		StampRow{Run: 2, Streams: 10000, TLS: true, Peak: 10000, OpenRate: 1000, P99: ms})
+	for _, tc := range []struct{ target, want, runs, fig string }{
+		{"timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, loopback", VerdictMet, "2 of 2", "500µs"},
+		{"timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, TLS to loopback", VerdictMissed, "0 of 2", "501µs"},
+		{"timestamp error p99 ≤ 2 ms at 10,000 streams, loopback", VerdictMet, "2 of 2", "2ms"},
+		{"timestamp error p99 ≤ 2 ms at 10,000 streams, TLS to loopback", VerdictMissed, "1 of 2", "1ms"},
+	} {
+		v := verdictOf(t, r, tc.target)
+		if v.Target != tc.target || v.Met != tc.want || v.Runs != tc.runs || v.Figure != tc.fig {
+			t.Errorf("%s: got %+v; want %q, %s, median %s", tc.target, v, tc.want, tc.runs, tc.fig)
+		}
+	}
+	// No run at all: every timestamp target says so.
+	for _, v := range (&Result{}).Verdicts() {
+		if strings.HasPrefix(v.Target, "timestamp error") && v.Met != VerdictNone {
+			t.Errorf("%s judged without rows: %q", v.Target, v.Met)
+		}
 	}
 }
