@@ -121,7 +121,7 @@ var (
 		CPUStreams: []int{16, 256, 4096}, CPUTokens: 256, CPUTotal: 1 << 20,
 		HoldStreams: []int{1000, 4000, 10000}, HoldFor: 60 * time.Second, HoldInterval: time.Second, HoldRate: 500,
 		StampStreams: []int{16, 256, 1024}, StampPace: 20 * time.Millisecond, StampTokens: 100,
-		StampWide: 10000, StampWideRate: 1000, StampWidePace: 500 * time.Millisecond, StampWideTokens: 40, StampTLS: true,
+		StampWide: 10000, StampWideRate: 1000, StampWidePace: 500 * time.Millisecond, StampWideTokens: 60, StampTLS: true,
 		SchedRates: []float64{100, 500, 2000}, SchedFor: 5 * time.Second, SchedTokens: 16,
 		SizeStreams: 256, SizeTokens: 256, SizePace: 10 * time.Millisecond,
 		AnalyzeTotal: 10_000_000,
@@ -396,9 +396,14 @@ type harness struct {
 	run  int // the repetition being run, 1-based
 	// sizeTrace is section 5's trace, the template for section 6.
 	sizeTrace string
-	// tls makes replayRun's child serve HTTPS (section 3's TLS rows).
-	tls bool
+	// conn is how replayRun connects; section 3 sets it per level.
+	conn connOpts
 }
+
+// connOpts: tls makes the child serve HTTPS (section 3's TLS rows);
+// prewarm opens the phase's connections before it starts (replay's
+// --prewarm), so a burst's streams start together.
+type connOpts struct{ tls, prewarm bool }
 
 func (h *harness) logf(format string, a ...any) {
 	if h.cfg.Progress != nil {
@@ -430,7 +435,7 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	}
 	h.logf("   workload built in %v", time.Since(t00).Round(time.Millisecond))
 	t00 = time.Now()
-	c, err := startChild(ctx, childSpec{Argv: h.cfg.Child, Env: h.cfg.ChildEnv, TLS: h.tls}, pace, sendTimes, wl.Header.Tokenizer)
+	c, err := startChild(ctx, childSpec{Argv: h.cfg.Child, Env: h.cfg.ChildEnv, TLS: h.conn.tls}, pace, sendTimes, wl.Header.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
@@ -442,7 +447,8 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 		Workload: wl, URL: c.url, API: "openai-chat", Model: "fast", Label: "selftest " + name,
 		Trace: out.path, Simulated: true, SimProfile: "fast", Grace: time.Second,
 		Timestamps: h.cfg.Timestamps,
-		Insecure:   h.tls, // the child's certificate is self-signed
+		Insecure:   h.conn.tls, // the child's certificate is self-signed
+		Prewarm:    h.conn.prewarm,
 	}
 	if h.cfg.ScrapeInterval > 0 {
 		rc.ServerMetrics, rc.ServerMetricsInterval = replay.ServerMetricsAuto, h.cfg.ScrapeInterval

@@ -69,10 +69,16 @@ func (h *harness) stamp(ctx context.Context) error {
 	if p.StampTLS {
 		transports = append(transports, true)
 	}
-	defer func() { h.tls = false }()
+	defer func() { h.conn = connOpts{} }()
 	for _, l := range p.stampLevels() {
 		for _, useTLS := range transports {
-			h.tls = useTLS
+			// A burst's connections are opened before it (replay's
+			// --prewarm): without, 1,024 TLS handshakes at once spread the
+			// streams' starts over more than their 2 s on a loaded 2-core
+			// machine (472 of 1,024 open together), and the tokens were
+			// no longer aligned. The wide level opens its connections
+			// one by one as its streams start.
+			h.conn = connOpts{tls: useTLS, prewarm: l.openRate == 0}
 			row := StampRow{Run: h.run, Streams: l.streams, TLS: useTLS, OpenRate: l.openRate, Pace: l.pace}
 			bc := workload.BuildConfig{MaxTokens: l.tokens, Schedule: fmt.Sprintf("burst:%d", l.streams), Repeats: 1}
 			opened := "at once"

@@ -364,7 +364,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(r.Stamp) > 0 {
-		section("3. Timestamp error: arrival minus the simulator's send time, to loopback over plain HTTP and over TLS (opened: all at once, an aligned burst, or so many per second; peak: streams open together)")
+		section("3. Timestamp error: arrival minus the simulator's send time, to loopback over plain HTTP and over TLS (opened: all at once on connections opened beforehand, an aligned burst, or so many per second; peak: streams open together)")
 		fmt.Fprintln(tw, "run\ttransport\tstreams\topened\tpace\tpeak\tchunks\tfailed\tp50\tp99\tp99/floor p99\tmax\tclient CPU/chunk\tserver CPU/chunk\t")
 		for _, s := range r.Stamp {
 			opened := "at once"
