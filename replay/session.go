@@ -39,6 +39,11 @@ var _ phaseKind = sessionPhase{}
 type session struct {
 	id    string
 	turns []*workload.Request
+	// whole: each turn carries its whole prompt (a log's sessions,
+	// workload.ContextLog), sent as it is, a later turn at its Offset from
+	// start or when the answer before it ended, whichever is later.
+	whole bool
+	start int64
 }
 
 // sessionsOf groups a phase's requests by session, in the order the
@@ -103,6 +108,9 @@ func (sessionPhase) run(ctx context.Context, e *engine, ph workload.Phase, rs []
 	default: // rate: open loop over session starts
 		sort.SliceStable(ss, func(i, j int) bool { return ss[i].turns[0].Offset < ss[j].turns[0].Offset })
 		phaseStart := e.now()
+		for _, s := range ss {
+			s.whole, s.start = ph.Context == workload.ContextLog, phaseStart
+		}
 		var wg sync.WaitGroup
 		for i, s := range ss {
 			deadline := phaseStart + s.turns[0].Offset
@@ -165,7 +173,7 @@ func (e *engine) runSession(ctx context.Context, s *session, scheduled int64) {
 		if len(req.Messages) > 1 && req.Messages[0].Role == "system" {
 			own += e.cfg.Workload.Header.Params.SystemTokens
 		}
-		if len(history) > 0 {
+		if len(history) > 0 && !s.whole {
 			req.Messages = append(history[:len(history):len(history)], req.Messages...)
 		}
 		p := e.prepare(&req, false)
@@ -209,6 +217,13 @@ func (e *engine) runSession(ctx context.Context, s *session, scheduled int64) {
 		}
 		if i+1 == len(s.turns) {
 			return
+		}
+		if s.whole {
+			// The log's next turn holds the conversation as it was then:
+			// it waits for this answer, and for its own time in the log.
+			next := s.turns[i+1]
+			scheduled = max(res.done+next.Think, s.start+next.Offset)
+			continue
 		}
 		history = append(req.Messages[:len(req.Messages):len(req.Messages)], workload.Message{Role: "assistant", Content: res.answer})
 		if histTokens >= 0 && e.sessTok != nil {

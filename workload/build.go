@@ -115,6 +115,10 @@ type plannedRequest struct {
 	// 1; turn 0 is a single request. think is the pause before the turn.
 	session, turn int
 	think         int64
+	// chat names the session after the request log's chat id of its
+	// first turn; whole says the turn holds its whole prompt (ContextLog).
+	chat  string
+	whole bool
 }
 
 // Build generates a workload: every prompt exactly its input token count
@@ -281,6 +285,7 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.Minor = minorFor(h) // a log's sessions make a 1.3 file
 	total := 0
 	maxOut := 0
 	for _, p := range plan {
@@ -421,13 +426,16 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 	t0 := log.rows[0].t
 	var rows []traceRow
 	for _, r := range log.rows {
+		if log.sessions {
+			break // kept by session below
+		}
 		rel := r.t - t0
 		if rel < win.start || (win.end >= 0 && rel >= win.end) {
 			continue
 		}
 		rows = append(rows, r)
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && !log.sessions {
 		return nil, fieldErr("Window", fmt.Sprintf("%s holds no requests of the %s log", cfg.Window, log.format), fmt.Sprintf("the log spans %.3f s", float64(log.rows[len(log.rows)-1].t-t0)/1e9))
 	}
 	var notes []string
@@ -438,12 +446,34 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 	if log.failures > 0 {
 		notes = append(notes, fmt.Sprintf("%d failed request(s) (0 response tokens) skipped", log.failures))
 	}
+	var chains *logChains
+	var rowIdx []int // with sessions: each kept row's index in log.rows
+	if log.sessions {
+		chains = chainRows(log.rows)
+		rows = nil
+		for i, r := range log.rows {
+			// A session is kept or dropped whole, by its first turn: a turn
+			// cannot be sent without the answer before it.
+			first := log.rows[chains.first[chains.session[i]]]
+			rel := first.t - t0
+			if rel < win.start || (win.end >= 0 && rel >= win.end) {
+				continue
+			}
+			rows = append(rows, r)
+			rowIdx = append(rowIdx, i)
+		}
+		if len(rows) == 0 {
+			return nil, fieldErr("Window", fmt.Sprintf("%s holds no session's first turn of the %s log", cfg.Window, log.format), fmt.Sprintf("the log spans %.3f s", float64(log.rows[len(log.rows)-1].t-t0)/1e9))
+		}
+		notes = append(notes, chains.note(rowIdx))
+	}
 	raised, lowered, zeroOut := 0, 0, 0
 	minIn := kit.minTokens()
 	var plan []plannedRequest
 	for r := 1; r <= cfg.Repeats; r++ {
 		pi := len(h.Phases)
-		for _, row := range rows {
+		sessions := map[int]int{} // the log's session → its index in the phase
+		for k, row := range rows {
 			in := row.in
 			switch {
 			case in < minIn:
@@ -460,15 +490,31 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 			}
 			out = min(out, MaxOutputTokens)
 			off := float64(row.t - t0 - win.start)
-			plan = append(plan, plannedRequest{
+			p := plannedRequest{
 				phase: pi, offset: int64(math.Round(float64(off * cfg.TimeScale))),
 				in: in, out: out, hash: row.hash, blockSize: log.blockSize,
-			})
+			}
+			if chains != nil {
+				i := rowIdx[k]
+				ls := chains.session[i]
+				s, ok := sessions[ls]
+				if !ok {
+					s = len(sessions)
+					sessions[ls] = s
+				}
+				p.session, p.turn, p.whole = s, chains.turn[i], true
+				p.chat = log.rows[chains.first[ls]].chat
+			}
+			plan = append(plan, p)
 		}
-		h.Phases = append(h.Phases, Phase{
+		ph := Phase{
 			Index: pi, Name: fmt.Sprintf("trace-%s-r%d", log.format, r), Kind: KindTrace,
 			Repeat: r, Requests: len(rows),
-		})
+		}
+		if chains != nil {
+			ph.Sessions, ph.Context = len(sessions), ContextLog
+		}
+		h.Phases = append(h.Phases, ph)
 	}
 	if raised > 0 {
 		notes = append(notes, fmt.Sprintf("%d prompt(s) raised to the %d-token minimum", raised/cfg.Repeats, minIn))
@@ -521,9 +567,12 @@ func buildRequests(kit *promptKit, plan []plannedRequest, phases []Phase, shape 
 				}
 				if p.turn > 0 {
 					r.Session = fmt.Sprintf("p%03d-s%04d", p.phase, p.session)
+					if p.chat != "" {
+						r.Session = fmt.Sprintf("p%03d-c%s", p.phase, p.chat)
+					}
 					r.Turn, r.Think = p.turn, p.think
 				}
-				if p.turn > 1 {
+				if p.turn > 1 && !p.whole {
 					// A later turn carries its new message only; the
 					// replay puts the conversation so far before it.
 					r.Messages = []Message{{Role: "user", Content: FollowUp}}

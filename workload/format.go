@@ -52,10 +52,16 @@ func encoderOptions() []zstd.EOption {
 	}
 }
 
-// minorFor is the oldest minor version that can carry h: 1.2 only when it
+// minorFor is the oldest minor version that can carry h: 1.3 only when a
+// phase replays a log's sessions (context "log"), 1.2 only when it
 // has sessions or a system prompt, 1.1 only when it records a tokenizer
 // path.
 func minorFor(h Header) int {
+	for _, p := range h.Phases {
+		if p.Context != "" {
+			return 3
+		}
+	}
 	if h.Params.Turns != "" || h.Params.SystemTokens > 0 {
 		return 2
 	}
@@ -304,6 +310,10 @@ func validatePhase(p *Phase) error {
 		return fmt.Errorf("phase %d has %d input / %d max tokens (at most %d / %d)", p.Index, p.InputTokens, p.MaxTokens, MaxInputTokens, MaxOutputTokens)
 	case p.Sessions < 0 || p.Sessions > p.Requests:
 		return fmt.Errorf("phase %d has %d sessions for %d requests (0 to its requests)", p.Index, p.Sessions, p.Requests)
+	case p.Context != "" && p.Context != ContextLog:
+		return fmt.Errorf("phase %d has context %q (\"\" or %q)", p.Index, p.Context, ContextLog)
+	case p.Context != "" && p.Sessions == 0:
+		return fmt.Errorf("phase %d has context %q but no sessions", p.Index, p.Context)
 	case !(p.Rate >= 0 && p.Rate <= maxRate):
 		return fmt.Errorf("phase %d has rate %v (0 to %v requests per second)", p.Index, p.Rate, maxRate)
 	}

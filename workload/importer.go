@@ -16,7 +16,10 @@ import (
 
 // Trace log formats that trace:FILE understands.
 const (
-	TraceMooncake = "mooncake" // JSONL: timestamp, input_length, output_length, hash_ids (also Qwen-Bailian)
+	TraceMooncake = "mooncake" // JSONL: timestamp, input_length, output_length, hash_ids
+	// TraceBailian is a Mooncake-style log whose rows carry Qwen-Bailian's
+	// chat_id and parent_chat_id: its chats become sessions.
+	TraceBailian  = "qwen-bailian"
 	TraceAzure    = "azure"    // CSV: TIMESTAMP, ContextTokens, GeneratedTokens
 	TraceBurstGPT = "burstgpt" // CSV: Timestamp, Request tokens, Response tokens
 )
@@ -32,6 +35,11 @@ type traceRow struct {
 	in   int
 	out  int
 	hash []int64
+	// chat is the row's chat id in a log with sessions (Qwen-Bailian's
+	// chat_id), "" otherwise; parent is the row index (after sorting) of
+	// the turn it continues, -1 for a first turn.
+	chat   string
+	parent string // the chat id this row continues, "" for a first turn
 }
 
 // traceLog is a parsed log with what the import had to say about it.
@@ -41,6 +49,7 @@ type traceLog struct {
 	unit      string // how timestamps were read
 	failures  int    // rows skipped as failed requests (BurstGPT)
 	blockSize int    // tokens per hash id (0: no hash ids)
+	sessions  bool   // rows carry chat ids and parents (Qwen-Bailian)
 }
 
 // parseTrace reads a request log, telling the format from its first line:
@@ -94,9 +103,15 @@ func parseMooncake(br *bufio.Reader) (*traceLog, error) {
 		InputLength  *int        `json:"input_length"`
 		OutputLength *int        `json:"output_length"`
 		HashIDs      []int64     `json:"hash_ids"`
+		// Qwen-Bailian's session fields (importer_sessions.go).
+		ChatID    json.RawMessage `json:"chat_id"`
+		ParentID  json.RawMessage `json:"parent_chat_id"`
+		Turn      json.RawMessage `json:"turn"`
+		SessionID json.RawMessage `json:"session_id"`
 	}
 	log := &traceLog{format: TraceMooncake}
 	var stamps []string
+	var links []chatLink
 	lr := &lineReader{r: br}
 	for {
 		line, err := lr.next()
@@ -131,8 +146,19 @@ func parseMooncake(br *bufio.Reader) (*traceLog, error) {
 			if len(log.rows) >= maxTraceRows {
 				return nil, fieldErr("Window", fmt.Sprintf("is needed: the request log has more than %d requests", maxTraceRows), "take a slice of it")
 			}
+			if len(r.SessionID) > 0 {
+				return nil, fmt.Errorf("Mooncake log line %d: session_id rows (a multi-turn Mooncake variant whose input_length counts only a turn's new tokens) are not supported: give whole requests with Qwen-Bailian's chat_id and parent_chat_id", lr.lines)
+			}
+			link, err := readChatLink(lr.lines, r.ChatID, r.ParentID, r.Turn)
+			if err != nil {
+				return nil, err
+			}
+			if len(links) > 0 && link.has != links[0].has {
+				return nil, fmt.Errorf("request log line %d: some lines have a chat_id and others not: give every line a chat_id (parent_chat_id -1 on first turns) or none", lr.lines)
+			}
+			links = append(links, link)
 			stamps = append(stamps, string(r.Timestamp))
-			log.rows = append(log.rows, traceRow{in: *r.InputLength, out: *r.OutputLength, hash: r.HashIDs})
+			log.rows = append(log.rows, traceRow{in: *r.InputLength, out: *r.OutputLength, hash: r.HashIDs, chat: link.chat, parent: link.parent})
 		}
 	}
 	// Mooncake writes integer milliseconds; Qwen-Bailian writes seconds
@@ -163,6 +189,12 @@ func parseMooncake(br *bufio.Reader) (*traceLog, error) {
 			return nil, fmt.Errorf("Mooncake log request %d: timestamp %q: %v", i+1, s, err)
 		}
 		log.rows[i].t = t
+	}
+	if len(links) > 0 && links[0].has {
+		if err := checkChains(log.rows, links, stamps); err != nil {
+			return nil, err
+		}
+		log.sessions, log.format = true, TraceBailian
 	}
 	log.blockSize = inferBlockSize(log.rows)
 	return log, nil

@@ -20,7 +20,7 @@ func TestParseTraceFormats(t *testing.T) {
 		ins       []int
 	}{
 		{"mooncake.jsonl", TraceMooncake, "ms", 512, 0, []float64{0, 250, 250, 980, 1730, 4000}, []int{1500, 1100, 600, 30, 2048, 512}},
-		{"bailian.jsonl", TraceMooncake, "s", 16, 0, []float64{0, 738, 1488, 2613}, []int{130, 200, 96, 100}},
+		{"bailian.jsonl", TraceBailian, "s", 16, 0, []float64{0, 738, 1488, 2613}, []int{130, 200, 96, 100}},
 		{"azure.csv", TraceAzure, "datetime", 0, 0, []float64{0, 4314.579, 4319.41, 4819.41, 17053.41, 23319.4101}, []int{374, 396, 879, 91, 1221, 4096}},
 		{"burstgpt.csv", TraceBurstGPT, "s", 0, 2, []float64{0, 113000, 113500, 156000}, []int{472, 417, 1360, 2000}},
 	} {

@@ -378,7 +378,7 @@ func (c *turnCheck) add(wl *Workload, r *Request) error {
 	if r.Think < 0 || r.Think > int64(MaxThink) {
 		return fmt.Errorf("request %q has think time %d ns (0 to %v)", r.ID, r.Think, MaxThink)
 	}
-	if r.Turn > 1 && len(r.Messages) == 0 {
+	if r.Turn > 1 && len(r.Messages) == 0 && ph.Context != ContextLog {
 		return fmt.Errorf("request %q is turn %d but has no messages: a session is a chat conversation", r.ID, r.Turn)
 	}
 	prev, seen := c.last[r.Session]

@@ -22,8 +22,18 @@ const (
 	// and system_tokens, a phase's sessions, and a request's session,
 	// turn and think_ns. A file is marked 1.2 only when it has sessions
 	// or a system prompt; every other file is written as before.
-	FormatMinor = 2
+	// 1.3 added a phase's context "log": sessions imported from a request
+	// log whose every turn holds its whole prompt (see ContextLog). A file
+	// is marked 1.3 only when it has such a phase.
+	FormatMinor = 3
 )
+
+// ContextLog as a phase's Context (1.3) says each turn of its sessions
+// carries its whole prompt as a request log recorded it (earlier turns and
+// answers included, as the log's hash blocks lay them out): the replay
+// sends it as it is, not after the conversation so far, still in order and
+// never before the answer to the turn before it has ended.
+const ContextLog = "log"
 
 // Shape is how a request is put to the server.
 type Shape string
@@ -166,6 +176,14 @@ type Phase struct {
 	// another, a rate phase starts sessions at their offsets), and each
 	// session sends its turns one after another. 0: single requests.
 	Sessions int `json:"sessions,omitempty"`
+	// Context (1.3) is how a later turn of the phase's sessions is sent:
+	// "" (the default) after the conversation so far, the answers actually
+	// received included; ContextLog as it is, its prompt being the whole
+	// conversation as a request log recorded it. A later turn of a
+	// ContextLog phase with an Offset is sent at that offset from the
+	// phase start, or as soon as the answer before it has ended if that
+	// is later, then after its Think.
+	Context string `json:"context,omitempty"`
 	// Note says what the importer adjusted in this phase, if anything.
 	Note string `json:"note,omitempty"`
 }

@@ -246,6 +246,16 @@ func printInspect(w io.Writer, rep workload.Summary) {
 		}
 		fmt.Fprintf(w, "sessions:   %d of %s turns, think time %s; a later turn holds its follow-up, the replay resends the conversation before it\n", sessions, p.Turns, think)
 	}
+	if logSessions := 0; p.Trace != "" {
+		for _, s := range rep.Phases {
+			if s.Context == workload.ContextLog {
+				logSessions += s.Sessions
+			}
+		}
+		if logSessions > 0 {
+			fmt.Fprintf(w, "sessions:   %d from the log's chats; each turn is its whole prompt as logged, sent at its time or when the answer before it ended, whichever is later\n", logSessions)
+		}
+	}
 	if p.SystemTokens > 0 {
 		fmt.Fprintf(w, "system:     a %d-token system prompt shared by every first turn\n", p.SystemTokens)
 	}
