@@ -55,7 +55,10 @@ Schedules:
   rate:R              open loop at R requests/s; --arrival poisson|constant|gamma:SHAPE
   rate:R1,R2,…        a rate sweep: one open-loop phase per rate (per input length and repeat)
   trace:FILE          arrivals and lengths from a Mooncake/Qwen-Bailian JSONL, Azure
-                      LLM inference CSV or BurstGPT CSV log; --time-scale, --window`,
+                      LLM inference CSV or BurstGPT CSV log; --time-scale, --window.
+                      A log's chats (chat_id, parent_chat_id) become sessions: each
+                      turn is its whole prompt as logged, sent at its time or once
+                      the answer before it ended, whichever is later`,
 		Example: `  # the per-stream / aggregate concurrency sweep: 800-token prompts, bursts of 1 to 32, 6 repeats
   llmreplay workload build -o sweep.workload.zst
 
