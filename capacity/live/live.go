@@ -610,3 +610,50 @@ func (p *prober) keepScrape(sc *trace.Scrape, off int64) {
 	}
 	p.scrapes[len(p.recs)] = append(p.scrapes[len(p.recs)], &c)
 }
+
+// MeanStepLag estimates how late, on average, the built-in simulator's
+// engine steps ended behind their planned times during the search: its
+// summed lateness (SimLate) over an estimate of the steps it ran. A
+// request's first token comes out of one step and carries that step's
+// lateness, so this is the mean amount by which a busy machine, not the
+// model, lengthened the latencies the search judged.
+//
+// The engine does not count its steps; they are estimated from the
+// probes by Little's law: a round whose successful measured requests
+// produced T output tokens over a span S (first send to last end) while
+// their response times summed to E had E/S requests in flight on average,
+// each step making one token for each, so about T·S/E steps. Requests
+// queued but not yet running count as in flight, and warm-up requests
+// are not counted, so the estimate is low and the lag high: a rule based
+// on it leaves out more runs, not fewer. 0 without a simulator.
+func (r *Result) MeanStepLag() time.Duration {
+	if r == nil || r.Result == nil || r.SimLate <= 0 {
+		return 0
+	}
+	steps := 0.0
+	for _, p := range r.Probes {
+		for _, round := range p.Samples {
+			var first, last, busy time.Duration
+			tokens, seen := 0, false
+			for _, s := range round {
+				if !s.OK || s.End <= s.Start {
+					continue
+				}
+				if !seen || s.Start < first {
+					first = s.Start
+				}
+				last = max(last, s.End)
+				busy += s.End - s.Start
+				tokens += s.Tokens
+				seen = true
+			}
+			if seen && busy > 0 {
+				steps += float64(tokens) * float64(last-first) / float64(busy)
+			}
+		}
+	}
+	if steps < 1 {
+		return r.SimLate
+	}
+	return time.Duration(float64(r.SimLate) / steps)
+}
