@@ -16,7 +16,15 @@ import (
 // otherwise. A latency term's interval is the order-statistic interval of
 // its percentile (over successful requests); a share term's (goodput) is
 // the Clopper-Pearson interval of the share of all requests that were good.
+//
+// With cfg.PerRound each round is one draw: a term's value in a round is
+// the round's own percentile (or share, failed requests counted as not
+// good), and the term's value and interval are the median over rounds
+// and its order-statistic interval (see Config.PerRound).
 func JudgeSamples(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
+	if cfg.PerRound {
+		return judgeRounds(cfg, rounds)
+	}
 	n, failed, good := 0, 0, 0
 	values := map[string][]float64{}
 	for _, r := range rounds {
@@ -64,6 +72,100 @@ func JudgeSamples(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 		} else {
 			fail, pass = tr.Lo > t.Bound, tr.Hi <= t.Bound
 		}
+		switch {
+		case fail:
+			v = Fail
+		case pass:
+		default:
+			if v == Pass {
+				v = Undecided
+			}
+		}
+	}
+	if n > 0 && float64(failed)/float64(n) > cfg.MaxErrorRate {
+		return Errors, out
+	}
+	return v, out
+}
+
+// decide is one term's side of its bound: fail when its interval lies
+// wholly on the wrong side, pass when wholly on the right side (a NaN end,
+// an interval not inside the sample, decides nothing).
+func decide(t Term, tr TermResult) (fail, pass bool) {
+	if t.Share {
+		return tr.Hi < t.Bound, tr.Lo >= t.Bound
+	}
+	return tr.Lo > t.Bound, tr.Hi <= t.Bound
+}
+
+// RoundValue is a term's value in one round: the q-quantile (the
+// ⌈q·k⌉-th smallest, the tables' rule) of the metric over the round's k
+// successful requests, or the share of all its requests that were good.
+// NaN when the round has none.
+func RoundValue(t Term, round []Sample) float64 {
+	if t.Share {
+		if len(round) == 0 {
+			return math.NaN()
+		}
+		good := 0
+		for _, sm := range round {
+			if sm.OK && sm.Good {
+				good++
+			}
+		}
+		return float64(good) / float64(len(round))
+	}
+	var xs []float64
+	for _, sm := range round {
+		if v, ok := sm.Values[t.Metric]; ok && sm.OK {
+			xs = append(xs, v)
+		}
+	}
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(xs)
+	k := len(xs)
+	return xs[min(k-1, max(0, int(math.Ceil(t.Q*float64(k)))-1))]
+}
+
+// judgeRounds is JudgeSamples for independent rounds (Config.PerRound).
+// A round with no value for a latency term (every request failed) gives
+// it none; its failures count in the error share, which stops the search
+// long before a level's rounds could all fail.
+func judgeRounds(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
+	n, failed := 0, 0
+	for _, r := range rounds {
+		for _, sm := range r {
+			n++
+			if !sm.OK {
+				failed++
+			}
+		}
+	}
+	v := Pass
+	var out []TermResult
+	for _, t := range cfg.SLO {
+		tr := TermResult{Term: t.Text, Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+		var xs []float64
+		for _, r := range rounds {
+			if x := RoundValue(t, r); !math.IsNaN(x) {
+				xs = append(xs, x)
+			}
+		}
+		if k := int64(len(xs)); k > 0 {
+			sort.Float64s(xs)
+			tr.Value = xs[(k+1)/2-1] // the ⌈k/2⌉-th smallest
+			l, h := analyze.OrderCI(k, 0.5, cfg.Conf)
+			if l >= 1 {
+				tr.Lo = xs[l-1]
+			}
+			if h <= k {
+				tr.Hi = xs[h-1]
+			}
+		}
+		out = append(out, tr)
+		fail, pass := decide(t, tr)
 		switch {
 		case fail:
 			v = Fail

@@ -53,6 +53,15 @@ type Config struct {
 	// MaxErrorRate: a probe where more than this share of requests fail
 	// stops the search ("errors before the SLO binds").
 	MaxErrorRate float64
+	// PerRound judges a level by its rounds as independent draws instead
+	// of pooling their requests (the rate axis): each round gives each
+	// term one value (the round's own percentile or share), and the
+	// probe's value and interval are the median of those values over the
+	// rounds and its order-statistic interval. The requests of one
+	// open-loop round share one queue, so they are not independent draws
+	// and a pooled interval is too narrow; rounds that start on an idle
+	// server are. A decision needs MinRounds(Conf) rounds (8 at 99%).
+	PerRound bool
 }
 
 // Defaults used by Resolve.
@@ -60,7 +69,16 @@ const (
 	DefaultConf         = 0.99
 	DefaultMaxRounds    = 4
 	DefaultMaxErrorRate = 0.05
+	// DefaultRoundBatch is the measured requests of a round judged on
+	// its own (PerRound): enough for a round's p90 to be its 18th of 20
+	// and a goodput share to lose one request at 95%.
+	DefaultRoundBatch = 20
 )
+
+// MinRounds is the fewest rounds for which the order-statistic interval
+// of the median over rounds at level conf has both ends inside them:
+// a PerRound probe can decide from this many rounds on.
+func MinRounds(conf float64) int { return MinSamples(0.5, conf) }
 
 // Resolve fills defaults and checks the configuration.
 func (c Config) Resolve() (Config, error) {
@@ -85,6 +103,25 @@ func (c Config) Resolve() (Config, error) {
 	}
 	if c.Conf <= 0.5 || c.Conf >= 1 {
 		return c, fmt.Errorf("capacity: probe confidence %g must lie in (0.5, 1)", c.Conf)
+	}
+	if c.PerRound {
+		if c.Batch == 0 {
+			c.Batch = DefaultRoundBatch
+		}
+		if c.Batch < 1 {
+			return c, fmt.Errorf("capacity: %d requests per round: use at least 1", c.Batch)
+		}
+		k := MinRounds(c.Conf)
+		if c.MaxRounds == 0 {
+			c.MaxRounds = k + k/2
+		}
+		if c.MaxRounds < k {
+			return c, fmt.Errorf("capacity: %d rounds per probe cannot decide the median round at %g%% confidence; use at least %d", c.MaxRounds, 100*c.Conf, k)
+		}
+		if c.MaxErrorRate == 0 {
+			c.MaxErrorRate = DefaultMaxErrorRate
+		}
+		return c, nil
 	}
 	minN := 0
 	for _, t := range c.SLO {
@@ -162,7 +199,14 @@ const (
 	AllMeet   Outcome = "all-meet"   // the highest level meets it
 	Budget    Outcome = "budget"     // the budget ran out first: Lo..Hi is the bracket
 	ErrorsHit Outcome = "errors"     // the server failed requests before the SLO bound
+	// NoDecision: probes ran but none decided (every interval still
+	// straddled its bound after its rounds): nothing in the range is
+	// ruled out, and Lo..Hi is the tested range.
+	NoDecision Outcome = "undecided"
 )
+
+// NoDecisionReason is the reason of the NoDecision outcome.
+const NoDecisionReason = "no probe decided: every probe's interval still straddled the SLO bound after its rounds"
 
 // Result is the search's answer.
 type Result struct {
@@ -404,6 +448,10 @@ func Evaluate(c Config, probes []Probe, reason string) *Result {
 		return false
 	}
 	r.Knee = KneeOf(probes)
+	decided := false
+	for _, pr := range probes {
+		decided = decided || pr.Verdict == Pass || pr.Verdict == Fail
+	}
 	switch {
 	case errs != nil && errs.X <= searchHi:
 		r.Outcome = ErrorsHit
@@ -415,6 +463,14 @@ func Evaluate(c Config, probes []Probe, reason string) *Result {
 		return none(fmt.Sprintf("the lowest level tried, %g, already fails the SLO", c.Lo))
 	case at(c.Hi, Pass) && searchLo >= c.Hi:
 		r.Outcome, r.Reason = AllMeet, fmt.Sprintf("every level up to the highest, %g, meets the SLO", c.Hi)
+	case len(probes) > 0 && !decided:
+		// The interval would run from 0 to the top of the range, a claim
+		// about levels below it that no probe tested: say the range.
+		r.Outcome, r.Reason = NoDecision, NoDecisionReason
+		if searchHi-searchLo > c.Resolution && reason != "" {
+			r.Reason += "; " + reason
+		}
+		r.Lo, r.Hi = c.Lo, c.Hi
 	case searchHi-searchLo <= c.Resolution:
 		if searchLo < c.Lo {
 			return none(fmt.Sprintf("no level from %g meets the SLO by its point estimate", c.Lo))

@@ -224,3 +224,111 @@ type proberFunc func(x float64, n int) []Sample
 func (f proberFunc) Probe(_ context.Context, x float64, n int) ([]Sample, time.Duration, error) {
 	return f(x, n), time.Second, nil
 }
+
+// roundModel is an open-loop server whose requests of one round share
+// the round's queue: every request of a round at level x has latency
+// 100·x ms times the round's own factor F = exp(0.3·Z), Z standard
+// normal, one draw per round. A round's p90 is 100·x·F, and the median
+// over rounds of it is 100·x ms (F's median is 1): under ttft_p90<=1s
+// the true rate is 10 req/s. Pooling a probe's requests as independent
+// draws treats 20 copies of one value as 20 samples.
+type roundModel struct{ rng *rand.Rand }
+
+func (m *roundModel) Probe(_ context.Context, x float64, n int) ([]Sample, time.Duration, error) {
+	v := 100 * x * math.Exp(0.3*m.rng.NormFloat64())
+	out := make([]Sample, n)
+	for i := range out {
+		out[i] = Sample{OK: true, Values: map[string]float64{"ttft": v}}
+	}
+	return out, time.Second, nil
+}
+
+// TestPerRoundCoverage: rounds judged as independent draws (PerRound,
+// the rate axis's rule) hold the true rate of roundModel (10 req/s) in
+// at least 95% of 200 seeded searches; the same searches with the
+// rounds' requests pooled do not (their intervals are about one round's
+// factor wide, so they miss often). That is the rate axis's old failure
+// in closed form.
+func TestPerRoundCoverage(t *testing.T) {
+	const truth, runs = 10.0, 200
+	slo := mustSLO(t, "ttft_p90<=1s")
+	for _, perRound := range []bool{true, false} {
+		covered := 0
+		for seed := range runs {
+			m := &roundModel{rng: rand.New(rand.NewPCG(uint64(seed), 3))}
+			cfg := Config{SLO: slo, Lo: 1, Hi: 64, Resolution: 0.5, PerRound: perRound}
+			if !perRound {
+				cfg.Batch = 51
+			}
+			r, err := Search(context.Background(), cfg, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Lo <= truth && truth <= r.Hi {
+				covered++
+			}
+		}
+		t.Logf("per round %v: the interval held %g req/s in %d/%d searches", perRound, truth, covered, runs)
+		if perRound && covered < runs*95/100 {
+			t.Errorf("per-round coverage %d/%d below 95%%", covered, runs)
+		}
+		if !perRound && covered >= runs*95/100 {
+			t.Errorf("pooled coverage %d/%d: the model no longer shows the failure it stands for", covered, runs)
+		}
+	}
+}
+
+// TestJudgeRounds: nine rounds whose p90s are 10, 20, …, 90 ms (each of
+// 10 requests: eight at 1 ms and two at the round's value v, so its p90,
+// the 9th smallest, is v). Worked by hand: the median round is the 5th, 50 ms; the 99%
+// order-statistic interval of a median of 9 is [x(1), x(9)] (P(B = 0) =
+// 1/512 ≤ 0.005 < P(B ≤ 1) = 10/512, B ~ Binomial(9, 0.5)), so [10, 90]:
+// a bound of 95 ms passes, 85 ms is undecided, 5 ms fails.
+func TestJudgeRounds(t *testing.T) {
+	var rounds [][]Sample
+	for r := 1; r <= 9; r++ {
+		v := float64(10 * r)
+		var round []Sample
+		for i := 0; i < 10; i++ {
+			x := 1.0
+			if i >= 8 {
+				x = v
+			}
+			round = append(round, Sample{OK: true, Values: map[string]float64{"ttft": x}})
+		}
+		rounds = append(rounds, round)
+	}
+	for _, tc := range []struct {
+		slo  string
+		want Verdict
+	}{{"ttft_p90<=95ms", Pass}, {"ttft_p90<=85ms", Undecided}, {"ttft_p90<=5ms", Fail}} {
+		cfg, err := Config{SLO: mustSLO(t, tc.slo), Lo: 1, Hi: 2, PerRound: true}.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, terms := JudgeSamples(cfg, rounds)
+		if v != tc.want || terms[0].Value != 50 || terms[0].Lo != 10 || terms[0].Hi != 90 {
+			t.Errorf("%s: %s %+v, want %s 50 [10, 90]", tc.slo, v, terms[0], tc.want)
+		}
+	}
+	// Eight rounds are the fewest that can decide at 99%: 2/2⁸ ≤ 0.01.
+	if MinRounds(0.99) != 8 {
+		t.Errorf("MinRounds(0.99) = %d, want 8", MinRounds(0.99))
+	}
+}
+
+// TestNoDecision: a search whose every probe stays undecided (its SLO
+// asks a goodput no probe of 104 requests can show or rule out) rules
+// out no level: the outcome says so, with the tested range as its
+// bracket, not an interval reaching below it.
+func TestNoDecision(t *testing.T) {
+	probes := []Probe{{X: 1, Verdict: Undecided, Terms: []TermResult{{Value: 0.96}}}, {X: 16, Verdict: Undecided, Terms: []TermResult{{Value: 0.94}}}}
+	cfg, err := Config{SLO: mustSLO(t, "goodput>=95%"), Lo: 1, Hi: 16, Integer: true}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Evaluate(cfg, probes, BudgetReason)
+	if r.Outcome != NoDecision || r.Lo != 1 || r.Hi != 16 || !strings.Contains(r.Reason, "no probe decided") {
+		t.Errorf("got %s [%g, %g] %q", r.Outcome, r.Lo, r.Hi, r.Reason)
+	}
+}

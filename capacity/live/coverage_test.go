@@ -239,3 +239,122 @@ func TestModelAgreesWithSweep(t *testing.T) {
 		}
 	}
 }
+
+// rateCase is a rate-axis coverage case: llama.cpp at time scale 0.1
+// under ttft_p90<=1s (100 ms at that scale), whose true rate under the
+// round rule (round duration, the median over rounds of each round's
+// p90) the engine model gives (sim.ModelOpenRoundCapacity).
+type rateCase struct {
+	name        string
+	round       time.Duration // the round duration, in the profile's time
+	lo, hi, res float64
+	always      bool // run without LLMREPLAY_COVERAGE (2 seeds)
+}
+
+var rateCases = []rateCase{
+	// The default rule (20 s rounds): true rate 38.3 req/s at this scale
+	// (3.8 at the profile's pace). A search takes about 5 probes of 8–12
+	// rounds, 2–3 minutes: run with LLMREPLAY_COVERAGE only.
+	{"20s-rounds", DefaultRoundDuration, 24, 48, 2, false},
+	// 5 s rounds, for the always-on check: about a minute a search. The
+	// true rate is 60.0 req/s, where a round's 31st measured request
+	// (⌈60.1·0.5⌉) first joins a queue that has grown past the bound; the
+	// range's levels (44, 88, 66, 55, 60.5, …) stay off that edge.
+	{"5s-rounds", 5 * time.Second, 44, 88, 3, true},
+}
+
+const (
+	rateProfile = "llamacpp-rtx5090-q4km"
+	rateSLO     = "ttft_p90<=1s"
+	rateScale   = 0.1
+	rateBoundMs = 100.0
+)
+
+// rateTruth is the engine model's true rate for a case: the probe's
+// rounds (capacity.DefaultRoundBatch, the case's round at its scale, the
+// client's hop of about 1 ms measured on this machine) over 200 rounds,
+// bisected to 0.05 req/s.
+func rateTruth(t *testing.T, rc rateCase) float64 {
+	t.Helper()
+	p, err := sim.LookupProfile(rateProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := sim.OpenRoundRule{Batch: capacity.DefaultRoundBatch, Seconds: rc.round.Seconds() * rateScale}
+	r := sim.OpenRound{PromptTokens: 800, MaxTokens: 256, Hop: time.Millisecond, Jitter: time.Millisecond / 2}
+	return sim.ModelOpenRoundCapacity(p.Scaled(rateScale), 0.9, time.Duration(rateBoundMs*float64(time.Millisecond)), u, r, rc.lo, rc.hi, 0.05, 200, 1)
+}
+
+// TestRateCoverage: the rate axis's search against the llama.cpp profile
+// lands its 95% interval on the engine model's true rate under the same
+// round rule. Always on: the 5 s case, 2 seeded runs, at least one must
+// cover; LLMREPLAY_COVERAGE=N runs N of every case and requires 95%,
+// with the same rule for a machine too busy (busyShare) as
+// TestCapacityCoverage.
+func TestRateCoverage(t *testing.T) {
+	runs, need := 2, 0.5
+	env := os.Getenv("LLMREPLAY_COVERAGE")
+	if env != "" {
+		n, err := strconv.Atoi(env)
+		if err != nil || n < 1 {
+			t.Fatalf("LLMREPLAY_COVERAGE=%q: give a number of runs", env)
+		}
+		runs, need = n, 0.95
+	}
+	slo, err := capacity.ParseSLO(rateSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range rateCases {
+		t.Run(rc.name, func(t *testing.T) {
+			if env == "" && !rc.always {
+				t.Skip("2–3 minutes a search: run with LLMREPLAY_COVERAGE=N")
+			}
+			truth := rateTruth(t, rc)
+			if truth <= rc.lo || truth >= rc.hi {
+				t.Fatalf("the model's true rate %g lies outside the search range %g..%g", truth, rc.lo, rc.hi)
+			}
+			covered, counted, busy, coveredAll := 0, 0, 0, 0
+			var requests []int
+			for seed := int64(1); seed <= int64(runs); seed++ {
+				res, err := Run(context.Background(), Config{
+					Search: capacity.Config{SLO: slo, Lo: rc.lo, Hi: rc.hi, Resolution: rc.res}, Axis: AxisRate,
+					Profile: rateProfile, TimeScale: rateScale, RoundDuration: rc.round, Seed: seed,
+					Trace: filepath.Join(t.TempDir(), "r.trace.zst"),
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ok := res.Lo <= truth && truth <= res.Hi && (res.Outcome == capacity.Found || res.Outcome == capacity.Budget)
+				if ok {
+					coveredAll++
+				}
+				var probes []string
+				for _, p := range res.Probes {
+					probes = append(probes, fmt.Sprintf("%g:%s/%d", p.X, p.Verdict, p.Rounds))
+				}
+				line := fmt.Sprintf("seed %d: %s %g [%g, %g], probes %v, %d requests, %v, simulator late %v (mean step lag %v), load %s: covers %.2f: %v",
+					seed, res.Outcome, res.Answer, res.Lo, res.Hi, probes, res.Requests, res.Elapsed.Round(time.Millisecond), res.SimLate.Round(time.Millisecond), res.MeanStepLag().Round(time.Microsecond), loadavg(), truth, ok)
+				if lag := res.MeanStepLag(); lag > time.Duration(busyShare*rateBoundMs*float64(time.Millisecond)) {
+					busy++
+					t.Logf("%s; mean step lag above %g%% of the bound: machine too busy, not counted", line, 100*busyShare)
+					continue
+				}
+				counted++
+				requests = append(requests, res.Requests)
+				if ok {
+					covered++
+				}
+				t.Logf("%s", line)
+			}
+			t.Logf("rate %s %s %s: %d of %d counted runs covered the true rate %.2f req/s (%d of all %d runs; %d not counted: machine too busy); requests per counted search %v",
+				rc.name, rateProfile, rateSLO, covered, counted, truth, coveredAll, runs, busy, requests)
+			if counted == 0 {
+				t.Skipf("the machine was too busy during every run to keep the simulator's pace")
+			}
+			if float64(covered) < need*float64(counted) {
+				t.Errorf("coverage %d/%d below %g%%", covered, counted, 100*need)
+			}
+		})
+	}
+}

@@ -40,6 +40,24 @@ const (
 	WarmupRate        = "the first 10% of each round's requests, at least 5"
 )
 
+// RoundRule is the rate axis's round rule, stated in the trace header
+// (capacity_rounds): how long a round lasts and how a level is judged
+// from its rounds. A trace of the rate axis without it was judged by
+// pooling its rounds' requests (before the rule).
+func RoundRule(d time.Duration) string {
+	return fmt.Sprintf("independent rounds from an idle server, each of ceil(%v x rate) measured requests (at least the batch) in the server's time, judged by the median over rounds of each round's own value", d)
+}
+
+// DefaultRoundDuration is the rate axis's round, in the server's time
+// (scaled by the simulator's time scale): a round's measured requests
+// are its rate times this, so a round at a rate the server cannot sustain
+// lasts long enough for its queue to show it. Shorter rounds answer a
+// rate the server holds for that long from idle, not one it sustains:
+// for llama.cpp at ttft_p90<=1s the engine model gives 4.4 req/s with
+// 10 s rounds, 3.8 with 20 s and 3.6 with 30 s (its service rate is
+// about 3.4); 20 s keeps a probe of 8 rounds near 3 minutes at that pace.
+const DefaultRoundDuration = 20 * time.Second
+
 // Config is one capacity run.
 type Config struct {
 	// Replay holds the endpoint settings; Workload and Trace are set here.
@@ -63,6 +81,10 @@ type Config struct {
 	Profile   string
 	TimeScale float64
 	Sim       sim.Config
+
+	// RoundDuration is the rate axis's round in the server's time
+	// (0: DefaultRoundDuration); see RoundMeasured.
+	RoundDuration time.Duration
 
 	// Seed varies the rounds' prompts between runs (round r's workload
 	// seed is Seed·1000 + r + 1); runs with equal seeds send equal prompts.
@@ -107,6 +129,7 @@ func (c Config) Resolve() (Config, error) {
 		return c, fmt.Errorf("axis %q is unknown: use --axis concurrency or --axis rate", c.Axis)
 	}
 	c.Search.Integer = c.Axis == AxisConcurrency
+	c.Search.PerRound = c.Axis == AxisRate
 	if c.TimeScale == 0 {
 		c.TimeScale = 1
 	}
@@ -115,6 +138,12 @@ func (c Config) Resolve() (Config, error) {
 	}
 	if c.TimeScale != 1 && c.Replay.URL != "" {
 		return c, fmt.Errorf("a time scale applies to the built-in simulator only: drop it, or drop the URL")
+	}
+	if c.RoundDuration == 0 {
+		c.RoundDuration = DefaultRoundDuration
+	}
+	if c.RoundDuration < 0 {
+		return c, fmt.Errorf("round duration %v: give a positive duration", c.RoundDuration)
 	}
 	if c.InputTokens == 0 {
 		c.InputTokens = 800
@@ -254,11 +283,12 @@ func (p *prober) Probe(ctx context.Context, x float64, n int) ([]capacity.Sample
 		p.cached[x] = q[1:]
 		return q[0].samples, q[0].elapsed, nil
 	}
-	w := p.warmup(x, n)
 	sched := "closed:" + strconv.Itoa(int(x))
 	if p.cfg.Axis == AxisRate {
 		sched = "rate:" + strconv.FormatFloat(x, 'f', -1, 64)
+		n = RoundMeasured(x, n, p.cfg.RoundDuration, p.cfg.TimeScale)
 	}
+	w := p.warmup(x, n)
 	wl, err := workload.Build(workload.BuildConfig{
 		Tok: p.tok, Shape: p.cfg.Shape, InputTokens: []int{p.cfg.InputTokens}, MaxTokens: p.cfg.MaxTokens,
 		Prefix: p.cfg.Prefix, Schedule: sched, Requests: n + w, Seed: p.cfg.Seed*1000 + int64(p.round+1),
@@ -287,6 +317,14 @@ func (p *prober) Probe(ctx context.Context, x float64, n int) ([]capacity.Sample
 		return samples, sum.Elapsed, errors.New("stopped: the trace holds every probe round that finished")
 	}
 	return samples, sum.Elapsed, nil
+}
+
+// RoundMeasured is a rate round's measured requests at rate x (requests
+// per second of real time), round duration d (the server's time) and
+// time scale scale: at least batch, and enough that the round's arrivals
+// span d of the server's time.
+func RoundMeasured(x float64, batch int, d time.Duration, scale float64) int {
+	return max(batch, int(math.Ceil(x*d.Seconds()*scale)))
 }
 
 func (p *prober) levelRound(x float64) int {
@@ -431,6 +469,7 @@ const (
 	OptGoodput    = "capacity_goodput_bounds"
 	OptWarmup     = "capacity_warmup"
 	OptOutcome    = "capacity_outcome"
+	OptRounds     = "capacity_rounds"
 )
 
 func (p *prober) options() map[string]string {
@@ -452,6 +491,7 @@ func (p *prober) options() map[string]string {
 	}
 	if c.Axis == AxisRate {
 		o[OptWarmup] = WarmupRate
+		o[OptRounds] = RoundRule(c.RoundDuration)
 	}
 	if p.outcome != "" {
 		o[OptOutcome] = p.outcome
@@ -534,7 +574,7 @@ func (p *prober) resume(path string, res *Result) error {
 		return fmt.Errorf("--resume %s: not a capacity trace (its header has no %s)", path, OptAxis)
 	}
 	want := p.options()
-	for _, k := range []string{OptAxis, OptSLO, OptRange, OptResolution, OptConf, OptMaxErrors, OptTimeScale, OptGoodput} {
+	for _, k := range []string{OptAxis, OptSLO, OptRange, OptResolution, OptConf, OptMaxErrors, OptTimeScale, OptGoodput, OptRounds} {
 		if h.Options[k] != want[k] {
 			return fmt.Errorf("--resume %s: the trace's %s is %q, this run's %q: resume with the trace's settings", path, k, h.Options[k], want[k])
 		}

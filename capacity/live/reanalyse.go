@@ -75,6 +75,9 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 		return nil, err
 	}
 	cfg.Integer = axis == AxisConcurrency
+	// A rate trace made before rounds were judged on their own pooled
+	// them; it is re-decided as it was decided.
+	cfg.PerRound = axis == AxisRate && o[OptRounds] != ""
 	own := slo == nil
 	if slo == nil {
 		if slo, err = capacity.ParseSLO(o[OptSLO]); err != nil {

@@ -30,6 +30,7 @@ type capacityFlags struct {
 	maxRequests             int
 	maxDuration             time.Duration
 	timeScale               float64
+	roundDuration           time.Duration
 	out, from, resume       string
 	report                  string
 }
@@ -46,6 +47,7 @@ func (cf *capacityFlags) register(cmd *cobra.Command, withSLO bool) {
 	fs.DurationVar(&cf.maxDuration, "max-duration", 0, "budget: start no probe round after the search has run this long (0: no limit)")
 	fs.StringVar(&cf.goodput, "goodput-bounds", analyze.DefaultSLO.String(), "per-request bounds a goodput>=P% term counts requests against (ttft=, tpot=, e2e=)")
 	fs.StringVar(&cf.report, "report", "", "also write an HTML report of the trace to this file, with the SLO's curve over the probed levels, its bound and the answer")
+	fs.DurationVar(&cf.roundDuration, "round-duration", live.DefaultRoundDuration, "rate axis: each probe round sends the rate times this many measured requests (at least 20) from an idle server; rounds are judged as independent draws, so a probe needs 8 of them (in the server's time: a --time-scale shortens it alike)")
 	fs.Float64Var(&cf.timeScale, "time-scale", 1, "built-in simulator only: run the profile this many times faster-paced (0.1: every latency ×0.1), with the SLO bounds scaled alike")
 }
 
@@ -100,6 +102,9 @@ func (cf *capacityFlags) search() (capacity.Config, analyze.SLO, error) {
 		return c, good, usagef("--max-requests and --max-duration: give 0 (no limit) or more")
 	}
 	c.MaxRequests, c.MaxDuration = cf.maxRequests, cf.maxDuration
+	if cf.roundDuration < 0 {
+		return c, good, usagef("--round-duration %v: give a positive duration", cf.roundDuration)
+	}
 	if _, err := c.Resolve(); err != nil {
 		return c, good, usageError(err)
 	}
@@ -236,7 +241,7 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 		return err
 	}
 	lc := live.Config{Replay: rc, Search: sc, Axis: cf.axis, InputTokens: o.inputTokens, MaxTokens: o.maxTokens,
-		Tokenizer: o.tokenizer, Shape: workload.Shape(o.shape), GoodputBounds: good, TimeScale: cf.timeScale, Trace: path, Resume: cf.resume}
+		Tokenizer: o.tokenizer, Shape: workload.Shape(o.shape), GoodputBounds: good, TimeScale: cf.timeScale, RoundDuration: cf.roundDuration, Trace: path, Resume: cf.resume}
 	if f.url == "" {
 		lc.Profile = o.profile
 	}
@@ -300,7 +305,7 @@ func checkOutPath(path string) error {
 
 func undetermined(r *capacity.Result) error {
 	switch r.Outcome {
-	case capacity.Budget, capacity.ErrorsHit:
+	case capacity.Budget, capacity.ErrorsHit, capacity.NoDecision:
 		return &exitError{code: 1, err: fmt.Errorf("could not determine the capacity: %s", r.Reason)}
 	}
 	return nil
@@ -458,6 +463,8 @@ func writeCapacity(w io.Writer, r *capacity.Result, axis string, slo capacity.SL
 		fmt.Fprintf(w, "%s: at least %s, the top of the range (%s); raise --range to find the limit\n", what, num(r.Answer), r.Reason)
 	case capacity.Budget:
 		fmt.Fprintf(w, "%s: could not determine (%s); it lies in %s (best so far %s)\n", what, r.Reason, interval(), num(r.Answer))
+	case capacity.NoDecision:
+		fmt.Fprintf(w, "%s: could not determine: %s; they rule out no level of the tested range %s (best guess by point estimates %s)\n", what, r.Reason, interval(), num(r.Answer))
 	case capacity.ErrorsHit:
 		fmt.Fprintf(w, "%s: could not determine: errors came first: %s (limit %g%% per probe)", what, r.Reason, 100*sc.MaxErrorRate)
 		if r.Answer >= sc.Lo && r.Lo >= sc.Lo {
@@ -568,6 +575,8 @@ func capacityNote(r *capacity.Result, axis string) string {
 		return fmt.Sprintf("Every level up to %g%s meets the SLO.", r.Answer, unit)
 	case capacity.NoneMeets:
 		return "No level in the range meets the SLO."
+	case capacity.NoDecision:
+		return fmt.Sprintf("Could not determine: %s; they rule out no level of the tested range %g–%g%s.", r.Reason, r.Lo, r.Hi, unit)
 	}
 	return fmt.Sprintf("Could not determine: %s; the capacity lies in %g–%g%s.", r.Reason, r.Lo, r.Hi, unit)
 }

@@ -122,8 +122,8 @@ func TestCapacityOutcomesThroughBinary(t *testing.T) {
 	}{
 		{"none meets", []string{"--slo", "ttft_p90<=0.001ms", "--range", "1:8"}, 0, "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
 		{"all meet", []string{"--slo", "ttft_p90<=60s", "--range", "1:8"}, 0, "max concurrency meeting the SLO: at least 8, the top of the range"},
-		{"rate, all meet", []string{"--axis", "rate", "--slo", "ttft_p90<=60s,tpot_p90<=1s", "--range", "20:40"}, 0, "max request rate meeting the SLO: at least 40 req/s"},
-		{"rate, none meets", []string{"--axis", "rate", "--slo", "ttft_p90<=0.001ms", "--range", "1:4"}, 0, "max request rate meeting the SLO: none in the range"},
+		{"rate, all meet", []string{"--axis", "rate", "--round-duration", "100ms", "--slo", "ttft_p90<=60s,tpot_p90<=1s", "--range", "20:40"}, 0, "max request rate meeting the SLO: at least 40 req/s"},
+		{"rate, none meets", []string{"--axis", "rate", "--round-duration", "100ms", "--slo", "ttft_p90<=0.001ms", "--range", "20:40"}, 0, "max request rate meeting the SLO: none in the range"},
 		{"goodput, all meet", []string{"--slo", "goodput>=95%", "--goodput-bounds", "ttft=60s", "--range", "1:4"}, 0, "max concurrency meeting the SLO: at least 4, the top of the range"},
 		{"budget", []string{"--slo", "ttft_p90<=60s", "--range", "1:64", "--max-requests", "110"}, 1, "could not determine (the budget ran out before the boundary was bracketed); it lies in 2–64"},
 	} {
@@ -248,37 +248,65 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 	}
 }
 
-// TestCapacityRateAgainstModel: on the rate axis the search against the
-// llama.cpp profile (time scale 0.1, ttft_p90<=1s) answers near the rate
-// the engine model gives for the probe's rounds (sim.ModelOpenCapacity:
-// 4.0 req/s at the profile's pace, 40 at time scale 0.1, for any client
-// hop from 1 to 50 ms). The answer must lie within 20% of it; the
-// interval is not required to hold it: a rate round's requests share one
-// queue, so they are not the independent draws the interval assumes, and
-// two runs answered 45.2 [45.16, 45.31] and 38.6 [38.59, 38.75]
-// (docs/CAPACITY.md, "The rate axis").
+// TestCapacityRateAgainstModel: on the rate axis the search through the
+// binary against the llama.cpp profile (time scale 0.1, ttft_p90<=1s,
+// 5 s rounds to keep it near a minute) gives an interval holding the
+// rate the engine model gives for the same rounds
+// (sim.ModelOpenRoundCapacity: 60.0 req/s at this scale, where a round's
+// 31st measured request first meets a queue past the bound), and says
+// its round rule in the trace. On a machine too loaded to keep the
+// simulator's pace every latency grows and the interval can end below
+// the truth; the test allows one resolution step (3 req/s) below it
+// there, as the concurrency test allows one user. Coverage over many
+// seeded runs: TestRateCoverage (capacity/live).
 func TestCapacityRateAgainstModel(t *testing.T) {
 	bin := builtBinary(t)
 	p, err := sim.LookupProfile("llamacpp-rtx5090-q4km")
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth := sim.ModelOpenCapacity(p.Scaled(0.1), 0.9, 100*time.Millisecond,
-		sim.OpenRound{PromptTokens: 800, MaxTokens: 256, Warmup: 6, Measured: 51, Hop: time.Millisecond, Jitter: time.Millisecond / 2},
-		5, 200, 0.1, 200, 1)
-	if truth < 38 || truth > 42 {
-		t.Fatalf("model truth %.2f req/s, docs/CAPACITY.md says 40", truth)
+	u := sim.OpenRoundRule{Batch: 20, Seconds: 0.5}
+	truth := sim.ModelOpenRoundCapacity(p.Scaled(0.1), 0.9, 100*time.Millisecond, u,
+		sim.OpenRound{PromptTokens: 800, MaxTokens: 256, Hop: time.Millisecond, Jitter: time.Millisecond / 2},
+		44, 88, 0.05, 200, 1)
+	if truth < 59 || truth > 61 {
+		t.Fatalf("model truth %.2f req/s, docs/CAPACITY.md says 60", truth)
 	}
+	tr := filepath.Join(t.TempDir(), "r.trace.zst")
 	out, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--axis", "rate",
-		"--range", "20:60", "--slo", "ttft_p90<=1s", "-q", "-o", filepath.Join(t.TempDir(), "r.trace.zst"))
-	m := regexp.MustCompile(`max request rate meeting the SLO: ([\d.]+) req/s`).FindStringSubmatch(out)
+		"--round-duration", "5s", "--range", "44:88", "--resolution", "3", "--slo", "ttft_p90<=1s", "-q", "-o", tr)
+	m := regexp.MustCompile(`max request rate meeting the SLO: ([\d.]+) req/s \(95% interval ([\d.]+)(?:–([\d.]+))? req/s\)`).FindStringSubmatch(out)
 	if code != 0 || m == nil {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	got, _ := strconv.ParseFloat(m[1], 64)
-	t.Logf("rate answer %.3f req/s, model %.2f req/s", got, truth)
-	if got < 0.8*truth || got > 1.2*truth {
-		t.Errorf("rate answer %.3f req/s, more than 20%% from the model's %.2f\n%s", got, truth, out)
+	lo, _ := strconv.ParseFloat(m[2], 64)
+	hi := lo
+	if m[3] != "" {
+		hi, _ = strconv.ParseFloat(m[3], 64)
+	}
+	t.Logf("rate answer %s req/s [%g, %g], model %.2f req/s", m[1], lo, hi, truth)
+	if lo > truth || hi < truth-3 {
+		t.Errorf("interval [%g, %g] misses the model's %.2f req/s (one step below allowed for load)\n%s", lo, hi, truth, out)
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Header()
+	r.Close()
+	if !strings.Contains(h.Options["capacity_rounds"], "ceil(5s x rate) measured requests") {
+		t.Errorf("the trace does not state the round rule: %q", h.Options["capacity_rounds"])
+	}
+	// Every level ran at least 8 rounds (the fewest that decide a median
+	// at 99%) or stopped the search.
+	rounds := map[float64]int{}
+	for _, ph := range h.Phases {
+		rounds[ph.Rate]++
+	}
+	for x, n := range rounds {
+		if n < 8 {
+			t.Errorf("level %g req/s ran %d rounds, fewer than the 8 a decision needs", x, n)
+		}
 	}
 }
 

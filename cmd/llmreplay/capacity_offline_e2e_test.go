@@ -349,7 +349,7 @@ func TestAnalyzeCapacityOtherVerdicts(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	rate := filepath.Join(dir, "rate.trace.zst")
-	if out, errs, code := runCap(t, bin, "capacity", "--profile", "fast", "--max-tokens", "16", "--axis", "rate",
+	if out, errs, code := runCap(t, bin, "capacity", "--profile", "fast", "--max-tokens", "16", "--axis", "rate", "--round-duration", "100ms",
 		"--slo", "ttft_p90<=60s,tpot_p90<=1s", "--range", "20:40", "-q", "-o", rate); code != 0 {
 		t.Fatalf("rate search: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -381,5 +381,36 @@ func TestAnalyzeCapacityOtherVerdicts(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "could not determine: errors came first: 51 of 51 requests failed at 1") {
 		t.Errorf("the report does not say errors came first")
+	}
+}
+
+// TestCapacityNoProbeDecided: a goodput SLO that no probe can decide
+// (goodput>=99% needs 527 requests a probe to show, and a concurrency
+// probe holds 51 to 204; with every request good no probe can rule it
+// out either) says that no probe decided and gives the tested range,
+// not an interval reaching below it ("it lies in 0–4"), with exit 1,
+// in --from, analyze and report alike.
+func TestCapacityNoProbeDecided(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "c.trace.zst")
+	if out, errs, code := runCap(t, bin, "capacity", "--profile", "fast", "--max-tokens", "16", "--slo", "ttft_p90<=60s", "--range", "1:4", "-q", "-o", tr); code != 0 {
+		t.Fatalf("search: exit %d\n%s\n%s", code, out, errs)
+	}
+	const want = "max concurrency meeting the SLO: could not determine: no probe decided: every probe's interval still straddled the SLO bound after its rounds; they rule out no level of the tested range 1–4"
+	out, errs, code := runCap(t, bin, "capacity", "--from", tr, "--slo", "goodput>=99%", "--goodput-bounds", "ttft=60s")
+	if code != 1 || !strings.Contains(out, want) || strings.Contains(out, "0–4") {
+		t.Errorf("--from: exit %d, want %q in:\n%s\n%s", code, want, out, errs)
+	}
+	out, errs, code = runCap(t, bin, "analyze", tr, "--capacity-slo", "goodput>=99%", "--slo", "ttft=60s")
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("analyze: exit %d, want %q in:\n%s\n%s", code, want, out, errs)
+	}
+	page := filepath.Join(dir, "c.html")
+	if _, errs, code := runCap(t, bin, "report", tr, "--capacity-slo", "goodput>=99%", "--slo", "ttft=60s", "-o", page); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errs)
+	}
+	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "rule out no level of the tested range 1–4") {
+		t.Errorf("the report does not say no probe decided")
 	}
 }

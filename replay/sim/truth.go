@@ -261,3 +261,61 @@ func ModelOpenCapacity(p Profile, q float64, bound time.Duration, r OpenRound, l
 	}
 	return (lo + hi) / 2
 }
+
+// OpenRoundRule is the rate axis's round as the capacity search runs it
+// (capacity/live, "rounds of a stated duration"): at rate x a round's
+// measured requests are max(Batch, ⌈x·Seconds⌉), after a warm-up of
+// max(5, ⌈measured/9⌉) (the first 10% of the round, at least 5). Seconds
+// is in the profile's time: a time-scaled profile takes it scaled alike.
+type OpenRoundRule struct {
+	Batch   int
+	Seconds float64
+}
+
+// Round is the rule's round at rate x.
+func (u OpenRoundRule) Round(x float64, r OpenRound) OpenRound {
+	r.Rate = x
+	r.Measured = max(u.Batch, int(math.Ceil(x*u.Seconds)))
+	r.Warmup = max(5, int(math.Ceil(float64(r.Measured)/9)))
+	return r
+}
+
+// ModelOpenRoundQuantiles runs rounds independent open-loop rounds r, each
+// from an idle engine, and returns each round's own q-quantile of its
+// measured TTFTs (the ⌈q·k⌉-th smallest of its k): the per-round values
+// whose median the rate axis's probes estimate.
+func ModelOpenRoundQuantiles(p Profile, r OpenRound, q float64, rounds int, seed uint64) []time.Duration {
+	rng := rand.New(rand.NewPCG(seed, 0x0be7))
+	out := make([]time.Duration, 0, rounds)
+	for range rounds {
+		out = append(out, Quantile(modelOpenRound(p, r, rng), q))
+	}
+	return out
+}
+
+// ModelOpenRoundCapacity is the rate axis's true capacity under the
+// round rule: the rate in [lo, hi] at which the median over rounds model
+// rounds of each round's TTFT q-quantile reaches bound, by bisection to
+// within tol req/s (lo when lo already exceeds it, hi when hi still meets
+// it). Every rate uses the same seed (common random numbers), so the
+// curve it bisects moves with the rate, not with the draws.
+func ModelOpenRoundCapacity(p Profile, q float64, bound time.Duration, u OpenRoundRule, r OpenRound, lo, hi, tol float64, rounds int, seed uint64) float64 {
+	meets := func(x float64) bool {
+		return Quantile(ModelOpenRoundQuantiles(p, u.Round(x, r), q, rounds, seed), 0.5) <= bound
+	}
+	if !meets(lo) {
+		return lo
+	}
+	if meets(hi) {
+		return hi
+	}
+	for hi-lo > tol {
+		m := (lo + hi) / 2
+		if meets(m) {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return (lo + hi) / 2
+}

@@ -131,3 +131,37 @@ func TestModelOpenCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestModelOpenRoundCapacity: the rate axis's true rate for llama.cpp
+// under ttft_p90<=1s by the round rule (rounds of ⌈rate·D⌉ measured
+// requests, at least 20, from an idle engine; the median over rounds of
+// each round's p90), at the profile's own pace with a 10 ms client hop
+// and at time scale 0.1 with the 1 ms hop measured there (the same hop
+// in the profile's time), for 20 s rounds (the default) and 5 s rounds.
+// Longer rounds answer nearer the rate the engine sustains: with 5 s
+// rounds a burst of 30 requests fits its batch, with 20 s the queue
+// shows. The figures are in docs/CAPACITY.md.
+func TestModelOpenRoundCapacity(t *testing.T) {
+	p, _ := LookupProfile("llamacpp-rtx5090-q4km")
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		scale    float64
+		seconds  float64
+		hop, jit time.Duration
+		lo, hi   float64 // the true rate at the profile's pace lies in [lo, hi]
+	}{
+		{1, 20, 10 * ms, 5 * ms, 3.7, 3.95},
+		{0.1, 20, ms, ms / 2, 3.7, 3.95},
+		{0.1, 20, 2 * ms, ms, 3.7, 3.95},
+		{0.1, 5, ms, ms / 2, 5.9, 6.1},
+	} {
+		u := OpenRoundRule{Batch: 20, Seconds: tc.seconds * tc.scale}
+		r := OpenRound{PromptTokens: 800, MaxTokens: 256, Hop: tc.hop, Jitter: tc.jit}
+		bound := time.Duration(float64(time.Second) * tc.scale)
+		got := ModelOpenRoundCapacity(p.Scaled(tc.scale), 0.9, bound, u, r, 0.1/tc.scale, 20/tc.scale, 0.01/tc.scale, 200, 1) * tc.scale
+		t.Logf("scale %g, %g s rounds, hop %v: %.3f req/s at the profile's pace", tc.scale, tc.seconds, tc.hop, got)
+		if got < tc.lo || got > tc.hi {
+			t.Errorf("scale %g, %g s rounds, hop %v: true rate %.3f req/s, want %g..%g", tc.scale, tc.seconds, tc.hop, got, tc.lo, tc.hi)
+		}
+	}
+}
