@@ -30,6 +30,13 @@ type Prober interface {
 	Probe(ctx context.Context, x float64, n int) ([]Sample, time.Duration, error)
 }
 
+// RoundSizer is a Prober whose rounds at level x measure other than the
+// n requests asked (the rate axis's rounds of a stated duration): the
+// budget counts the round it is about to run at its real size.
+type RoundSizer interface {
+	RoundSize(x float64, n int) int
+}
+
 // Config is the search's one resolved configuration.
 type Config struct {
 	SLO SLO
@@ -242,9 +249,13 @@ type searcher struct {
 	res *Result
 }
 
-func (s *searcher) budgetLeft() bool {
+func (s *searcher) budgetLeft(x float64) bool {
 	c := s.cfg
-	if c.MaxRequests > 0 && s.res.Requests+c.Batch > c.MaxRequests {
+	next := c.Batch
+	if rs, ok := s.p.(RoundSizer); ok {
+		next = rs.RoundSize(x, c.Batch)
+	}
+	if c.MaxRequests > 0 && s.res.Requests+next > c.MaxRequests {
 		return false
 	}
 	if c.MaxDuration > 0 && s.res.Elapsed >= c.MaxDuration {
@@ -258,7 +269,7 @@ func (s *searcher) budgetLeft() bool {
 func (s *searcher) probe(ctx context.Context, x float64) (Probe, bool, error) {
 	pr := Probe{X: x}
 	for pr.Rounds < s.cfg.MaxRounds {
-		if !s.budgetLeft() {
+		if !s.budgetLeft(x) {
 			break
 		}
 		samples, el, err := s.p.Probe(ctx, x, s.cfg.Batch)

@@ -332,3 +332,28 @@ func TestNoDecision(t *testing.T) {
 		t.Errorf("got %s [%g, %g] %q", r.Outcome, r.Lo, r.Hi, r.Reason)
 	}
 }
+
+// sizedModel's rounds measure 60 requests whatever the search asks, as a
+// rate round of a stated duration does.
+type sizedModel struct{ roundModel }
+
+func (m *sizedModel) RoundSize(float64, int) int { return 60 }
+
+func (m *sizedModel) Probe(ctx context.Context, x float64, _ int) ([]Sample, time.Duration, error) {
+	return m.roundModel.Probe(ctx, x, 60)
+}
+
+// TestBudgetCountsRoundSize: --max-requests stops before a round that
+// would pass it at the round's real size: with a budget of 150 and rounds
+// of 60 (the batch is 20), two rounds run (120), not the seven a count
+// by the batch would allow.
+func TestBudgetCountsRoundSize(t *testing.T) {
+	m := &sizedModel{roundModel{rng: rand.New(rand.NewPCG(1, 1))}}
+	r, err := Search(context.Background(), Config{SLO: mustSLO(t, "ttft_p90<=1s"), Lo: 1, Hi: 64, PerRound: true, MaxRequests: 150}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 120 || r.Outcome != NoDecision && r.Outcome != Budget {
+		t.Errorf("%d requests, outcome %s (%s); want 120 and the budget", r.Requests, r.Outcome, r.Reason)
+	}
+}

@@ -327,6 +327,14 @@ func RoundMeasured(x float64, batch int, d time.Duration, scale float64) int {
 	return max(batch, int(math.Ceil(x*d.Seconds()*scale)))
 }
 
+// RoundSize is the measured requests of a round at x (capacity.RoundSizer).
+func (p *prober) RoundSize(x float64, n int) int {
+	if p.cfg.Axis == AxisRate {
+		return RoundMeasured(x, n, p.cfg.RoundDuration, p.cfg.TimeScale)
+	}
+	return n
+}
+
 func (p *prober) levelRound(x float64) int {
 	if p.levelN == nil {
 		p.levelN = map[float64]int{}

@@ -169,7 +169,7 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 	// another SLO, that its probes were placed for the first.
 	reason := NotResolved
 	switch {
-	case own && o[OptOutcome] == string(capacity.Budget):
+	case own && (o[OptOutcome] == string(capacity.Budget) || o[OptOutcome] == string(capacity.NoDecision)):
 		reason = capacity.BudgetReason + "; 'capacity --resume' continues the search"
 	case o[OptOutcome] == "" || o[OptOutcome] == OutcomeStopped:
 		reason = "the trace ends before the search did (a run that was stopped or crashed): " + NotResolved
