@@ -312,7 +312,8 @@ func validatePhase(p *Phase) error {
 		return fmt.Errorf("phase %d has %d sessions for %d requests (0 to its requests)", p.Index, p.Sessions, p.Requests)
 	case p.Context != "" && p.Context != ContextLog:
 		return fmt.Errorf("phase %d has context %q (\"\" or %q)", p.Index, p.Context, ContextLog)
-	case p.Context != "" && p.Sessions == 0:
+	case p.Context != "" && p.Sessions == 0 && p.Requests > 0:
+		// (a shard may hold none of a phase's sessions, and no requests)
 		return fmt.Errorf("phase %d has context %q but no sessions", p.Index, p.Context)
 	case !(p.Rate >= 0 && p.Rate <= maxRate):
 		return fmt.Errorf("phase %d has rate %v (0 to %v requests per second)", p.Index, p.Rate, maxRate)

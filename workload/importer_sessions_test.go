@@ -353,3 +353,37 @@ func FuzzParseSessionLog(f *testing.F) {
 		}
 	})
 }
+
+// A log's sessions are sharded whole, and every shard decodes, even one
+// that holds none of them.
+func TestLogSessionsShard(t *testing.T) {
+	tok := loadTok(t, "o200k_base")
+	wl, err := Build(BuildConfig{Tok: tok, Schedule: "trace:" + sessionLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for i := 0; i < 5; i++ {
+		part, err := Shard(wl, ShardSpec{Index: i, Count: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Encode(&buf, part); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Decode(&buf)
+		if err != nil {
+			t.Fatalf("shard %d/5: %v", i, err)
+		}
+		for _, r := range back.Requests {
+			seen[r.Session]++
+		}
+		if back.Header.Phases[0].Context != ContextLog {
+			t.Fatalf("shard %d/5 lost the phase's context", i)
+		}
+	}
+	if seen["p000-c7"] != 3 || seen["p000-c9"] != 2 || seen["p000-c18"] != 1 || seen["p000-c20"] != 1 {
+		t.Fatalf("turns per session over the shards: %v", seen)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/workload"
 )
 
 // A Qwen-Bailian log with chats replayed through the binary against the
@@ -21,22 +23,57 @@ func TestLogSessionsAgainstSim(t *testing.T) {
 	bin := builtBinary(t)
 	sim := startSim(t, bin)
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "log.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--schedule", "trace:../../workload/testdata/traces/bailian_sessions.jsonl",
-		"--time-scale", "0.02", "-o", wl); code != 0 {
+	// At the log's own pace (5 s) the simulator answers each turn before
+	// the next one's logged time, which is then when it goes; at a
+	// thousandth of it the next turn waits for the answer: both sides of
+	// the rule are used, and checked exactly either way.
+	for _, scale := range []string{"", "0.001"} {
+		name := "time-scale " + scale
+		if scale == "" {
+			name = "time-scale default"
+		}
+		t.Run(name, func(t *testing.T) { replayLogSessions(t, bin, sim, dir, scale) })
+	}
+}
+
+func replayLogSessions(t *testing.T, bin, sim, dir, scale string) {
+	wl := filepath.Join(dir, "log"+scale+".workload.zst")
+	args := []string{"workload", "build", "--schedule", "trace:../../workload/testdata/traces/bailian_sessions.jsonl", "-o", wl}
+	if scale != "" {
+		args = append(args, "--time-scale", scale)
+	}
+	if _, e, code := run(t, nil, bin, args...); code != 0 {
 		t.Fatalf("workload build: exit %d: %s", code, e)
 	}
 	if out, e, code := run(t, nil, bin, "workload", "inspect", wl); code != 0 || !strings.Contains(out, "format:     llmreplay-workload 1.3") ||
 		!strings.Contains(out, "sessions:   4 from the log's chats") || !strings.Contains(out, "log:        qwen-bailian bailian_sessions.jsonl") {
 		t.Fatalf("workload inspect: exit %d: %s%s", code, out, e)
 	}
-	tr := filepath.Join(dir, "log.trace.zst")
+	tr := filepath.Join(dir, "log"+scale+".trace.zst")
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", sim, "-o", tr); code != 0 || !strings.Contains(e, "7 requests sent, 7 ok, 0 failed") {
 		t.Fatalf("replay: exit %d: %s", code, e)
 	}
 	_, recs := readRecords(t, tr)
 	if len(recs) != 7 {
 		t.Fatalf("%d records, want 7", len(recs))
+	}
+	w, err := workload.Open(wl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offset := map[string]int64{}
+	for _, r := range w.Requests {
+		offset[r.ID] = r.Offset
+	}
+	// The phase started where the session at offset 0 was scheduled.
+	var start int64 = -1
+	for _, rec := range recs {
+		if rec.Turn == 1 && offset[rec.ID] == 0 {
+			start = rec.Scheduled
+		}
+	}
+	if start < 0 {
+		t.Fatal("no first turn at offset 0")
 	}
 	type usage struct {
 		Details struct {
@@ -54,13 +91,22 @@ func TestLogSessionsAgainstSim(t *testing.T) {
 		if rec.SentInputTokens != rec.InputTokens {
 			t.Errorf("%s (%s turn %d): sent %d input tokens, the log's turn has %d", rec.ID, rec.Session, rec.Turn, rec.SentInputTokens, rec.InputTokens)
 		}
+		// The rule, checked on the trace's own clock readings: a first
+		// turn is due at its logged offset, a later one at its offset or
+		// when the answer before it ended, whichever is later.
+		due := start + offset[rec.ID]
 		if p, ok := last[rec.Session]; ok {
 			prev := recs[p]
-			if prev.Turn != rec.Turn-1 || rec.Sent < prev.Done || rec.Scheduled < prev.Done {
-				t.Errorf("%s turn %d (scheduled %d, sent %d) does not follow turn %d (done %d)", rec.Session, rec.Turn, rec.Scheduled, rec.Sent, prev.Turn, prev.Done)
+			t.Logf("%s turn %d: logged time %d ns, answer before it ended at %d ns", rec.Session, rec.Turn, due, prev.Done)
+			due = max(due, prev.Done)
+			if prev.Turn != rec.Turn-1 || rec.Sent < prev.Done {
+				t.Errorf("%s turn %d (sent %d) does not follow turn %d (done %d)", rec.Session, rec.Turn, rec.Sent, prev.Turn, prev.Done)
 			}
 		} else if rec.Turn != 1 {
 			t.Errorf("%s starts at turn %d", rec.Session, rec.Turn)
+		}
+		if rec.Scheduled != due {
+			t.Errorf("%s turn %d was due at %d ns, want %d (phase start %d + offset %d, or the answer before it)", rec.Session, rec.Turn, rec.Scheduled, due, start, offset[rec.ID])
 		}
 		last[rec.Session] = i
 		var u usage
