@@ -71,6 +71,10 @@ type BuildConfig struct {
 
 	TimeScale float64 // trace: multiplies the log's times (0.5 = twice as fast); default 1
 	Window    string  // trace: START:END seconds of the log
+	// OrphanTurns says what to do with a log's turn whose parent_chat_id
+	// is on no line: "error" (the default, "") refuses the log, "first"
+	// makes the turn its session's first (a log cut from a longer one).
+	OrphanTurns string
 
 	SaltWords int // one-token words in each prompt's salt slot; default 4, NoSaltWords for none
 
@@ -196,6 +200,12 @@ func Build(cfg BuildConfig) (*Workload, error) {
 		}
 	} else if cfg.Arrival != "" {
 		return nil, fieldErr("Arrival", "applies to rate:R schedules only", fmt.Sprintf("drop it for a %s schedule", sp.kind))
+	}
+	switch {
+	case cfg.OrphanTurns != "" && cfg.OrphanTurns != OrphansError && cfg.OrphanTurns != OrphansFirst:
+		return nil, fieldErr("OrphanTurns", fmt.Sprintf("%q is not a choice", cfg.OrphanTurns), "use error or first")
+	case cfg.OrphanTurns == OrphansFirst && sp.kind != KindTrace:
+		return nil, fieldErr("OrphanTurns", "applies to trace:FILE schedules only", fmt.Sprintf("drop it for a %s schedule", sp.kind))
 	}
 	if cfg.Window != "" && sp.kind != KindTrace {
 		return nil, fieldErr("Window", "applies to trace:FILE schedules only", fmt.Sprintf("drop it for a %s schedule", sp.kind))
@@ -404,7 +414,7 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 	}
 	defer f.Close()
 	sum := sha256.New()
-	log, err := parseTrace(io.TeeReader(f, sum))
+	log, err := parseTraceWith(io.TeeReader(f, sum), traceOptions{orphansStart: cfg.OrphanTurns == OrphansFirst})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(sp.file), err)
 	}
@@ -418,6 +428,9 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 	h.Params.MaxTokens = 0
 	h.Params.TimeScale = cfg.TimeScale
 	h.Params.Window = cfg.Window
+	if cfg.OrphanTurns == OrphansFirst {
+		h.Params.OrphanTurns = cfg.OrphanTurns
+	}
 	h.Params.Trace = base
 	h.Params.TraceDigest = "sha256:" + hex.EncodeToString(sum.Sum(nil))
 	h.Params.TraceFormat = log.format
@@ -466,6 +479,9 @@ func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plan
 			return nil, fieldErr("Window", fmt.Sprintf("%s holds no session's first turn of the %s log", cfg.Window, log.format), fmt.Sprintf("the log spans %.3f s", float64(log.rows[len(log.rows)-1].t-t0)/1e9))
 		}
 		notes = append(notes, chains.note(rowIdx))
+		if log.orphans > 0 {
+			notes = append(notes, fmt.Sprintf("%d turn(s) whose parent is not in the log made first turns (--orphan-turns first)", log.orphans))
+		}
 	}
 	raised, lowered, zeroOut := 0, 0, 0
 	minIn := kit.minTokens()

@@ -50,11 +50,22 @@ type traceLog struct {
 	failures  int    // rows skipped as failed requests (BurstGPT)
 	blockSize int    // tokens per hash id (0: no hash ids)
 	sessions  bool   // rows carry chat ids and parents (Qwen-Bailian)
+	orphans   int    // turns whose parent is not in the log, made first turns
+}
+
+// traceOptions are the importer's choices a user can make.
+type traceOptions struct {
+	// orphansStart lets a turn whose parent_chat_id is on no line of the
+	// log (one cut from a longer log) start a session; otherwise such a
+	// log is refused.
+	orphansStart bool
 }
 
 // parseTrace reads a request log, telling the format from its first line:
 // JSON objects are Mooncake / Qwen-Bailian, CSV headers name the rest.
-func parseTrace(r io.Reader) (*traceLog, error) {
+func parseTrace(r io.Reader) (*traceLog, error) { return parseTraceWith(r, traceOptions{}) }
+
+func parseTraceWith(r io.Reader, opt traceOptions) (*traceLog, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	first, err := br.Peek(1)
 	for err == nil && (first[0] == ' ' || first[0] == '\n' || first[0] == '\r' || first[0] == '\t' || first[0] == 0xEF) {
@@ -75,7 +86,7 @@ func parseTrace(r io.Reader) (*traceLog, error) {
 	}
 	var log *traceLog
 	if first[0] == '{' {
-		log, err = parseMooncake(br)
+		log, err = parseMooncake(br, opt)
 	} else {
 		log, err = parseCSVTrace(br)
 	}
@@ -97,7 +108,7 @@ func parseTrace(r io.Reader) (*traceLog, error) {
 	return log, nil
 }
 
-func parseMooncake(br *bufio.Reader) (*traceLog, error) {
+func parseMooncake(br *bufio.Reader, opt traceOptions) (*traceLog, error) {
 	type row struct {
 		Timestamp    json.Number `json:"timestamp"`
 		InputLength  *int        `json:"input_length"`
@@ -191,9 +202,11 @@ func parseMooncake(br *bufio.Reader) (*traceLog, error) {
 		log.rows[i].t = t
 	}
 	if len(links) > 0 && links[0].has {
-		if err := checkChains(log.rows, links, stamps); err != nil {
+		orphans, err := checkChains(log.rows, links, stamps, opt.orphansStart)
+		if err != nil {
 			return nil, err
 		}
+		log.orphans = orphans
 		log.sessions, log.format = true, TraceBailian
 	}
 	log.blockSize = inferBlockSize(log.rows)

@@ -15,6 +15,12 @@ import (
 // the conversation. Mooncake's public traces have no such fields: their
 // rows stay single requests.
 
+// BuildConfig.OrphanTurns choices.
+const (
+	OrphansError = "error"
+	OrphansFirst = "first"
+)
+
 // maxChatID bounds a chat id's length: it becomes part of a session id,
 // which is sent as an HTTP header value.
 const maxChatID = 100
@@ -91,37 +97,45 @@ func chatKey(m json.RawMessage) (string, error) {
 // names a chat on an earlier line (so the chains have no cycles), that no
 // chat id repeats, that a turn number is its parent's plus one, and that a
 // turn does not arrive before its parent. stamps are the rows' timestamps
-// as written, for the messages.
-func checkChains(rows []traceRow, links []chatLink, stamps []string) error {
+// as written, for the messages. With orphansStart, a row whose parent is
+// on no line of the log becomes a first turn (counted in orphans): a log
+// cut from a longer one has such turns, whose conversations began before
+// it.
+func checkChains(rows []traceRow, links []chatLink, stamps []string, orphansStart bool) (orphans int, err error) {
 	at := make(map[string]int, len(links)) // chat id → row index
 	for i, l := range links {
 		if j, dup := at[l.chat]; dup {
-			return fmt.Errorf("request log line %d: chat_id %s is used again (first on line %d): every request needs its own chat_id; fix or drop the repeated line", l.line, l.chat, links[j].line)
+			return 0, fmt.Errorf("request log line %d: chat_id %s is used again (first on line %d): every request needs its own chat_id; fix or drop the repeated line", l.line, l.chat, links[j].line)
 		}
 		at[l.chat] = i
 		if l.parent == "" {
 			continue
 		}
 		if l.parent == l.chat {
-			return fmt.Errorf("request log line %d: chat_id %s names itself as its parent_chat_id: use -1 for a first turn", l.line, l.chat)
+			return 0, fmt.Errorf("request log line %d: chat_id %s names itself as its parent_chat_id: use -1 for a first turn", l.line, l.chat)
 		}
 		p, ok := at[l.parent]
 		if !ok {
 			for _, later := range links[i+1:] {
 				if later.chat == l.parent {
-					return fmt.Errorf("request log line %d: parent_chat_id %s is on line %d, after its child: put the log's lines in arrival order (a parent that comes later makes a cycle)", l.line, l.parent, later.line)
+					return 0, fmt.Errorf("request log line %d: parent_chat_id %s is on line %d, after its child: put the log's lines in arrival order (a parent that comes later makes a cycle)", l.line, l.parent, later.line)
 				}
 			}
-			return fmt.Errorf("request log line %d: parent_chat_id %s is on no line of the log: restore the parent's line, or set parent_chat_id to -1 to start a session there", l.line, l.parent)
+			if orphansStart {
+				orphans++
+				rows[i].parent = ""
+				continue
+			}
+			return 0, fmt.Errorf("request log line %d: parent_chat_id %s is on no line of the log: restore the parent's line, set parent_chat_id to -1 to start a session there, or build with --orphan-turns first (a log cut from a longer one)", l.line, l.parent)
 		}
 		if pt := links[p].turn; l.turn != 0 && pt != 0 && l.turn != pt+1 {
-			return fmt.Errorf("request log line %d: turn %d follows turn %d of its parent chat %s (line %d): a turn number is its parent's plus one; fix the turn or the parent_chat_id", l.line, l.turn, pt, l.parent, links[p].line)
+			return 0, fmt.Errorf("request log line %d: turn %d follows turn %d of its parent chat %s (line %d): a turn number is its parent's plus one; fix the turn or the parent_chat_id", l.line, l.turn, pt, l.parent, links[p].line)
 		}
 		if rows[i].t < rows[p].t {
-			return fmt.Errorf("request log line %d: chat %s at timestamp %s comes before its parent chat %s at %s (line %d): timestamps go backwards within a session; fix the timestamps or the parent_chat_id", l.line, l.chat, stamps[i], l.parent, stamps[p], links[p].line)
+			return 0, fmt.Errorf("request log line %d: chat %s at timestamp %s comes before its parent chat %s at %s (line %d): timestamps go backwards within a session; fix the timestamps or the parent_chat_id", l.line, l.chat, stamps[i], l.parent, stamps[p], links[p].line)
 		}
 	}
-	return nil
+	return orphans, nil
 }
 
 // logChains is the session structure of a log's rows (sorted by time):

@@ -151,7 +151,7 @@ func TestLogSessionErrors(t *testing.T) {
 		return `{"chat_id": ` + chat + `, "parent_chat_id": ` + parent + `, "timestamp": ` + ts + `, "input_length": 100, "output_length": 5, "turn": ` + turn + `}` + "\n"
 	}
 	for _, tc := range []struct{ name, in, want string }{
-		{"orphan", row("1", "-1", "0.5", "1") + row("2", "5", "1.0", "2"), "line 2: parent_chat_id 5 is on no line of the log: restore the parent's line, or set parent_chat_id to -1"},
+		{"orphan", row("1", "-1", "0.5", "1") + row("2", "5", "1.0", "2"), "line 2: parent_chat_id 5 is on no line of the log: restore the parent's line, set parent_chat_id to -1 to start a session there, or build with --orphan-turns first"},
 		{"parent after child", row("2", "1", "0.5", "2") + row("1", "-1", "1.0", "1"), "line 1: parent_chat_id 1 is on line 2, after its child"},
 		{"cycle", row("1", "2", "0.5", "2") + row("2", "1", "1.0", "3"), "line 1: parent_chat_id 2 is on line 2, after its child: put the log's lines in arrival order (a parent that comes later makes a cycle)"},
 		{"own parent", row("1", "1", "0.5", "1"), "line 1: chat_id 1 names itself as its parent_chat_id"},
@@ -312,7 +312,8 @@ func FuzzParseSessionLog(f *testing.F) {
 		`{"chat_id": 2, "parent_chat_id": 1, "timestamp": 1, "input_length": 1, "output_length": 1, "turn": 2}` + "\n" +
 		`{"chat_id": 3, "parent_chat_id": 1, "timestamp": 0.5, "input_length": 1, "output_length": 1, "turn": 2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		log, err := parseTrace(bytes.NewReader(data))
+		// Odd-length inputs take --orphan-turns first.
+		log, err := parseTraceWith(bytes.NewReader(data), traceOptions{orphansStart: len(data)%2 == 1})
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)
@@ -385,5 +386,43 @@ func TestLogSessionsShard(t *testing.T) {
 	}
 	if seen["p000-c7"] != 3 || seen["p000-c9"] != 2 || seen["p000-c18"] != 1 || seen["p000-c20"] != 1 {
 		t.Fatalf("turns per session over the shards: %v", seen)
+	}
+}
+
+// --orphan-turns first makes a turn whose parent is not in the log (one
+// cut from a longer log) the first turn of its session; the other broken
+// chains stay refused; the choice is checked.
+func TestLogSessionsOrphanTurns(t *testing.T) {
+	tok := loadTok(t, "o200k_base")
+	wl, err := Build(BuildConfig{Tok: tok, Schedule: "trace:testdata/traces/bad/orphan.jsonl", OrphanTurns: OrphansFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := wl.Header
+	if h.Phases[0].Sessions != 2 || h.Params.OrphanTurns != OrphansFirst || !strings.Contains(h.Params.Note, "1 turn(s) whose parent is not in the log made first turns") {
+		t.Fatalf("sessions %d, orphan_turns %q, note %q", h.Phases[0].Sessions, h.Params.OrphanTurns, h.Params.Note)
+	}
+	if r := wl.Requests[1]; r.Session != "p000-c12" || r.Turn != 1 {
+		t.Fatalf("the orphan is %s turn %d, want p000-c12 turn 1", r.Session, r.Turn)
+	}
+	for _, bad := range []string{"cycle.jsonl", "turn.jsonl", "backwards.jsonl", "duplicate.jsonl"} {
+		if _, err := Build(BuildConfig{Tok: tok, Schedule: "trace:testdata/traces/bad/" + bad, OrphanTurns: OrphansFirst}); err == nil {
+			t.Errorf("%s was accepted with --orphan-turns first", bad)
+		}
+	}
+	for _, tc := range []struct {
+		cfg  BuildConfig
+		want string
+	}{
+		{BuildConfig{Tok: tok, Schedule: "trace:" + sessionLog, OrphanTurns: "maybe"}, `BuildConfig.OrphanTurns "maybe" is not a choice`},
+		{BuildConfig{Tok: tok, Schedule: "burst:1", OrphanTurns: OrphansFirst}, "BuildConfig.OrphanTurns applies to trace:FILE schedules only"},
+	} {
+		if _, err := Build(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want %q, got %v", tc.want, err)
+		}
+	}
+	// The default and an explicit error build any other schedule as before.
+	if _, err := Build(BuildConfig{Tok: tok, Schedule: "burst:1", OrphanTurns: OrphansError, Repeats: 1}); err != nil {
+		t.Errorf("--orphan-turns error on a burst: %v", err)
 	}
 }

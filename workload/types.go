@@ -123,6 +123,9 @@ type Params struct {
 	// BlockTokens is the tokens per hash id of a Mooncake-style log: equal
 	// ids get equal blocks of filler, so the log's shared prefixes survive.
 	BlockTokens int `json:"block_tokens,omitempty"`
+	// OrphanTurns (1.3) is "first" when a log's turns whose parent is not
+	// in it were made first turns of their sessions (--orphan-turns).
+	OrphanTurns string `json:"orphan_turns,omitempty"`
 	// Note says what the generator had to adjust (skipped failures, raised
 	// lengths), so a reader of inspect's output is not surprised.
 	Note string `json:"note,omitempty"`

@@ -135,7 +135,7 @@ func TestLogSessionsBadInput(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	for file, want := range map[string]string{
-		"orphan.jsonl":    "request log line 2: parent_chat_id 99 is on no line of the log: restore the parent's line, or set parent_chat_id to -1",
+		"orphan.jsonl":    "request log line 2: parent_chat_id 99 is on no line of the log: restore the parent's line, set parent_chat_id to -1 to start a session there, or build with --orphan-turns first",
 		"duplicate.jsonl": "request log line 2: chat_id 7 is used again (first on line 1)",
 		"cycle.jsonl":     "request log line 1: parent_chat_id 12 is on line 2, after its child: put the log's lines in arrival order",
 		"turn.jsonl":      "request log line 2: turn 3 follows turn 1 of its parent chat 7 (line 1): a turn number is its parent's plus one",
@@ -151,5 +151,18 @@ func TestLogSessionsBadInput(t *testing.T) {
 				t.Fatalf("a workload was written for a refused log: %v", err)
 			}
 		})
+	}
+	// A log cut from a longer one imports with --orphan-turns first; the
+	// flag's value is checked.
+	out := filepath.Join(dir, "cut.workload.zst")
+	if o, e, code := run(t, nil, bin, "workload", "build", "--schedule", "trace:../../workload/testdata/traces/bad/orphan.jsonl", "--orphan-turns", "first", "-o", out); code != 0 || !strings.Contains(o, "wrote") {
+		t.Fatalf("--orphan-turns first: exit %d: %s%s", code, o, e)
+	}
+	if o, e, code := run(t, nil, bin, "workload", "inspect", out); code != 0 || !strings.Contains(o, "sessions:   2 from the log's chats") || !strings.Contains(o, "1 turn(s) whose parent is not in the log made first turns") {
+		t.Fatalf("inspect: exit %d: %s%s", code, o, e)
+	}
+	out = filepath.Join(dir, "maybe.workload.zst")
+	if _, e, code := run(t, nil, bin, "workload", "build", "--schedule", "trace:../../workload/testdata/traces/bad/orphan.jsonl", "--orphan-turns", "maybe", "-o", out); code != 2 || !strings.Contains(e, `--orphan-turns "maybe" is not a choice: use error or first`) {
+		t.Fatalf("--orphan-turns maybe: exit %d: %s", code, e)
 	}
 }

@@ -270,6 +270,7 @@ var flagOf = map[string]string{
 	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",
 	"Window": "--window", "Prefix": "--prefix", "Schedule": "--schedule",
 	"Turns": "--turns", "ThinkTime": "--think-time", "Sessions": "--sessions", "SystemTokens": "--system-tokens",
+	"OrphanTurns": "--orphan-turns",
 	// bench.Config, sim, selftest
 	"Concurrency": "--concurrency", "Profile": "--profile", "Dir": "--dir",
 	// analyze.Options, trace.MergeOptions

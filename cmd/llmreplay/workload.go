@@ -156,6 +156,7 @@ Schedules:
 	f.StringVar(&cfg.Arrival, "arrival", "", "rate arrivals: poisson (default), constant or gamma:SHAPE")
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed for the prose, the salt and random arrivals")
 	f.Float64Var(&cfg.TimeScale, "time-scale", workload.DefaultTimeScale, "trace: multiply the log's times by this (0.5 replays it twice as fast)")
+	f.StringVar(&cfg.OrphanTurns, "orphan-turns", workload.OrphansError, "trace: a log's turn whose parent_chat_id is on no line: error (refuse the log) or first (start its session there, for a log cut from a longer one)")
 	f.StringVar(&cfg.Window, "window", "", "trace: START:END seconds of the log to keep, counted from its first request (either may be empty); offsets then count from START")
 	f.IntVar(&saltWords, "salt-words", workload.DefaultSaltWords, "one-token words at the start of each prompt that the replay re-draws per run (0: none)")
 	f.StringVar(&cfg.Turns, "turns", "", "make conversations: N turns per session, or LO..HI (uniform; LO:HI too); each turn resends the conversation so far with the answer received")
