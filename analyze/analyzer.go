@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -384,6 +386,75 @@ type run struct {
 	dists []Dist // by registry index (request and token scopes)
 	warn  runWarn
 	state *runState // the server's state during the run, once computed
+	cache cacheAcc  // warm and cold requests, for prefill_saved (cache.go)
+
+	// turn is the session turn a turn run holds (1, 2, …), 0 for a phase
+	// run. turns are a phase run's turn runs, once one of its records
+	// carries a session: --by turn groups them instead of the phase runs.
+	turn  int
+	turns map[int]*run
+}
+
+// maxTurnKey is the largest turn --by turn keeps apart: workloads have at
+// most 1,000 turns a session, and a trace claiming more groups them with
+// turn 1,000 rather than making a run (and its distributions) per claim.
+const maxTurnKey = 1000
+
+// turnOf is the turn --by turn files a record under: its session turn, and
+// 1 for a request outside any session (a conversation of one turn: its
+// prompt is new to the server as a first turn's is).
+func turnOf(rec *trace.Record) int {
+	return min(max(rec.Turn, 1), maxTurnKey)
+}
+
+// turnRun returns the turn run of r that rec belongs to, nil while r has
+// seen no session. A run's first session record makes its turn runs; the
+// single-turn requests before it (a phase mixing both) go to turn 1 as a
+// copy of what r holds so far, so each turn run holds every one of its
+// requests.
+func (t *TraceAcc) turnRun(r *run, rec *trace.Record) *run {
+	if r.turns == nil {
+		if rec.Session == "" && rec.Turn <= 1 {
+			return nil
+		}
+		r.turns = map[int]*run{}
+		if r.ok+r.failed > 0 {
+			c := r.clone()
+			c.turn = 1
+			r.turns[1] = c
+		}
+	}
+	n := turnOf(rec)
+	s, ok := r.turns[n]
+	if !ok {
+		s = newRun(t, r.phase)
+		s.turn = n
+		r.turns[n] = s
+	}
+	return s
+}
+
+// clone is a deep copy of r's accumulated state (without its turn runs).
+func (r *run) clone() *run {
+	c := *r
+	c.failedBy = maps.Clone(r.failedBy)
+	c.failedEx = maps.Clone(r.failedEx)
+	c.sources = maps.Clone(r.sources)
+	c.dists = make([]Dist, len(r.dists))
+	for i := range r.dists {
+		c.dists[i].Merge(&r.dists[i])
+	}
+	c.warn.mismatchBy = maps.Clone(r.warn.mismatchBy)
+	c.warn.stoppedFinish = maps.Clone(r.warn.stoppedFinish)
+	c.warn.head = slices.Clone(r.warn.head)
+	c.cache.warm = slices.Clone(r.cache.warm)
+	c.state, c.turns = nil, nil
+	return &c
+}
+
+func newRun(t *TraceAcc, p trace.Phase) *run {
+	return &run{trace: t, phase: p, failedBy: map[trace.ErrorClass]int{}, failedEx: map[trace.ErrorClass]string{}, sources: map[string]int{},
+		firstSend: math.MaxInt64, dists: make([]Dist, len(Metrics))}
 }
 
 func (t *TraceAcc) runFor(phase int) *run {
@@ -397,8 +468,7 @@ func (t *TraceAcc) runFor(phase int) *run {
 			break
 		}
 	}
-	r := &run{trace: t, phase: p, failedBy: map[trace.ErrorClass]int{}, failedEx: map[trace.ErrorClass]string{}, sources: map[string]int{},
-		firstSend: math.MaxInt64, dists: make([]Dist, len(Metrics))}
+	r := newRun(t, p)
 	t.phases[phase] = r
 	t.a.runs = append(t.a.runs, r)
 	return r
@@ -432,11 +502,23 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 	}
 	a := t.a
 	r := t.runFor(rec.Phase)
+	f := &a.f
+	f.build(rec, t.counter, &a.defs)
+	sub := t.turnRun(r, rec)
+	t.addTo(r, f, rec, true)
+	if sub != nil {
+		t.addTo(sub, f, rec, false)
+	}
+}
+
+// addTo adds one request's facts to a run. The trace's own tallies
+// (salted hits, token sources, usage checks) are counted once, with the
+// phase run (primary); a turn run (turnRun) takes the same request again.
+func (t *TraceAcc) addTo(r *run, f *facts, rec *trace.Record, primary bool) {
+	a := t.a
 	if r.phase.MaxTokens == 0 && rec.MaxTokens > 0 {
 		r.phase.MaxTokens = rec.MaxTokens
 	}
-	f := &a.f
-	f.build(rec, t.counter, &a.defs)
 	for i, m := range Metrics {
 		if m.request != nil {
 			m.request(f, &a.defs, &r.dists[i])
@@ -457,7 +539,8 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 		return
 	}
 	r.ok++
-	if t.header.Salt && f.input > 0 {
+	r.cache.observe(f, rec, &t.header)
+	if primary && t.header.Salt && f.input > 0 {
 		// A conversation's earlier turns and a shared system prompt come
 		// before the salt and may be cached (SentInputTokens counts them
 		// with the turn's own part, InputTokens): only what is past them
@@ -470,7 +553,7 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 			t.info.SaltedHits++
 		}
 	}
-	if !t.header.Salt && strings.HasPrefix(t.header.Options["prefix"], "shared") {
+	if primary && !t.header.Salt && strings.HasPrefix(t.header.Options["prefix"], "shared") {
 		if c := f.timers().cached; c >= 0 {
 			t.info.RepeatCounted++
 			if c > 0 {
@@ -479,7 +562,9 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 		}
 	}
 	r.sources[f.source]++
-	t.info.TokenSources[f.source]++
+	if primary {
+		t.info.TokenSources[f.source]++
+	}
 	if f.content > 0 && f.last > r.lastToken {
 		r.lastToken = f.last
 	}
@@ -488,7 +573,7 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 	if a.meetsSLO(f) {
 		r.good++
 	}
-	r.warn.observe(f, rec, t)
+	r.warn.observe(f, rec, t, primary)
 	if v, ok := f.perStream(&a.defs); ok {
 		r.warn.observeSpeed(v)
 	}
@@ -542,6 +627,9 @@ func (r *run) keyValue(k string) any {
 		// Open-loop phases' arrival rate (requests/s); 0 for burst and
 		// closed phases, which have a concurrency instead.
 		return r.phase.Rate
+	case KeyTurn:
+		// A phase run without sessions is all first turns (turnOf).
+		return max(r.turn, 1)
 	}
 	return nil
 }
@@ -554,10 +642,14 @@ const (
 	KeyInputTokens = "input_tokens"
 	KeyRepeat      = "repeat"
 	KeyRate        = "rate"
+	// KeyTurn groups by session turn (1, 2, …; requests outside a session
+	// are turn 1): per-turn TTFT shows what a conversation's growing,
+	// cached prefix does to each turn.
+	KeyTurn = "turn"
 )
 
 // Keys are the grouping keys in their canonical order.
-var Keys = []string{KeyLabel, KeyPhase, KeyConcurrency, KeyRate, KeyInputTokens, KeyRepeat}
+var Keys = []string{KeyLabel, KeyPhase, KeyConcurrency, KeyRate, KeyInputTokens, KeyRepeat, KeyTurn}
 
 // NormalizeKey accepts a key as users type it ("input-tokens") and returns
 // its canonical name.
@@ -568,7 +660,7 @@ func NormalizeKey(k string) (string, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("unknown grouping key %q: use one of label, phase, concurrency, rate, input-tokens, repeat", k)
+	return "", fmt.Errorf("unknown grouping key %q: use one of label, phase, concurrency, rate, input-tokens, repeat, turn", k)
 }
 
 // Result is the analysis of every trace added, ready to be grouped.
@@ -581,6 +673,24 @@ type Result struct {
 	Warnings []Warning
 
 	runs []*run
+	// turnRuns are runs split by session turn, for --by turn: each phase
+	// run's turn runs in turn order, or the phase run itself (all turn 1)
+	// when it has none.
+	turnRuns []*run
+	// coldFits caches the cold-request fit of each label and load
+	// (cache.go).
+	coldFits map[string]*coldRef
+}
+
+// byTurn reports whether keys group by session turn.
+func byTurn(keys []string) bool { return slices.Contains(keys, KeyTurn) }
+
+// pool is the runs a grouping by keys partitions.
+func (res *Result) pool(keys []string) []*run {
+	if byTurn(keys) {
+		return res.turnRuns
+	}
+	return res.runs
 }
 
 // Labels returns the distinct labels of the traces whose runs make up g,
@@ -609,6 +719,15 @@ func (a *Analyzer) Result() *Result {
 		}
 		return ri.phase.Index < rj.phase.Index
 	})
+	for _, r := range res.runs {
+		if r.turns == nil {
+			res.turnRuns = append(res.turnRuns, r)
+			continue
+		}
+		for _, n := range slices.Sorted(maps.Keys(r.turns)) {
+			res.turnRuns = append(res.turnRuns, r.turns[n])
+		}
+	}
 	for _, t := range a.traces {
 		t.info.Planned, t.info.Partial = t.partial()
 		res.Traces = append(res.Traces, t.info)
@@ -634,8 +753,11 @@ type Group struct {
 	// WarningCodes names the group's warnings; the document's top-level
 	// warnings list carries their evidence.
 	WarningCodes []string `json:"warnings"`
-	samples      map[string][]float64
-	runs         []*run
+	// Notes say, per metric, why it is absent or leaves requests out
+	// (prefill_saved: no cold requests to compare with, …).
+	Notes   map[string]string `json:"notes,omitempty"`
+	samples map[string][]float64
+	runs    []*run
 }
 
 // Value is a metric's value with its 95% interval where it has one. Lo or
@@ -671,7 +793,7 @@ func (res *Result) Groups(by []string) []*Group {
 	labelOrder := map[string]int{}
 	// Phases sort in the order they ran, not by name ("c16" < "c4").
 	phaseOrder := map[string]int{}
-	for _, r := range res.runs {
+	for _, r := range res.pool(keys) {
 		if _, ok := phaseOrder[r.phase.Name]; !ok {
 			phaseOrder[r.phase.Name] = len(phaseOrder)
 		}
@@ -751,7 +873,8 @@ func (res *Result) Select(sel map[string]string) *Group {
 	for k, v := range sel {
 		g.Keys[k] = v
 	}
-	for _, r := range res.runs {
+	keys := slices.Collect(maps.Keys(sel))
+	for _, r := range res.pool(keys) {
 		if r.matches(sel) {
 			g.runs = append(g.runs, r)
 		}
@@ -778,6 +901,7 @@ func (res *Result) fill(g *Group) {
 	g.samples = map[string][]float64{}
 	g.FailedByClass = map[string]int{}
 	g.ErrorExamples = nil
+	g.Notes = nil
 	g.TokenSources = map[string]int{}
 	g.Runs = len(g.runs)
 	for _, r := range g.runs {
@@ -811,6 +935,11 @@ func (res *Result) fill(g *Group) {
 		case PerRun:
 			var all Dist
 			for _, r := range g.runs {
+				if r.turn > 0 {
+					// The turns of a run interleave in time: no window
+					// (throughput, goodput) belongs to one turn.
+					continue
+				}
 				if v, ok := m.run(r, d); ok {
 					all.Add(v)
 				}
@@ -836,6 +965,7 @@ func (res *Result) fill(g *Group) {
 			g.Values[m.Name] = point(sum, int64(len(g.runs)))
 		}
 	}
+	res.fillCache(g)
 	// Group-scope metrics need the concurrency-1 baseline of the same
 	// label and input length.
 	base := res.baseline(g)
@@ -859,18 +989,25 @@ func (res *Result) fill(g *Group) {
 // baseline is the concurrency-1 group of g's labels and input lengths, or
 // nil when the trace has none.
 func (res *Result) baseline(g *Group) *Group {
-	labels, inputs := map[string]bool{}, map[int]bool{}
+	labels, inputs, turns := map[string]bool{}, map[int]bool{}, map[int]bool{}
 	allOne := true
 	for _, r := range g.runs {
 		labels[r.trace.info.Label] = true
 		inputs[r.phase.InputTokens] = true
+		turns[r.turn] = true
 		if r.phase.Concurrency != 1 {
 			allOne = false
 		}
 	}
+	// A group of turn runs is held against the same turns at
+	// concurrency 1, whose window is theirs alone too.
+	pool := res.runs
+	if slices.ContainsFunc(g.runs, func(r *run) bool { return r.turn > 0 }) {
+		pool = res.turnRuns
+	}
 	b := &Group{Keys: map[string]any{KeyConcurrency: 1}}
-	for _, r := range res.runs {
-		if r.phase.Concurrency == 1 && labels[r.trace.info.Label] && inputs[r.phase.InputTokens] {
+	for _, r := range pool {
+		if r.phase.Concurrency == 1 && labels[r.trace.info.Label] && inputs[r.phase.InputTokens] && turns[r.turn] {
 			b.runs = append(b.runs, r)
 		}
 	}

@@ -254,7 +254,7 @@ var Metrics = append([]*Metric{
 		Name: "prefill_tps_exponent", Unit: "exponent", Scope: AcrossInputs, fit: "prefill_tps",
 		Doc: "how prefill speed scales with input length: k in prefill_tps ∝ input_tokens^k, fitted as ttft_exponent is (0: constant speed; −1: quadratic prefill, each doubling of the prompt halves the speed)",
 	},
-}, append(append(serverMetrics, stateMetrics...), processMetrics...)...)
+}, append(append(append(serverMetrics, cacheMetrics...), stateMetrics...), processMetrics...)...)
 
 var metricIndex = func() map[string]int {
 	m := make(map[string]int, len(Metrics))

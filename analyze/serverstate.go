@@ -81,7 +81,10 @@ func (r *run) serverState() *runState {
 	s := &runState{nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0}
 	r.state = s
 	pts := r.trace.points
-	if len(pts) == 0 || r.firstSend == math.MaxInt64 || r.lastDone < r.firstSend {
+	// A turn run's requests interleave with the other turns' (a session's
+	// turn 2 is sent before the next session's turn 1), so no scrape
+	// window belongs to one turn: no server state per turn.
+	if r.turn > 0 || len(pts) == 0 || r.firstSend == math.MaxInt64 || r.lastDone < r.firstSend {
 		return s
 	}
 	from, to := r.firstSend, r.lastDone

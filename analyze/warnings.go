@@ -173,7 +173,7 @@ func (w *runWarn) trend() (first, last float64, p float64, ok bool) {
 	return a.Quantile(0.5), b.Quantile(0.5), MannWhitneyP(head, tail), true
 }
 
-func (w *runWarn) observe(f *facts, rec *trace.Record, t *TraceAcc) {
+func (w *runWarn) observe(f *facts, rec *trace.Record, t *TraceAcc, primary bool) {
 	if f.tokens >= notStreamedMinTokens {
 		rate, bunched := f.arrivalRate()
 		if f.lastShare > notStreamedLastShare || bunched {
@@ -192,7 +192,9 @@ func (w *runWarn) observe(f *facts, rec *trace.Record, t *TraceAcc) {
 		w.badUsage++
 	}
 	if u := judgeUsage(f, rec, t.counter); u.judgement != "" {
-		t.info.UsageChecks[u.judgement]++
+		if primary {
+			t.info.UsageChecks[u.judgement]++
+		}
 		if u.mismatch {
 			if w.mismatch == 0 {
 				w.mismatchEx, w.mismatchServer, w.mismatchTok = rec.ID, f.serverTokens, u.ref
@@ -336,10 +338,14 @@ func runWarnings(r *run) []Warning {
 }
 
 func runKeys(r *run) map[string]any {
-	return map[string]any{
+	k := map[string]any{
 		KeyLabel: r.trace.info.Label, KeyPhase: r.phase.Name, KeyConcurrency: r.phase.Concurrency,
 		KeyInputTokens: r.phase.InputTokens, KeyRepeat: r.phase.Repeat,
 	}
+	if r.turn > 0 {
+		k[KeyTurn] = r.turn
+	}
+	return k
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

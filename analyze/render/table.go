@@ -90,6 +90,25 @@ func (n *notes) warningIDs(ws []analyze.Warning) []string {
 	return ids
 }
 
+// metricNote numbers a group's note on why a metric is absent or leaves
+// requests out (prefill_saved's cold line, …) as a footnote.
+func (n *notes) metricNote(g *analyze.Group, metric string) []string {
+	m, _, err := analyze.LookupMetric(metric)
+	if err != nil || g.Notes[m.Name] == "" {
+		return nil
+	}
+	// One footnote per note and group: prefill_saved and cache_speedup
+	// share theirs.
+	id := "\x00note\x00" + g.Notes[m.Name] + sortedKV(g.Keys)
+	k, ok := n.index[id]
+	if !ok {
+		k = len(n.lines) + 1
+		n.index[id] = k
+		n.lines = append(n.lines, fmt.Sprintf("[%d] %s %s: %s", k, m.Name, sortedKV(g.Keys), g.Notes[m.Name]))
+	}
+	return []string{fmt.Sprint(k)}
+}
+
 // cellMarks is the one mark of a cell: its failure's footnote, then its
 // warnings'.
 func (n *notes) cellMarks(f analyze.Failures, ws []analyze.Warning) string {
@@ -553,7 +572,7 @@ func metricTable(res *analyze.Result, o TableOptions, metrics []string) *Table {
 				row = append(row, analyze.FormatMetric(m, v, true), lo, hi)
 				continue
 			}
-			row = append(row, analyze.FormatMetric(m, v, false))
+			row = append(row, analyze.FormatMetric(m, v, false)+marks(n.metricNote(g, m)))
 		}
 		if o.Raw {
 			if !hasFailed {

@@ -111,6 +111,9 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
   # chosen metrics by input length, as Markdown
   llmreplay analyze run.trace.zst --by input-tokens --metrics ttft_p50,ttft_p99,prefill_tps --format markdown
 
+  # a multi-turn run: TTFT per session turn and what the prompt cache saved
+  llmreplay analyze chat.trace.zst --by turn --metrics ttft_p50,cached_tokens,prefill_saved,cache_speedup
+
   # the same trace read the way vLLM's bench serve would, as JSON
   llmreplay analyze run.trace.zst --definitions vllm --format json
 
@@ -183,7 +186,7 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 		},
 	}
 	tf.register(cmd)
-	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, rate (open-loop phases' requests/s), input-tokens, phase, label, repeat (comma-separated for several); default: concurrency, or rate when the traces hold rate phases")
+	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, rate (open-loop phases' requests/s), input-tokens, phase, label, repeat, turn (a session's turn; single requests are turn 1) (comma-separated for several); default: concurrency, or rate when the traces hold rate phases")
 	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the concurrency-sweep table")
 	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
 	cmd.Flags().BoolVar(&listMetrics, "list-metrics", false, "print every metric with its definition and exit")
@@ -256,7 +259,7 @@ func newCheckCmd() *cobra.Command {
 
 e.g. per_stream_tps{concurrency=1} >= 490 or ttft_p50{concurrency=32} < 0.3s,
 against every run of the traces that the selector matches (keys: label, phase,
-concurrency, input_tokens, repeat). A claim holds when the metric's whole 95%
+concurrency, rate, input_tokens, repeat, turn). A claim holds when the metric's whole 95%
 interval satisfies it, does not hold when none of it does, and is
 inconclusive when the interval straddles the bound or there are fewer than
 --min-samples samples. Most published figures come from one run, which has

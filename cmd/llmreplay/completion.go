@@ -29,7 +29,7 @@ func flagValues() map[string]func(cmd *cobra.Command) []string {
 		},
 		"metrics": func(*cobra.Command) []string { return metricNames() },
 		"by": func(*cobra.Command) []string {
-			return []string{"concurrency", "rate", "input-tokens", "phase", "label", "repeat"}
+			return []string{"concurrency", "rate", "input-tokens", "phase", "label", "repeat", "turn"}
 		},
 	}
 }
