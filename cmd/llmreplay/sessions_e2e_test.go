@@ -19,6 +19,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/llmreplay/llmreplay/replay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -310,5 +311,109 @@ func TestSessionBadFlags(t *testing.T) {
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", "http://127.0.0.1:1", "--session-header", "bad header", "-o", filepath.Join(dir, "t.trace.zst"))
 	if code != 2 || !strings.Contains(e, `--session-header "bad header" is not an HTTP header name`) {
 		t.Errorf("replay --session-header 'bad header': exit %d, %q", code, e)
+	}
+}
+
+// A multi-turn run against the simulator (llama.cpp profile, its prefix
+// cache on), analysed by turn through the binary: later turns are warm,
+// and what prefill_saved says each warm turn saved is what the simulator's
+// model charges for the prompt tokens it served from its cache
+// (PrefillPerToken each; the fixed costs are the same cold or warm). Three
+// prompt lengths make the cold first turns a line to read the warm turns
+// against. Judged on the model with wide margins, never on wall time.
+func TestAnalyzeByTurnAgainstSim(t *testing.T) {
+	bin := builtBinary(t)
+	const profile = "llamacpp-rtx5090-q4km"
+	p, err := sim.LookupProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perToken := float64(p.PrefillPerToken) / 1e6 // ms
+	url := startSim(t, bin, "--profile", profile)
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "chat.workload.zst")
+	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "1000,2000,4000", "--max-tokens", "16",
+		"--schedule", "closed:1", "--sessions", "2", "--turns", "3", "-o", wl); code != 0 {
+		t.Fatalf("workload build: exit %d: %s", code, e)
+	}
+	tr := filepath.Join(dir, "chat.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 || !strings.Contains(e, "18 requests sent, 18 ok, 0 failed") {
+		t.Fatalf("replay: exit %d: %s", code, e)
+	}
+	out, e, code := run(t, nil, bin, "analyze", tr, "--by", "input-tokens,turn", "--format", "json")
+	if code != 0 {
+		t.Fatalf("analyze --format json: exit %d: %s", code, e)
+	}
+	type value struct {
+		V *float64 `json:"value"`
+		N int      `json:"n"`
+	}
+	var doc struct {
+		By     []string `json:"by"`
+		Groups []struct {
+			Keys    map[string]any    `json:"keys"`
+			Metrics map[string]value  `json:"metrics"`
+			Notes   map[string]string `json:"notes"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Groups) != 9 {
+		t.Fatalf("%d groups by input length and turn, want 9: %s", len(doc.Groups), out)
+	}
+	judged := 0
+	for _, g := range doc.Groups {
+		in, turn := int(g.Keys["input_tokens"].(float64)), int(g.Keys["turn"].(float64))
+		m := g.Metrics
+		if m["requests_ok"].V == nil || *m["requests_ok"].V != 2 {
+			t.Errorf("input %d turn %d: requests_ok %v, want 2", in, turn, m["requests_ok"].V)
+		}
+		saved := m["prefill_saved_mean"]
+		switch {
+		case turn == 1:
+			// First turns are cold: nothing cached, nothing saved.
+			if c := m["cached_tokens"].V; c == nil || *c != 0 || saved.V != nil {
+				t.Errorf("input %d turn 1: cached_tokens %v, prefill_saved %v; want 0 and none", in, c, saved.V)
+			}
+		case in == 4000:
+			// Past the longest cold prompt: absent, with the reason.
+			if saved.V != nil || !strings.Contains(g.Notes["prefill_saved"], "outside the cold requests' lengths") {
+				t.Errorf("input 4000 turn %d: prefill_saved %v, note %q; want none, with the reason", turn, saved.V, g.Notes["prefill_saved"])
+			}
+		default:
+			judged++
+			cached := m["server_cached_tokens_mean"]
+			if saved.V == nil || saved.N != 2 || cached.V == nil || *cached.V < 500 {
+				t.Errorf("input %d turn %d: prefill_saved %v over %d, cached %v", in, turn, saved.V, saved.N, cached.V)
+				continue
+			}
+			model := perToken * *cached.V
+			if r := *saved.V / model; r < 0.4 || r > 2.5 {
+				t.Errorf("input %d turn %d: prefill_saved %.1f ms, the simulator's model %.1f ms (%.0f cached tokens × %.3f ms): ratio %.2f",
+					in, turn, *saved.V, model, *cached.V, perToken, r)
+			}
+			if s := m["cache_speedup"].V; s == nil || *s <= 1 {
+				t.Errorf("input %d turn %d: cache_speedup %v, want above 1", in, turn, s)
+			}
+		}
+	}
+	if judged != 4 {
+		t.Errorf("%d warm groups judged, want 4", judged)
+	}
+	// The command the README shows: one row per turn, the warm turns'
+	// saving with a footnote for the turns too long to compare.
+	out, e, code = run(t, nil, bin, "analyze", tr, "--by", "turn", "--metrics", "requests_ok,ttft_p50,cached_tokens,cache_hit_rate,prefill_saved,cache_speedup")
+	if code != 0 {
+		t.Fatalf("analyze --by turn: exit %d: %s", code, e)
+	}
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == profile && (f[1] == "1" || f[1] == "2" || f[1] == "3") {
+			rows++
+		}
+	}
+	if rows != 3 || !strings.Contains(out, "metrics by label, turn") || !strings.Contains(out, "2 of 6 warm requests left out") {
+		t.Errorf("analyze --by turn: %d turn rows, want 3:\n%s", rows, out)
 	}
 }
