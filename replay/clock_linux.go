@@ -19,7 +19,7 @@ func WallClockError() trace.Clock {
 	return trace.Clock{
 		Source:     "adjtimex",
 		Synced:     tx.Status&unix.STA_UNSYNC == 0 && state != unix.TIME_ERROR,
-		EstErrorNs: tx.Esterror * 1000,
-		MaxErrorNs: tx.Maxerror * 1000,
+		EstErrorNs: int64(tx.Esterror) * 1000, // int32 on 32-bit Linux
+		MaxErrorNs: int64(tx.Maxerror) * 1000,
 	}
 }
