@@ -50,7 +50,10 @@ func readScrapes(t *testing.T, path string) (recs int, scrapes []trace.Scrape) {
 // slots run 2 at a time with the rest waiting.
 func TestScrapeSimDuringBurst(t *testing.T) {
 	srv := startSim(t, "llamacpp-rtx5090-q4km", func(c *sim.Config) { c.Slots = 2 })
-	wl := build(t, workload.ShapeChat, "burst:6", 48, "unique")
+	// 160 tokens make a wave of two streams last about 0.4 s: with 48
+	// (0.1 s) a loaded machine (the race suite at load 13) spread the six
+	// requests' arrivals over more than a wave, so none ever waited.
+	wl := build(t, workload.ShapeChat, "burst:6", 160, "unique")
 	var status replay.ServerMetricsStatus
 	sum, h, _, path := run(t, wl, srv.URL(), "openai-chat", func(c *replay.Config) {
 		c.ServerMetrics = replay.ServerMetricsAuto

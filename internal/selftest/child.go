@@ -94,7 +94,7 @@ func serveTLS(s *sim.Server) (stop func(), url string, err error) {
 		return nil, "", fmt.Errorf("selftest sim-child: listen: %w", err)
 	}
 	srv := &http.Server{
-		Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, // as sim.Server.Start's
+		Handler: s.Handler(), ReadHeaderTimeout: sim.HeaderTimeout, // as sim.Server.Start's
 		TLSConfig:    &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
 	}

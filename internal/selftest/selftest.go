@@ -569,7 +569,7 @@ func (h *harness) sizeRow(what string, out *replayOut) SizeRow {
 // opened at HoldRate per second rather than all at once: released together,
 // 10,000 connections overflow the simulator's accept loop (their response
 // headers came 7.5–13.6 s after release on a loaded 2-core machine and the
-// server reset those still unread after its 10 s header timeout), which
+// server reset those still unread after its header timeout, then 10 s), which
 // measures the server's connection storm, not how many streams the client
 // holds. Each stream lasts long enough that all are open together for
 // HoldFor once the last has opened.
