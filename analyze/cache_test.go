@@ -205,3 +205,40 @@ func TestLineFitMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefillScalingFirstTurns: how TTFT scales with the input length is
+// fitted over a multi-turn run's first turns only, whose prompts are the
+// phase's length. Hand-made: phases of 100 and 1,000 tokens, two sessions
+// of two turns each; first turns take 0.1 ms a token (10 and 100 ms:
+// exactly linear, k = 1), second turns 20 ms whatever their length (the
+// cache served the conversation). Pooling the second turns in would pull
+// k far below 1; with --by turn, turn 1 has k = 1 and turn 2 none.
+func TestPrefillScalingFirstTurns(t *testing.T) {
+	h := header("D", phase(0, 1, 100, 3, 1), phase(1, 1, 1000, 3, 1))
+	h.Reference = ""
+	var recs []trace.Record
+	for ph, l := range []int{100, 1000} {
+		for s := range 2 {
+			id := fmt.Sprintf("p%d-s%d", ph, s)
+			sent := float64(1000*ph + 400*s)
+			recs = append(recs, turnRec(id+"-1", ph, id, 1, l, 0, 0.1*float64(l), sent),
+				turnRec(id+"-2", ph, id, 2, l+80, l, 20, sent+200))
+		}
+	}
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	g := res.Groups(nil)[0]
+	if v := g.Values["ttft_exponent"]; !near(v.Value, 1) {
+		t.Errorf("ttft_exponent %v, want 1 (first turns only)", v.Value)
+	}
+	sc := res.PrefillScaling()
+	if len(sc) == 0 || sc[0].Metric != "ttft" || !near(sc[0].Exponent.Value, 1) {
+		t.Errorf("prefill scaling %+v, want ttft k = 1", sc)
+	}
+	gs := res.Groups([]string{KeyTurn})
+	if v := findGroup(t, gs, map[string]any{KeyTurn: 1}).Values["ttft_exponent"]; !near(v.Value, 1) {
+		t.Errorf("turn 1: ttft_exponent %v, want 1", v.Value)
+	}
+	if v := findGroup(t, gs, map[string]any{KeyTurn: 2}).Values["ttft_exponent"]; v.Valid() {
+		t.Errorf("turn 2: ttft_exponent %v, want none", v.Value)
+	}
+}

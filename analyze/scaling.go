@@ -104,7 +104,7 @@ func (f Fit) Range() float64 {
 func byInput(runs []*run, metric int) map[int]*logStats {
 	by := map[int]*logStats{}
 	for _, r := range runs {
-		if r.phase.InputTokens <= 0 {
+		if r = firstTurns(r); r == nil || r.phase.InputTokens <= 0 {
 			continue
 		}
 		s := r.dists[metric].logStats()
@@ -117,6 +117,20 @@ func byInput(runs []*run, metric int) map[int]*logStats {
 		by[r.phase.InputTokens].merge(s)
 	}
 	return by
+}
+
+// firstTurns is the part of r whose prompts are the phase's input length:
+// all of a run without sessions, the first turns of a multi-turn run (a
+// later turn resends the conversation, longer and mostly cached, so its
+// TTFT says nothing of how prefill scales), nil for a later turn's run.
+func firstTurns(r *run) *run {
+	switch {
+	case r.turn >= 2:
+		return nil
+	case r.turns != nil:
+		return r.turns[1]
+	}
+	return r
 }
 
 func sortedInputs(by map[int]*logStats) []int {
