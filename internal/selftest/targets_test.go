@@ -1,0 +1,34 @@
+package selftest
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestTargetsNamed checks that the targets table names every target of
+// issue #19 with its bound, in this order, and the two older ones (streams
+// held, trace size), whether or not a run measured them: a target missing
+// from the table could not be seen missed.
+func TestTargetsNamed(t *testing.T) {
+	want := []string{
+		"client CPU ≤ 1 µs/token at 256 streams",
+		"10,000 streams held 60 s without client errors",
+		"timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, loopback",
+		"timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, TLS to loopback",
+		"timestamp error p99 ≤ 2 ms at 10,000 streams, loopback",
+		"timestamp error p99 ≤ 2 ms at 10,000 streams, TLS to loopback",
+		"schedule lateness p99 ≤ 200 µs at 500 req/s",
+		"trace ≤ 4 bytes per output token",
+		"analysis ≥ 10 million tokens/s (10M-token trace)",
+	}
+	var got []string
+	for _, v := range (&Result{}).Verdicts() {
+		got = append(got, v.Target)
+		if v.Met != VerdictNone {
+			t.Errorf("%s: %q without any row, want %q", v.Target, v.Met, VerdictNone)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("targets table names\n%q\nwant\n%q", got, want)
+	}
+}
