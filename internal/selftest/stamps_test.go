@@ -71,7 +71,8 @@ func TestStampVerdicts(t *testing.T) {
 			StampRow{Run: run, Streams: 10000, Peak: 10000, OpenRate: 1000, P99: 2 * ms},
 		)
 	}
-	// Over TLS at 10,000: run 1 well within 2 ms but only 9,990 open together.
+	// Over TLS at 10,000: run 1 well within 2 ms but only 9,990 open
+	// together: its figure counts in the median, the run as missed.
 	r.Stamp = append(r.Stamp,
 		StampRow{Run: 1, Streams: 10000, TLS: true, Peak: 9990, OpenRate: 1000, P99: ms},
 		StampRow{Run: 2, Streams: 10000, TLS: true, Peak: 10000, OpenRate: 1000, P99: ms})
@@ -79,12 +80,17 @@ func TestStampVerdicts(t *testing.T) {
 		{"timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, loopback", VerdictMet, "2 of 2", "500µs"},
 		{"timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, TLS to loopback", VerdictMissed, "0 of 2", "501µs"},
 		{"timestamp error p99 ≤ 2 ms at 10,000 streams, loopback", VerdictMet, "2 of 2", "2ms"},
-		{"timestamp error p99 ≤ 2 ms at 10,000 streams, TLS to loopback", VerdictMissed, "1 of 2", "1ms"},
+		{"timestamp error p99 ≤ 2 ms at 10,000 streams, TLS to loopback", VerdictMissed, "1 of 2 (1 incomplete)", "1ms"},
 	} {
 		v := verdictOf(t, r, tc.target)
 		if v.Target != tc.target || v.Met != tc.want || v.Runs != tc.runs || v.Figure != tc.fig {
 			t.Errorf("%s: got %+v; want %q, %s, median %s", tc.target, v, tc.want, tc.runs, tc.fig)
 		}
+	}
+	// A failed request makes its run miss too.
+	r.Stamp[1].Failed = 1
+	if v := verdictOf(t, r, "timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, loopback"); v.Met != VerdictMissed || v.Runs != "1 of 2 (1 incomplete)" {
+		t.Errorf("a run with a failed request: %+v", v)
 	}
 	// No run at all: every timestamp target says so.
 	for _, v := range (&Result{}).Verdicts() {
