@@ -1,0 +1,189 @@
+package replay
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// fakeClock is a run clock that moves only when asked: each reading
+// advances it by 1 µs (so a spin ends), and a sleep ends at its target
+// plus the next of late (0 when they run out).
+type fakeClock struct {
+	t       int64
+	late    []int64
+	sleeps  []int64 // the targets asked for, in order
+	onSleep func()
+}
+
+func (c *fakeClock) now() int64 { c.t += int64(time.Microsecond); return c.t }
+
+func (c *fakeClock) sleep(until int64) {
+	c.sleeps = append(c.sleeps, until)
+	var l int64
+	if len(c.late) > 0 {
+		l, c.late = c.late[0], c.late[1:]
+	}
+	c.t = max(c.t, until) + l
+	if c.onSleep != nil {
+		c.onSleep()
+	}
+}
+
+func fakeWaiter(c *fakeClock) *waiter {
+	return &waiter{now: c.now, sleep: c.sleep, chunk: int64(threadChunk),
+		spinMin: int64(spinMin), spinMax: int64(spinMax)}
+}
+
+const ms = int64(time.Millisecond)
+const us = int64(time.Microsecond)
+
+// The thread sleeps to each deadline minus the spin window, computed from
+// the deadline and never from the previous wake-up: a wake-up 1.5 ms late
+// does not move the next target, and one past its whole deadline sends
+// without sleeping.
+func TestWaiterAbsoluteDeadlines(t *testing.T) {
+	c := &fakeClock{late: []int64{10 * us, 1500 * us, 0, 5 * ms, 0}}
+	w := fakeWaiter(c)
+	w.fixed, w.spinMin = true, 100*us
+	deadlines := []int64{10 * ms, 12 * ms, 14 * ms, 16 * ms, 18 * ms, 20 * ms}
+	for _, d := range deadlines {
+		if !w.wait(context.Background(), d) {
+			t.Fatal("wait returned false without a cancel")
+		}
+		if c.t < d {
+			t.Fatalf("wait for %d returned early at %d", d, c.t)
+		}
+	}
+	// The 4th sleep (to 15.9 ms) ended 5 ms late, at 20.9 ms: the 5th
+	// and 6th deadlines were past by then and had no sleep.
+	want := []int64{10*ms - 100*us, 12*ms - 100*us, 14*ms - 100*us, 16*ms - 100*us}
+	if !slices.Equal(c.sleeps, want) {
+		t.Fatalf("sleep targets %v, want %v", c.sleeps, want)
+	}
+}
+
+// A long wait sleeps in chunks, each ending at an absolute time no later
+// than the wake point, the last exactly at it.
+func TestWaiterChunks(t *testing.T) {
+	c := &fakeClock{}
+	w := fakeWaiter(c)
+	w.fixed, w.spinMin = true, 100*us
+	deadline := int64(time.Second)
+	if !w.wait(context.Background(), deadline) {
+		t.Fatal("wait returned false")
+	}
+	wake := deadline - 100*us
+	if n := len(c.sleeps); n < 40 || n > 60 {
+		t.Fatalf("%d sleeps for 1 s in chunks of %v, want about 50", n, threadChunk)
+	}
+	for i, s := range c.sleeps {
+		if s > wake {
+			t.Fatalf("sleep %d to %d, past the wake point %d", i, s, wake)
+		}
+		if i > 0 && s-c.sleeps[i-1] > int64(threadChunk)+10*us {
+			t.Fatalf("sleep %d: %d after the previous, longer than a chunk", i, s-c.sleeps[i-1])
+		}
+	}
+	if last := c.sleeps[len(c.sleeps)-1]; last != wake {
+		t.Fatalf("last sleep to %d, want the wake point %d", last, wake)
+	}
+}
+
+// A stopped run is noticed at the next chunk: the wait returns false and
+// sleeps no more.
+func TestWaiterCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &fakeClock{}
+	c.onSleep = func() {
+		if len(c.sleeps) == 3 {
+			cancel()
+		}
+	}
+	w := fakeWaiter(c)
+	if w.wait(ctx, int64(10*time.Second)) {
+		t.Fatal("wait returned true after the cancel")
+	}
+	if len(c.sleeps) != 3 {
+		t.Fatalf("%d sleeps, want 3 (cancelled during the third)", len(c.sleeps))
+	}
+	if w.wait(ctx, 0) {
+		t.Fatal("wait on a cancelled context returned true")
+	}
+}
+
+// The spin window follows the recent wake-ups' p99 (the second latest of
+// the last 128) plus the margin, within its bounds: wide after late
+// wake-ups, narrow again once they have left the window.
+func TestWaiterSpinAdapts(t *testing.T) {
+	c := &fakeClock{}
+	w := fakeWaiter(c)
+	step := func(late ...int64) {
+		for _, l := range late {
+			c.late = []int64{l}
+			w.wait(context.Background(), c.t+10*ms)
+		}
+	}
+	// Each lateness is measured 1 µs after the sleep (the fake clock's
+	// reading).
+	margin := int64(spinMargin) + us
+	if got := w.spin(); got != int64(spinMin) {
+		t.Fatalf("no history: spin %d, want spinMin %d", got, spinMin)
+	}
+	step(300 * us)
+	if got := w.spin(); got != max(int64(spinMin), int64(spinMargin)) {
+		t.Fatalf("one late wake-up (the p99 ignores the single latest): spin %d", got)
+	}
+	step(200 * us)
+	if got := w.spin(); got != 200*us+margin {
+		t.Fatalf("wake-ups 300 and 200 µs late: spin %d, want %d", got, 200*us+margin)
+	}
+	step(5*ms, 5*ms)
+	if got := w.spin(); got != int64(spinMax) {
+		t.Fatalf("wake-ups 5 ms late: spin %d, want spinMax %d", got, spinMax)
+	}
+	for range 128 {
+		step(20 * us)
+	}
+	if got := w.spin(); got != 20*us+margin {
+		t.Fatalf("after 128 wake-ups 20 µs late: spin %d, want %d", got, 20*us+margin)
+	}
+}
+
+// The dispatcher's wait allocates nothing: at 2,000 requests/s it runs
+// between every two sends.
+func TestWaiterAllocs(t *testing.T) {
+	c := &fakeClock{}
+	w := fakeWaiter(c)
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(200, func() { w.wait(ctx, c.t+2*ms) }); n != 0 {
+		t.Fatalf("%v allocations per wait, want 0", n)
+	}
+}
+
+// On the real clock a wait never returns before its deadline, however
+// busy the machine (how late it returns is the selftest's to measure).
+func TestWaiterNeverEarly(t *testing.T) {
+	e := &engine{start: time.Now()}
+	w := e.newWaiter()
+	w.yield = true
+	for i := range 20 {
+		d := e.now() + int64(i)*100*us
+		if !w.wait(context.Background(), d) {
+			t.Fatal("wait returned false")
+		}
+		if now := e.now(); now < d {
+			t.Fatalf("wait %d returned %d ns early", i, d-now)
+		}
+	}
+	for i := range 20 {
+		d := e.now() + int64(i)*100*us
+		if !e.waitUntil(context.Background(), d) {
+			t.Fatal("waitUntil returned false")
+		}
+		if now := e.now(); now < d {
+			t.Fatalf("waitUntil %d returned %d ns early", i, d-now)
+		}
+	}
+}
