@@ -190,6 +190,36 @@ type CPURow struct {
 	Tokens                    int64
 	ClientCPU, ServerCPU      time.Duration
 	Wall                      time.Duration
+	// GCCPU is the Go runtime's estimate of the client's garbage
+	// collection CPU (runtime/metrics /cpu/classes/gc/total:cpu-seconds),
+	// Allocs and AllocBytes the heap objects and bytes it allocated
+	// (/gc/heap/allocs), all over the same replay.Run.
+	GCCPU              time.Duration
+	Allocs, AllocBytes uint64
+}
+
+// GCShare is the garbage collector's share of the client's CPU time.
+func (r CPURow) GCShare() float64 {
+	if r.ClientCPU <= 0 {
+		return 0
+	}
+	return float64(r.GCCPU) / float64(r.ClientCPU)
+}
+
+// AllocsPerToken is the heap objects the client allocated per token.
+func (r CPURow) AllocsPerToken() float64 {
+	if r.Tokens <= 0 {
+		return 0
+	}
+	return float64(r.Allocs) / float64(r.Tokens)
+}
+
+// BytesPerToken is the heap bytes the client allocated per token.
+func (r CPURow) BytesPerToken() float64 {
+	if r.Tokens <= 0 {
+		return 0
+	}
+	return float64(r.AllocBytes) / float64(r.Tokens)
 }
 
 // ClientPerToken is the client's CPU time per streamed token.
@@ -417,6 +447,11 @@ type replayOut struct {
 	path    string
 	wall    time.Duration
 	cpu     time.Duration // this process's CPU during replay.Run
+	// gc is what the Go runtime counts as garbage collection in it (its
+	// estimate: mark workers, assists, pauses); allocs the heap objects
+	// allocated in it.
+	gc                 time.Duration
+	allocs, allocBytes uint64
 }
 
 // replayRun builds a workload, replays it against a fresh child and reads
@@ -457,12 +492,15 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	if onChild != nil {
 		onChild(c, true)
 	}
+	gc0 := readGC()
 	cpu0 := cputime.Process()
 	t0 := time.Now()
 	_, err = replay.Run(ctx, rc)
 	out.wall = time.Since(t0)
 	cpu1 := cputime.Process()
+	gc1 := readGC()
 	out.cpu = cpu1 - cpu0
+	out.gc, out.allocs, out.allocBytes = gc1.cpu-gc0.cpu, gc1.allocs-gc0.allocs, gc1.bytes-gc0.bytes
 	if onChild != nil {
 		onChild(c, false)
 	}
@@ -537,9 +575,11 @@ func (h *harness) cpu(ctx context.Context) error {
 		row := CPURow{Run: h.run,
 			Streams: n, Requests: len(out.records), Failed: failed(out.records),
 			Tokens: textTokens(out.records), ClientCPU: out.cpu, ServerCPU: srv1 - srv0, Wall: out.wall,
+			GCCPU: out.gc, Allocs: out.allocs, AllocBytes: out.allocBytes,
 		}
 		h.res.CPU = append(h.res.CPU, row)
-		h.logf("   → %d tokens, client %v/token, server %v/token, %d failed", row.Tokens, row.ClientPerToken(), row.ServerPerToken(), row.Failed)
+		h.logf("   → %d tokens, client %v/token (GC %.0f%%, %.1f allocations/token), server %v/token, %d failed",
+			row.Tokens, row.ClientPerToken(), 100*row.GCShare(), row.AllocsPerToken(), row.ServerPerToken(), row.Failed)
 		h.res.Size = append(h.res.Size, h.sizeRow(fmt.Sprintf("fast, %d streams, send times on", n), out))
 	}
 	return nil

@@ -69,6 +69,15 @@ func TestShort(t *testing.T) {
 		if c.Failed != 0 || c.Requests != bursts*c.Streams || c.Tokens != int64(c.Requests*p.CPUTokens) {
 			t.Errorf("CPU row %+v: want %d requests of %d tokens, none failed", c, bursts*c.Streams, p.CPUTokens)
 		}
+		// The collector's share is a share, and a streamed token costs
+		// some allocation (a chunk in the record at least) but not
+		// thousands.
+		if g := c.GCShare(); g < 0 || g > 1 {
+			t.Errorf("CPU row %+v: GC share %.2f outside [0, 1]", c, g)
+		}
+		if a := c.AllocsPerToken(); a <= 0 || a > 1000 {
+			t.Errorf("CPU row %+v: %.1f allocations per token", c, a)
+		}
 		// The client cannot use more CPU than the machine has.
 		if c.ClientCPU <= 0 || c.ClientCPU > c.Wall*time.Duration(res.Machine.Cores)+50*time.Millisecond {
 			t.Errorf("CPU row %+v: client CPU outside (0, wall × cores]", c)
