@@ -191,7 +191,9 @@ type CPURow struct {
 	ClientCPU, ServerCPU      time.Duration
 	Wall                      time.Duration
 	// GCCPU is the Go runtime's estimate of the client's garbage
-	// collection CPU (runtime/metrics /cpu/classes/gc/total:cpu-seconds),
+	// collection CPU (runtime/metrics /cpu/classes/gc/total:cpu-seconds:
+	// the time its Ps spent collecting, so on a busy machine it includes
+	// time the threads waited for a core and can pass ClientCPU),
 	// Allocs and AllocBytes the heap objects and bytes it allocated
 	// (/gc/heap/allocs), all over the same replay.Run.
 	GCCPU              time.Duration

@@ -69,11 +69,14 @@ func TestShort(t *testing.T) {
 		if c.Failed != 0 || c.Requests != bursts*c.Streams || c.Tokens != int64(c.Requests*p.CPUTokens) {
 			t.Errorf("CPU row %+v: want %d requests of %d tokens, none failed", c, bursts*c.Streams, p.CPUTokens)
 		}
-		// The collector's share is a share, and a streamed token costs
+		// The collector's time is the runtime's estimate of the time its
+		// Ps spent collecting, which on a busy machine includes time the
+		// threads waited for a core: it can pass the CPU time (101% at
+		// load 12), so only its sign is checked. A streamed token costs
 		// some allocation (a chunk in the record at least) but not
 		// thousands.
-		if g := c.GCShare(); g < 0 || g > 1 {
-			t.Errorf("CPU row %+v: GC share %.2f outside [0, 1]", c, g)
+		if c.GCCPU < 0 {
+			t.Errorf("CPU row %+v: negative GC time", c)
 		}
 		if a := c.AllocsPerToken(); a <= 0 || a > 1000 {
 			t.Errorf("CPU row %+v: %.1f allocations per token", c, a)

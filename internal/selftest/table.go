@@ -351,7 +351,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		return fmt.Sprintf("%.2g×", float64(d)/float64(f.P99))
 	}
 	if len(r.CPU) > 0 {
-		section("1. CPU per streamed token (getrusage of the client process; GC = the Go runtime's estimate of its collector's share; server = the child's /proc CPU)")
+		section("1. CPU per streamed token (getrusage of the client process; GC share = the Go runtime's estimate of its collector's time over that CPU, which a busy machine inflates; server = the child's /proc CPU)")
 		fmt.Fprintln(tw, "run\tstreams\trequests\tfailed\ttokens\twall\tclient CPU\tclient/token\tGC share\tallocs/token\tbytes/token\tserver/token\t")
 		for _, c := range r.CPU {
 			fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%.0f%%\t%.1f\t%.0f\t%s\t\n", c.Run, c.Streams, c.Requests, c.Failed, c.Tokens,
