@@ -86,11 +86,12 @@ func TestShort(t *testing.T) {
 			t.Errorf("CPU row %+v: client CPU outside (0, wall × cores]", c)
 		}
 	}
-	// Whether they stayed open together for HoldFor depends on how late a
-	// loaded machine opens them; that they all completed and were all open
-	// at one instant does not.
-	if len(res.Hold) != 1 || res.Hold[0].OK != p.HoldStreams[0] || res.Hold[0].Peak != p.HoldStreams[0] || res.Hold[0].Together <= 0 {
-		t.Errorf("hold rows %+v: want all %d streams completed and open together", res.Hold, p.HoldStreams[0])
+	// Whether they stayed open together, for HoldFor or at all, depends on
+	// how late a loaded machine opens them (under -race at load 14 the 200
+	// streams of 1.4 s took longer than that to open: peak 195); that they
+	// all completed does not.
+	if len(res.Hold) != 1 || res.Hold[0].OK != p.HoldStreams[0] || res.Hold[0].Peak <= 0 || res.Hold[0].Peak > p.HoldStreams[0] {
+		t.Errorf("hold rows %+v: want all %d streams completed, at most that many open at once", res.Hold, p.HoldStreams[0])
 	}
 	// Every level of section 3 over plain HTTP and again over TLS, the
 	// wide level opened at its rate.
