@@ -144,16 +144,16 @@ func checkChains(rows []traceRow, links []chatLink, stamps []string, orphansStar
 // starts a session of its own, since one conversation is one line of
 // turns sent one after another.
 type logChains struct {
-	session  []int // row → session, numbered by first turn
-	turn     []int // row → turn in its session, from 1
-	first    []int // session → its first row
-	branches int   // sessions started by a second continuation
+	session []int  // row → session, numbered by first turn
+	turn    []int  // row → turn in its session, from 1
+	first   []int  // session → its first row
+	branch  []bool // row → it starts a session as a second continuation
 }
 
 // chainRows follows the parent links of rows whose chains checkChains
 // accepted: every parent is a chat of an earlier or same-time row.
 func chainRows(rows []traceRow) *logChains {
-	c := &logChains{session: make([]int, len(rows)), turn: make([]int, len(rows))}
+	c := &logChains{session: make([]int, len(rows)), turn: make([]int, len(rows)), branch: make([]bool, len(rows))}
 	at := make(map[string]int, len(rows))
 	continued := make([]bool, len(rows))
 	for i, r := range rows {
@@ -164,9 +164,7 @@ func chainRows(rows []traceRow) *logChains {
 			c.session[i], c.turn[i] = c.session[p], c.turn[p]+1
 			continue
 		}
-		if r.parent != "" {
-			c.branches++
-		}
+		c.branch[i] = r.parent != ""
 		c.session[i], c.turn[i] = len(c.first), 1
 		c.first = append(c.first, i)
 	}
@@ -176,14 +174,17 @@ func chainRows(rows []traceRow) *logChains {
 // note says what the workload made of the sessions of the kept rows.
 func (c *logChains) note(kept []int) string {
 	sessions := map[int]bool{}
-	most := 0
+	most, branches := 0, 0
 	for _, i := range kept {
 		sessions[c.session[i]] = true
 		most = max(most, c.turn[i])
+		if c.branch[i] {
+			branches++
+		}
 	}
 	n := fmt.Sprintf("%d session(s) of up to %d turns from chat_id/parent_chat_id, each turn its whole prompt as logged, sent at its time or when the answer before it ended, whichever is later", len(sessions), most)
-	if c.branches > 0 {
-		n += fmt.Sprintf("; %d continuation(s) of an already continued chat replayed as sessions of their own", c.branches)
+	if branches > 0 {
+		n += fmt.Sprintf("; %d continuation(s) of an already continued chat replayed as sessions of their own", branches)
 	}
 	return n
 }

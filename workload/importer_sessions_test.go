@@ -120,10 +120,11 @@ func TestLogSessionsWindowAndRepeats(t *testing.T) {
 		repeats  int
 		sessions []string
 		offsets  []int64
+		note     string
 	}{
-		{"0:1", 1, []string{"p000-c7", "p000-c9", "p000-c7", "p000-c7", "p000-c9"}, []int64{0, 250e6, 1500e6, 3000e6, 3500e6}},
-		{"1:", 1, []string{"p000-c18", "p000-c20"}, []int64{3000e6, 4000e6}},
-		{"4.5:", 2, []string{"p000-c20", "p001-c20"}, []int64{500e6, 500e6}},
+		{"0:1", 1, []string{"p000-c7", "p000-c9", "p000-c7", "p000-c7", "p000-c9"}, []int64{0, 250e6, 1500e6, 3000e6, 3500e6}, "2 session(s) of up to 3 turns"},
+		{"1:", 1, []string{"p000-c18", "p000-c20"}, []int64{3000e6, 4000e6}, "2 session(s) of up to 1 turns from chat_id/parent_chat_id, each turn its whole prompt as logged, sent at its time or when the answer before it ended, whichever is later; 1 continuation(s)"},
+		{"4.5:", 2, []string{"p000-c20", "p001-c20"}, []int64{500e6, 500e6}, "1 session(s) of up to 1 turns from chat_id/parent_chat_id, each turn its whole prompt as logged, sent at its time or when the answer before it ended, whichever is later"},
 	} {
 		wl, err := Build(BuildConfig{Tok: tok, Schedule: "trace:" + sessionLog, Window: tc.window, Repeats: tc.repeats})
 		if err != nil {
@@ -137,6 +138,10 @@ func TestLogSessionsWindowAndRepeats(t *testing.T) {
 		}
 		if !slices.Equal(ss, tc.sessions) || !slices.Equal(offs, tc.offsets) {
 			t.Errorf("window %s ×%d: sessions %v offsets %v; want %v %v", tc.window, tc.repeats, ss, offs, tc.sessions, tc.offsets)
+		}
+		// The note counts what the window kept, branches included.
+		if n := wl.Header.Params.Note; !strings.Contains(n, tc.note) || (!strings.Contains(tc.note, "continuation") && strings.Contains(n, "continuation")) {
+			t.Errorf("window %s: note %q, want %q", tc.window, n, tc.note)
 		}
 	}
 	if _, err := Build(BuildConfig{Tok: tok, Schedule: "trace:" + sessionLog, Window: "5.5:"}); err == nil || !strings.Contains(err.Error(), "no session's first turn") {
