@@ -113,41 +113,41 @@ func TestWaiterCancel(t *testing.T) {
 	}
 }
 
-// The spin window follows the recent wake-ups' p99 (the second latest of
-// the last 128) plus the margin, within its bounds: wide after late
-// wake-ups, narrow again once they have left the window.
+// The spin window covers the recent wake-ups' p99 lateness (the second
+// latest of the last 128) plus the margin; where that is past spinMax, the
+// p90's, then the p50's; spinMin where none fits. Old wake-ups leave the
+// window after 128 new ones.
 func TestWaiterSpinAdapts(t *testing.T) {
-	c := &fakeClock{}
-	w := fakeWaiter(c)
-	step := func(late ...int64) {
-		for _, l := range late {
-			c.late = []int64{l}
-			w.wait(context.Background(), c.t+10*ms)
-		}
-	}
 	// Each lateness is measured 1 µs after the sleep (the fake clock's
 	// reading).
 	margin := int64(spinMargin) + us
-	if got := w.spin(); got != int64(spinMin) {
-		t.Fatalf("no history: spin %d, want spinMin %d", got, spinMin)
+	rep := func(n int, l int64) []int64 { return slices.Repeat([]int64{l}, n) }
+	cases := []struct {
+		name string
+		late []int64
+		want int64
+	}{
+		{"no history", nil, int64(spinMin)},
+		{"one wake-up 300 µs late", []int64{300 * us}, 300*us + margin},
+		{"p99 of two is the latest", []int64{300 * us, 200 * us}, 300*us + margin},
+		{"wake-ups on time: the margin", rep(128, 0), margin},
+		{"128 at 20 µs", rep(128, 20*us), 20*us + margin},
+		{"p99 400 µs fits under spinMax", append(rep(126, 20*us), 400*us, 400*us), 400*us + margin},
+		{"p99 5 ms does not: the p90", append(rep(126, 100*us), 5*ms, 5*ms), 100*us + margin},
+		{"p90 does not either: the p50", append(rep(64, 100*us), rep(64, 5*ms)...), 100*us + margin},
+		{"nothing fits: spinMin", rep(128, 5*ms), int64(spinMin)},
+		{"old wake-ups leave the window", append(rep(128, 5*ms), rep(128, 30*us)...), 30*us + margin},
 	}
-	step(300 * us)
-	if got := w.spin(); got != max(int64(spinMin), int64(spinMargin)) {
-		t.Fatalf("one late wake-up (the p99 ignores the single latest): spin %d", got)
-	}
-	step(200 * us)
-	if got := w.spin(); got != 200*us+margin {
-		t.Fatalf("wake-ups 300 and 200 µs late: spin %d, want %d", got, 200*us+margin)
-	}
-	step(5*ms, 5*ms)
-	if got := w.spin(); got != int64(spinMax) {
-		t.Fatalf("wake-ups 5 ms late: spin %d, want spinMax %d", got, spinMax)
-	}
-	for range 128 {
-		step(20 * us)
-	}
-	if got := w.spin(); got != 20*us+margin {
-		t.Fatalf("after 128 wake-ups 20 µs late: spin %d, want %d", got, 20*us+margin)
+	for _, tc := range cases {
+		c := &fakeClock{}
+		w := fakeWaiter(c)
+		for _, l := range tc.late {
+			c.late = []int64{l}
+			w.wait(context.Background(), c.t+10*ms)
+		}
+		if got := w.spin(); got != tc.want {
+			t.Errorf("%s: spin %d µs, want %d µs", tc.name, got/us, tc.want/us)
+		}
 	}
 }
 
