@@ -169,8 +169,15 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 			t.Errorf("analyze lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "— / —") || strings.Contains(text, "client_behind") || strings.Contains(text, "map[") {
-		t.Errorf("analyze shows — / —, a client_behind note or Go map syntax:\n%s", text)
+	if strings.Contains(text, "— / —") || strings.Contains(text, "map[") {
+		t.Errorf("analyze shows — / — or Go map syntax:\n%s", text)
+	}
+	// A cell where nothing succeeded gets no client_behind note; the 1,000-token
+	// cells may (a loaded machine sends late: 1.03 ms p99 at load 20).
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "client_behind") && strings.Contains(line, "input_tokens=5000") {
+			t.Errorf("a client_behind note on a cell whose requests all failed: %s", line)
+		}
 	}
 	// The HTML report shows the same plain-words evidence.
 	page := filepath.Join(dir, "wall.html")
