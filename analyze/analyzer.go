@@ -540,7 +540,10 @@ func (t *TraceAcc) addTo(r *run, f *facts, rec *trace.Record, primary bool) {
 	}
 	r.ok++
 	r.cache.observe(f, rec, &t.header)
-	if primary && t.header.Salt && f.input > 0 {
+	// A request log's prompts (block_tokens) share the log's hash blocks
+	// with each other, so a salted one may rightly hit what an earlier
+	// request of the same run left in the cache.
+	if primary && t.header.Salt && f.input > 0 && t.header.Options["block_tokens"] == "" {
 		// A conversation's earlier turns and a shared system prompt come
 		// before the salt and may be cached (SentInputTokens counts them
 		// with the turn's own part, InputTokens): only what is past them

@@ -113,6 +113,14 @@ func TestCacheHitRateAndSaltedHits(t *testing.T) {
 	if w == nil || !strings.Contains(w.Message, "more than half of 2 salted prompts") || !strings.Contains(w.Message, "a: 600 of 1000 prompt tokens") {
 		t.Errorf("cache_hit_on_salted: %+v", w)
 	}
+	// Prompts built from a request log's hash blocks share blocks by
+	// design: the same hits are expected, no warning.
+	h.Options = map[string]string{"block_tokens": "16"}
+	res = analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	if w := hasWarning(res.Warnings, WarnSaltedCacheHit); w != nil {
+		t.Errorf("a request log's salted run warned: %+v", w)
+	}
+	h.Options = nil
 	// Unsalted (a cache study), the same counts are what was asked for.
 	h.Salt = false
 	res = analyzeTraces(t, Options{}, testTrace{h: h, records: recs})

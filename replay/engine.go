@@ -452,6 +452,12 @@ func (e *engine) header() trace.Header {
 		// The analysis expects cache hits on a shared prefix sent verbatim.
 		h.Options["prefix"] = p
 	}
+	if b := wh.Params.BlockTokens; b > 0 {
+		// A request log's prompts share hash blocks by design (same block,
+		// same tokens), so a salted run's prompts may share prefixes with
+		// each other: the analysis must not take their hits for a wrong count.
+		h.Options["block_tokens"] = strconv.Itoa(b)
+	}
 	if e.cfg.Workload.HasSessions() {
 		h.Options["session_header"] = e.cfg.SessionHeader
 	}

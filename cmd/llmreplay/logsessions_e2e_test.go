@@ -127,6 +127,11 @@ func replayLogSessions(t *testing.T, bin, sim, dir, scale string) {
 	if c, w := cached["p000-c9/2"], cached["p000-c7/2"]; c >= w {
 		t.Errorf("c9 turn 2 (no shared block): %d cached tokens, not fewer than c7 turn 2's %d", c, w)
 	}
+	// The run is salted (the default), yet its prompts share the log's
+	// blocks: those hits are the log's, not a wrong count, so no warning.
+	if out, e, code := run(t, nil, bin, "analyze", tr); code != 0 || strings.Contains(out, "cache_hit_on_salted") {
+		t.Errorf("analyze: exit %d, a salted-hit warning on a request log's shared blocks:\n%s%s", code, out, e)
+	}
 }
 
 // A log with a broken session structure is refused through the binary:
