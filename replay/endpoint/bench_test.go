@@ -168,3 +168,31 @@ func BenchmarkTRTLLMRead(b *testing.B) {
 	}
 	benchRead(b, TRTLLM{}, events)
 }
+
+// TestChunkPathAllocs holds the chunk path to its allocations, counted,
+// not timed: reading a 256-token vLLM chat response allocates one object
+// per text chunk (its text) plus a few per response (the parser, the
+// chunk slice made once from max_tokens). Client CPU per token (selftest
+// section 1) depends on this staying so.
+func TestChunkPathAllocs(t *testing.T) {
+	for _, continuous := range []bool{false, true} {
+		events := vllmResponse(256, continuous)
+		r := &eventsReader{events: events}
+		var clock int64
+		now := func() int64 { clock++; return clock }
+		n := testing.AllocsPerRun(20, func() {
+			r.i = 0
+			rec := &trace.Record{MaxTokens: 256}
+			if err := (OpenAIChat{}).Read(r, now, rec); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.Chunks) < 256 {
+				t.Fatalf("%d chunks, want 256 or more", len(rec.Chunks))
+			}
+		})
+		t.Logf("continuous usage %v: %.0f allocations per 256-token response", continuous, n)
+		if n > 256+16 {
+			t.Errorf("continuous usage %v: %.0f allocations per 256-token response, want at most one per token and 16 per response", continuous, n)
+		}
+	}
+}
