@@ -123,6 +123,20 @@ var coverageCases = []coverageCase{
 // which a coverage run measured the machine and is not counted.
 const busyShare = 0.05
 
+// firstSeed is the first run's seed: 1, or LLMREPLAY_COVERAGE_FIRST, so a
+// later set of runs sends prompts no earlier set sent.
+func firstSeed(t *testing.T) int64 {
+	v := os.Getenv("LLMREPLAY_COVERAGE_FIRST")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		t.Fatalf("LLMREPLAY_COVERAGE_FIRST=%q: give the first seed, 1 or more", v)
+	}
+	return n
+}
+
 func loadavg() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -156,7 +170,7 @@ func TestCapacityCoverage(t *testing.T) {
 			}
 			covered, counted, busy, coveredAll := 0, 0, 0, 0
 			var requests []int
-			for seed := int64(1); seed <= int64(runs); seed++ {
+			for seed := firstSeed(t); seed < firstSeed(t)+int64(runs); seed++ {
 				res, err := Run(context.Background(), Config{
 					Search: capacity.Config{SLO: slo, Lo: tc.lo, Hi: tc.hi}, Axis: AxisConcurrency,
 					Profile: tc.profile, TimeScale: tc.scale, Seed: seed,
@@ -316,7 +330,7 @@ func TestRateCoverage(t *testing.T) {
 			}
 			covered, counted, busy, coveredAll := 0, 0, 0, 0
 			var requests []int
-			for seed := int64(1); seed <= int64(runs); seed++ {
+			for seed := firstSeed(t); seed < firstSeed(t)+int64(runs); seed++ {
 				res, err := Run(context.Background(), Config{
 					Search: capacity.Config{SLO: slo, Lo: rc.lo, Hi: rc.hi, Resolution: rc.res}, Axis: AxisRate,
 					Profile: rateProfile, TimeScale: rateScale, RoundDuration: rc.round, Seed: seed,
