@@ -44,7 +44,6 @@ func JudgeSamples(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 			}
 		}
 	}
-	v := Pass
 	var out []TermResult
 	for _, t := range cfg.SLO {
 		tr := TermResult{Term: t.Text, Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
@@ -66,26 +65,8 @@ func JudgeSamples(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 			}
 		}
 		out = append(out, tr)
-		var fail, pass bool
-		if t.Share {
-			fail, pass = tr.Hi < t.Bound, tr.Lo >= t.Bound
-		} else {
-			fail, pass = tr.Lo > t.Bound, tr.Hi <= t.Bound
-		}
-		switch {
-		case fail:
-			v = Fail
-		case pass:
-		default:
-			if v == Pass {
-				v = Undecided
-			}
-		}
 	}
-	if n > 0 && float64(failed)/float64(n) > cfg.MaxErrorRate {
-		return Errors, out
-	}
-	return v, out
+	return verdict(cfg, out, failed, n), out
 }
 
 // decide is one term's side of its bound: fail when its interval lies
@@ -143,7 +124,6 @@ func judgeRounds(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 			}
 		}
 	}
-	v := Pass
 	var out []TermResult
 	for _, t := range cfg.SLO {
 		tr := TermResult{Term: t.Text, Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
@@ -165,21 +145,29 @@ func judgeRounds(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 			}
 		}
 		out = append(out, tr)
-		fail, pass := decide(t, tr)
+	}
+	return verdict(cfg, out, failed, n), out
+}
+
+// verdict combines the terms' results (out[i] is cfg.SLO[i]'s): Errors when
+// more than MaxErrorRate of the n requests failed, else Fail when a term
+// fails, Undecided when one straddles its bound, Pass when all pass.
+func verdict(cfg Config, out []TermResult, failed, n int) Verdict {
+	if n > 0 && float64(failed)/float64(n) > cfg.MaxErrorRate {
+		return Errors
+	}
+	v := Pass
+	for i, t := range cfg.SLO {
+		fail, pass := decide(t, out[i])
 		switch {
 		case fail:
 			v = Fail
 		case pass:
-		default:
-			if v == Pass {
-				v = Undecided
-			}
+		case v == Pass:
+			v = Undecided
 		}
 	}
-	if n > 0 && float64(failed)/float64(n) > cfg.MaxErrorRate {
-		return Errors, out
-	}
-	return v, out
+	return v
 }
 
 // ShareCI is the two-sided Clopper-Pearson interval at level conf of a

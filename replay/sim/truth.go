@@ -245,21 +245,7 @@ func ModelOpenCapacity(p Profile, q float64, bound time.Duration, r OpenRound, l
 		r.Rate = x
 		return Quantile(ModelOpenRounds(p, r, rounds, seed), q) <= bound
 	}
-	if !meets(lo) {
-		return lo
-	}
-	if meets(hi) {
-		return hi
-	}
-	for hi-lo > tol {
-		m := (lo + hi) / 2
-		if meets(m) {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	return (lo + hi) / 2
+	return bisect(meets, lo, hi, tol)
 }
 
 // OpenRoundRule is the rate axis's round as the capacity search runs it
@@ -303,6 +289,12 @@ func ModelOpenRoundCapacity(p Profile, q float64, bound time.Duration, u OpenRou
 	meets := func(x float64) bool {
 		return Quantile(ModelOpenRoundQuantiles(p, u.Round(x, r), q, rounds, seed), 0.5) <= bound
 	}
+	return bisect(meets, lo, hi, tol)
+}
+
+// bisect finds where meets turns false in [lo, hi] to within tol: lo when
+// lo already fails, hi when hi still meets, else the last bracket's middle.
+func bisect(meets func(float64) bool, lo, hi, tol float64) float64 {
 	if !meets(lo) {
 		return lo
 	}
