@@ -41,7 +41,13 @@ func parseGoodput(part string) (Term, error) {
 		return Term{}, fmt.Errorf("SLO term %q: write the goodput bound as goodput>=95%%", part)
 	}
 	if m[1] != ">=" && m[1] != ">" {
-		return Term{}, fmt.Errorf("SLO term %q: a goodput bound is a lower limit: write goodput>=%s%%", part, m[2])
+		// The suggestion repeats the user's number only when it is one: a
+		// raw capture could carry a newline into a one-line error.
+		n := "95"
+		if _, err := strconv.ParseFloat(m[2], 64); err == nil {
+			n = m[2]
+		}
+		return Term{}, fmt.Errorf("SLO term %q: a goodput bound is a lower limit: write goodput>=%s%%", part, n)
 	}
 	if m[3] != "%" {
 		return Term{}, fmt.Errorf("SLO term %q: goodput in an SLO is the share of requests within the goodput bounds, in percent: write goodput>=95%%", part)
