@@ -68,6 +68,11 @@ type RequestRow struct {
 	Session         string `parquet:"session,dict"`
 	Turn            int64  `parquet:"turn"`
 	SentInputTokens int64  `parquet:"sent_input_tokens"`
+	// With kernel receive stamps, how long after them the client's reads
+	// returned: mean and largest over the request's chunks (trace 1.5; 0
+	// with user-space times).
+	UserDelayMeanNs int64 `parquet:"user_delay_mean_ns"`
+	UserDelayMaxNs  int64 `parquet:"user_delay_max_ns"`
 }
 
 // ChunkRow is one row of the chunks table.
@@ -327,6 +332,7 @@ func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], 
 			TTFTMs: nan, PerStreamTPS: nan, E2EMs: float64(rec.Done-rec.Sent) / 1e6,
 			ServerPromptTokens: int64(rec.ServerPromptTokens), ServerTextTokens: int64(rec.ServerTextTokens),
 			Session: rec.Session, Turn: int64(rec.Turn), SentInputTokens: int64(rec.SentInputTokens),
+			UserDelayMeanNs: rec.UserDelayMean, UserDelayMaxNs: rec.UserDelayMax,
 		}
 		if rec.Error != nil {
 			row.ErrorClass = string(rec.Error.Class)

@@ -123,6 +123,13 @@ type Config struct {
 	// fell back.
 	Timestamps string
 
+	// ChunkUserTimes keeps, with kernel stamps, each chunk's user-space
+	// time beside its stamp (trace Chunk.UserT: about 3 bytes more per
+	// token, since the client's delay is noise to the compressor); without
+	// it a record keeps only the delays' mean and largest. The stamps are
+	// the same either way.
+	ChunkUserTimes bool
+
 	// Grace is how long in-flight requests may finish after ctx is
 	// cancelled (SIGINT) before they are cut off and marked cancelled;
 	// 0 cuts them at once (the CLI's default is DefaultGrace).

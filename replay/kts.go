@@ -74,7 +74,8 @@ func (k *kstamp) fail(why string) {
 // returns the user-space run time (strictly increasing, so each value names
 // one read) and logs the kernel time of the same read beside it. After the
 // response, apply turns the chunks' times into kernel times, keeping the
-// user-space ones in UserT, or leaves every chunk in user-space time when
+// user-space ones in UserT (Config.ChunkUserTimes) or their delays' mean
+// and largest in the record, or leaves every chunk in user-space time when
 // any read of the request lacked a stamp: never a mix within a request.
 type reqClock struct {
 	e      *engine
@@ -150,12 +151,23 @@ func (c *reqClock) apply(rec *trace.Record) string {
 		rec.Done, _ = c.kernelOf(rec.Done, 0) // found: every chunk's time was checked above
 	}
 	j = 0
+	var sum, most int64
+	keep := c.e.cfg.ChunkUserTimes
 	for i := range rec.Chunks {
 		for c.log[j].user < rec.Chunks[i].T {
 			j++
 		}
-		rec.Chunks[i].UserT = rec.Chunks[i].T
-		rec.Chunks[i].T = c.log[j].kernel
+		user, kernel := rec.Chunks[i].T, c.log[j].kernel
+		if keep {
+			rec.Chunks[i].UserT = user
+		}
+		rec.Chunks[i].T = kernel
+		sum, most = sum+user-kernel, max(most, user-kernel)
+	}
+	if n := int64(len(rec.Chunks)); n > 0 {
+		// As a reader computes them from a kept column: the same
+		// numbers whether or not the chunks kept their times.
+		rec.UserDelayMean, rec.UserDelayMax = sum/n, most
 	}
 	return ""
 }

@@ -9,11 +9,11 @@ import (
 )
 
 // TestReqClock: a request's chunks get the kernel stamps of their reads,
-// their user-space times kept beside them; a request any of whose reads
+// their user-space times kept beside them or summarised; a request any of whose reads
 // came without a stamp, or whose stamp lies after its read (a wall clock
 // stepped back), keeps user-space times for all its chunks and says why.
 func TestReqClock(t *testing.T) {
-	e := &engine{start: time.Now().Add(-time.Second)}
+	e := &engine{start: time.Now().Add(-time.Second), cfg: Config{ChunkUserTimes: true}}
 	read := func(k *kstamp, ago time.Duration) { k.last.Store(time.Now().Add(-ago).UnixNano()) }
 	record := func(c *reqClock, k *kstamp, stampless int, future bool) *trace.Record {
 		rec := &trace.Record{}
@@ -35,22 +35,44 @@ func TestReqClock(t *testing.T) {
 		return rec
 	}
 
-	k := &kstamp{}
-	c := &reqClock{e: e, k: k}
-	rec := record(c, k, 0, false)
-	userHeaders := rec.Headers
-	if note := c.apply(rec); note != "" {
-		t.Fatalf("apply: %s", note)
-	}
-	if rec.Headers >= userHeaders || userHeaders-rec.Headers > int64(time.Second) {
-		t.Errorf("headers: kernel %d, user %d", rec.Headers, userHeaders)
-	}
-	for i, ch := range rec.Chunks {
-		if ch.UserT == 0 || ch.T >= ch.UserT {
-			t.Errorf("chunk %d: kernel %d not before user %d", i, ch.T, ch.UserT)
+	// With ChunkUserTimes every chunk keeps its user-space time; either
+	// way the record keeps the delays' mean and largest (each read's
+	// stamp was taken 200 µs before it returned, so both are at least
+	// that), the same numbers a reader computes from kept times.
+	for _, keep := range []bool{true, false} {
+		e := &engine{start: e.start, cfg: Config{ChunkUserTimes: keep}}
+		k := &kstamp{}
+		c := &reqClock{e: e, k: k}
+		rec := record(c, k, 0, false)
+		userHeaders := rec.Headers
+		users := make([]int64, len(rec.Chunks))
+		for i := range rec.Chunks {
+			users[i] = rec.Chunks[i].T
 		}
-		if i%2 == 1 && (ch.T != rec.Chunks[i-1].T || ch.UserT != rec.Chunks[i-1].UserT) {
-			t.Errorf("chunks %d and %d of one read got different times", i-1, i)
+		if note := c.apply(rec); note != "" {
+			t.Fatalf("apply: %s", note)
+		}
+		if rec.Headers >= userHeaders || userHeaders-rec.Headers > int64(time.Second) {
+			t.Errorf("headers: kernel %d, user %d", rec.Headers, userHeaders)
+		}
+		var sum, most int64
+		for i, ch := range rec.Chunks {
+			if ch.T >= users[i] {
+				t.Errorf("chunk %d: kernel %d not before user %d", i, ch.T, users[i])
+			}
+			if keep && ch.UserT != users[i] || !keep && ch.UserT != 0 {
+				t.Errorf("ChunkUserTimes %v: chunk %d kept user time %d (user-space %d)", keep, i, ch.UserT, users[i])
+			}
+			if i%2 == 1 && ch.T != rec.Chunks[i-1].T {
+				t.Errorf("chunks %d and %d of one read got different times", i-1, i)
+			}
+			sum, most = sum+users[i]-ch.T, max(most, users[i]-ch.T)
+		}
+		if n := int64(len(rec.Chunks)); rec.UserDelayMean != sum/n || rec.UserDelayMax != most {
+			t.Errorf("ChunkUserTimes %v: summary %d/%d; the chunks say %d/%d", keep, rec.UserDelayMean, rec.UserDelayMax, sum/n, most)
+		}
+		if rec.UserDelayMean < int64(200*time.Microsecond) || rec.UserDelayMax < rec.UserDelayMean {
+			t.Errorf("ChunkUserTimes %v: summary %d/%d; want 200µs ≤ mean ≤ largest", keep, rec.UserDelayMean, rec.UserDelayMax)
 		}
 	}
 
@@ -85,9 +107,9 @@ func TestReqClock(t *testing.T) {
 	}
 
 	// A time the clock never gave (an adapter's own) is not mapped.
-	k = &kstamp{}
-	c = &reqClock{e: e, k: k}
-	rec = record(c, k, 0, false)
+	k := &kstamp{}
+	c := &reqClock{e: e, k: k}
+	rec := record(c, k, 0, false)
 	rec.Chunks[3].T++
 	if note := c.apply(rec); !strings.Contains(note, "came from no read") || rec.Chunks[0].UserT != 0 {
 		t.Errorf("a foreign chunk time: note %q, chunks %+v", note, rec.Chunks[:2])

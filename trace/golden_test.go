@@ -204,6 +204,31 @@ var goldenV14Records = []Record{
 			{T: 1_101_400_000, UserT: 1_101_400_020, Bytes: 120, Text: " 2"},
 		},
 		FinishReason: "length",
+		// Computed by the 1.5 reader from the column: delays 850, 850
+		// and 20 ns, mean 1720/3 = 573 (integer ns), largest 850.
+		UserDelayMean: 573, UserDelayMax: 850,
+	},
+}
+
+// goldenV15Records are written from format 1.5 on: kernel stamps without
+// the chunks' user-space times, the delays' mean and largest in their
+// place; and one whose summary was never set (no marker written).
+var goldenV15Records = []Record{
+	{
+		ID: "p003-0001", Index: 15, Phase: 2, InputTokens: 100, MaxTokens: 16,
+		Scheduled: 1_200_000_000, Sent: 1_200_000_400, Headers: 1_201_000_000, Done: 1_202_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 1_201_000_000, Bytes: 120, Text: "1"},
+			{T: 1_201_400_000, Bytes: 120, Text: ","},
+		},
+		FinishReason:  "length",
+		UserDelayMean: 12_500, UserDelayMax: 20_000,
+	},
+	{
+		ID: "p003-0002", Index: 16, Phase: 2, InputTokens: 100, MaxTokens: 16,
+		Scheduled: 1_300_000_000, Sent: 1_300_000_400, Headers: 1_301_000_000, Done: 1_302_000_000, Status: 200,
+		Chunks:       []Chunk{{T: 1_301_000_000, Bytes: 120, Text: "1"}},
+		FinishReason: "length",
 	},
 }
 
@@ -257,6 +282,9 @@ func goldenRecords(minor int) []Record {
 	}
 	if minor >= 4 {
 		out = append(out, goldenV14Records...)
+	}
+	if minor >= 5 {
+		out = append(out, goldenV15Records...)
 	}
 	return out
 }

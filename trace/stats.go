@@ -15,6 +15,22 @@ type Stats struct {
 	WireBytes           int64
 	// First is the earliest send, Last the latest end, on the run clock.
 	First, Last int64
+	// Client read delay after the kernel stamps (1.5): the records that
+	// have it, the chunks they hold, the delays' sum over those chunks
+	// (mean × chunks per record) and the largest; KeptChunkTimes counts
+	// the chunks that kept their own user-space time.
+	DelayRecords, DelayChunks int
+	DelaySum, DelayMax        int64
+	KeptChunkTimes            int
+}
+
+// DelayMean is the mean client read delay after the kernel stamps over
+// every chunk of the records that have one; 0 without any.
+func (c *Stats) DelayMean() int64 {
+	if c.DelayChunks == 0 {
+		return 0
+	}
+	return c.DelaySum / int64(c.DelayChunks)
 }
 
 // NewStats returns empty Stats ready for Add.
@@ -42,8 +58,17 @@ func (c *Stats) Add(r *Record) {
 		c.Failed[r.Error.Class]++
 	}
 	c.Chunks += len(r.Chunks)
+	if r.UserDelayMax > 0 {
+		c.DelayRecords++
+		c.DelayChunks += len(r.Chunks)
+		c.DelaySum += r.UserDelayMean * int64(len(r.Chunks))
+		c.DelayMax = max(c.DelayMax, r.UserDelayMax)
+	}
 	for i := range r.Chunks {
 		ch := &r.Chunks[i]
+		if ch.UserT != 0 {
+			c.KeptChunkTimes++
+		}
 		if ch.Text != "" {
 			c.TextChunks++
 			c.TextBytes += int64(len(ch.Text))

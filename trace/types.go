@@ -35,7 +35,11 @@ const (
 	// time (user_t_ns) when chunk times are kernel stamps, the header's
 	// timestamps and timestamps_note, and the clock scrape (the wall
 	// clock's offset from the run clock at the start and the end).
-	FormatMinor = 4
+	// 1.5 keeps, in place of that column (which a run now writes only when
+	// asked), a request's mean and largest user-space delay after the
+	// kernel stamps, behind a one-varint marker (−1) in the column's place
+	// that a 1.4 reader takes for a column to ignore.
+	FormatMinor = 5
 )
 
 // Header is written once, at the start of a trace. All times in records are
@@ -188,6 +192,16 @@ type Record struct {
 	Turn            int    `json:"turn,omitempty"`
 	SentInputTokens int    `json:"sent_input_tokens,omitempty"`
 
+	// UserDelayMean and UserDelayMax (1.5) are how long after the kernel's
+	// receive stamp the client's reads returned, the mean and the largest
+	// over the request's chunks, when chunk times are kernel stamps: the
+	// client's own scheduling delay, which the stamps keep out of the
+	// chunk times. 0 when the request has user-space times. A trace that
+	// kept each chunk's user-space time (Chunk.UserT) gets them computed
+	// from it when read.
+	UserDelayMean int64 `json:"user_delay_mean_ns,omitempty"`
+	UserDelayMax  int64 `json:"user_delay_max_ns,omitempty"`
+
 	// Shard is the index of the shard that sent the request, in a merged
 	// trace; nil elsewhere (1.1: stored as a shard entry before the first
 	// record of each run of records from one shard).
@@ -214,8 +228,10 @@ type Chunk struct {
 	ServerT int64 `json:"server_t_ns,omitempty"`
 	// UserT is the user-space arrival time (right after the read returned)
 	// when T is the kernel's receive stamp of the same read (the header's
-	// Timestamps is "kernel" and the request kept its stamps); 0 when T
-	// itself is the user-space time (1.4).
+	// Timestamps is "kernel" and the request kept its stamps), in a run
+	// that kept each chunk's (replay --chunk-user-times; otherwise only
+	// the record's UserDelayMean and UserDelayMax); 0 when T itself is the
+	// user-space time (1.4).
 	UserT int64 `json:"user_t_ns,omitempty"`
 }
 

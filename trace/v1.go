@@ -112,7 +112,10 @@ func appendRecordV1(b []byte, r *Record) []byte {
 			break
 		}
 	}
-	v14 := r.Session != "" || r.Turn != 0 || r.SentInputTokens != 0 || userT
+	// 1.5: without the column, the delays' summary (a column, when
+	// written, holds it already).
+	summary := !userT && (r.UserDelayMean != 0 || r.UserDelayMax != 0)
+	v14 := r.Session != "" || r.Turn != 0 || r.SentInputTokens != 0 || userT || summary
 	v13 := r.ServerPromptTokens != 0 || r.ServerTextTokens != 0 || v14
 	if r.Clipped != 0 || r.Notes != "" || v13 {
 		b = binary.AppendVarint(b, r.Clipped)
@@ -136,6 +139,12 @@ func appendRecordV1(b []byte, r *Record) []byte {
 		for i := range r.Chunks {
 			b = binary.AppendVarint(b, r.Chunks[i].UserT-r.Chunks[i].T)
 		}
+	} else if summary {
+		// A column's values are never negative: −1 in its place is no
+		// column, which a 1.4 reader ignores whole; 1.5's summary follows.
+		b = binary.AppendVarint(b, userDelayMarker)
+		b = binary.AppendVarint(b, r.UserDelayMean)
+		b = binary.AppendVarint(b, r.UserDelayMax)
 	}
 	return b
 }
@@ -376,7 +385,8 @@ func (d *v1Decoder) decode(body string) (*Record, error) {
 // later reads the fields later minor versions appended after the chunks
 // (1.2: clipped_bytes, notes; 1.3: server_prompt_tokens,
 // server_text_tokens; 1.4: session, turn, sent_input_tokens, then the
-// chunks' user-space times). A body that ends first is an older
+// chunks' user-space times; 1.5: in their place, the marker and the
+// delays' mean and largest). A body that ends first is an older
 // version's; bytes after them belong to a version later still, and bytes
 // that do not parse as them are ignored as such, as a 1.0 reader ignores
 // every one of them.
@@ -414,10 +424,21 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 	if c.i >= len(c.s) || len(r.Chunks) == 0 {
 		return
 	}
+	// 1.5: no column, the delays' mean and largest instead. Values a
+	// delay cannot have are no summary: left unset, as a 1.4 reader would.
+	save := c.i
+	if c.varint() == userDelayMarker && c.err == nil {
+		mean, most := c.varint(), c.varint()
+		if c.err == nil && mean >= 0 && most >= mean {
+			r.UserDelayMean, r.UserDelayMax = mean, most
+		}
+		return
+	}
+	c.i, c.err = save, nil
 	// Each chunk's user-space time as its delay after the kernel stamp,
 	// which is never negative: a column that is not that is ignored
 	// whole, as a reader before it would.
-	save := c.i
+	var sum, most int64
 	for i := range r.Chunks {
 		d := c.varint()
 		if c.err != nil || d < 0 {
@@ -428,8 +449,14 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 			return
 		}
 		r.Chunks[i].UserT = r.Chunks[i].T + d
+		sum, most = sum+d, max(most, d)
 	}
+	r.UserDelayMean, r.UserDelayMax = sum/int64(len(r.Chunks)), most
 }
+
+// userDelayMarker in the place of the user-space times' column (field 35)
+// says there is none and 1.5's summary of the delays follows.
+const userDelayMarker = -1
 
 // maxSessionBytes bounds a stored session id (a workload's are at most
 // 128 bytes).

@@ -51,6 +51,7 @@ type replayFlags struct {
 	watchPID               int
 	sessionHeader          string
 	timestamps             string
+	chunkUserTimes         bool
 }
 
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
@@ -79,6 +80,7 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.StringVar(&f.serverTokenize, "server-tokenize", replay.ServerTokenizeAuto, "ask the server's own tokenizer (POST /tokenize of llama.cpp, vLLM, SGLang, TGI) to count each distinct prompt before the run and each response's text after it, off the timing path, so usage is judged in the model's vocabulary: auto (use it when the server answers) or off")
 	fs.StringVar(&f.sessionHeader, "session-header", replay.DefaultSessionHeader, "workloads with sessions (--turns): the HTTP header that carries each conversation's stable id on all its turns, for routers with session affinity (llm-d, sticky gateways); off: none")
 	fs.StringVar(&f.timestamps, "timestamps", replay.TimestampsAuto, "source of chunk arrival times: kernel (the kernel's receive stamp of each read, Linux SO_TIMESTAMPING: no client scheduling delay in it), user (the time the read returned to llmreplay), auto (kernel where the system offers it); the trace header records the source")
+	fs.BoolVar(&f.chunkUserTimes, "chunk-user-times", false, "with kernel stamps, keep each chunk's user-space time beside its stamp, to see the client's delay event by event (about 3 bytes more per token); without it each request keeps the mean and largest delay")
 	fs.StringVar(&f.serverCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
 }
 
@@ -129,6 +131,7 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 		WatchPID:              f.watchPID,
 		SessionHeader:         f.sessionHeader,
 		Timestamps:            f.timestamps,
+		ChunkUserTimes:        f.chunkUserTimes,
 	}
 	return cfg, nil
 }

@@ -31,10 +31,13 @@ func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
 	return r.Header(), recs
 }
 
-// checkKernelStamped: every request kept its kernel stamps, each chunk's
-// stamp lies at or before its user-space time, and the headers' stamp
-// before the first chunk's.
-func checkKernelStamped(t *testing.T, h trace.Header, recs []trace.Record) {
+// checkKernelStamped: every request kept its kernel stamps, the headers'
+// stamp lies before the first chunk's, and the client's read delay after
+// the stamps is kept: with perChunk (--chunk-user-times) each chunk's
+// user-space time at or after its stamp, else (the default) no chunk's,
+// and each request's mean and largest delay, 0 ≤ mean ≤ largest, the
+// largest above 0 (a read returns after the packet's arrival).
+func checkKernelStamped(t *testing.T, h trace.Header, recs []trace.Record, perChunk bool) {
 	t.Helper()
 	if h.Timestamps != trace.TimestampsKernel {
 		t.Fatalf("trace header timestamps %q (%s); want kernel on Linux loopback", h.Timestamps, h.TimestampsNote)
@@ -49,10 +52,16 @@ func checkKernelStamped(t *testing.T, h trace.Header, recs []trace.Record) {
 			t.Errorf("%s fell back: %s", rec.ID, rec.Notes)
 			continue
 		}
+		if len(rec.Chunks) > 0 && (rec.UserDelayMean < 0 || rec.UserDelayMax < rec.UserDelayMean || rec.UserDelayMax == 0) {
+			t.Errorf("%s: read delay mean %d, largest %d ns: want 0 ≤ mean ≤ largest, largest > 0", rec.ID, rec.UserDelayMean, rec.UserDelayMax)
+		}
 		for i, c := range rec.Chunks {
 			chunks++
-			if c.UserT == 0 || c.T > c.UserT {
+			if perChunk && (c.UserT == 0 || c.T > c.UserT) {
 				t.Errorf("%s chunk %d: kernel %d, user %d: want 0 < kernel ≤ user", rec.ID, i, c.T, c.UserT)
+			}
+			if !perChunk && c.UserT != 0 {
+				t.Errorf("%s chunk %d kept its user-space time %d without --chunk-user-times", rec.ID, i, c.UserT)
 			}
 			if c.T < rec.Headers {
 				t.Errorf("%s chunk %d: kernel %d before the headers' stamp %d", rec.ID, i, c.T, rec.Headers)
@@ -82,10 +91,28 @@ func TestKernelTimestampsE2E(t *testing.T) {
 		t.Fatalf("replay exit %d: %s", code, e)
 	}
 	h, recs := readTrace(t, tr)
-	checkKernelStamped(t, h, recs)
+	checkKernelStamped(t, h, recs, false)
 	info, _, _ := run(t, nil, bin, "trace", "info", tr)
-	if !strings.Contains(info, "timestamps: kernel") {
-		t.Errorf("trace info does not name the source:\n%s", info)
+	if !strings.Contains(info, "timestamps: kernel") || !strings.Contains(info, "read delay:") {
+		t.Errorf("trace info does not name the source and the client's read delay:\n%s", info)
+	}
+
+	// --chunk-user-times keeps every chunk's user-space time, and the
+	// same summary a reader computes from them.
+	tc := filepath.Join(dir, "c.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tc, "-q", "--chunk-user-times"); code != 0 {
+		t.Fatalf("replay --chunk-user-times exit %d: %s", code, e)
+	}
+	h, recs = readTrace(t, tc)
+	checkKernelStamped(t, h, recs, true)
+	for _, rec := range recs {
+		var sum, most int64
+		for _, c := range rec.Chunks {
+			sum, most = sum+c.UserT-c.T, max(most, c.UserT-c.T)
+		}
+		if n := int64(len(rec.Chunks)); n > 0 && (rec.UserDelayMean != sum/n || rec.UserDelayMax != most) {
+			t.Errorf("%s: summary %d/%d, chunks say %d/%d", rec.ID, rec.UserDelayMean, rec.UserDelayMax, sum/n, most)
+		}
 	}
 	out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
 	if code != 0 || strings.Contains(out, "clock_step") {
@@ -101,6 +128,9 @@ func TestKernelTimestampsE2E(t *testing.T) {
 		t.Errorf("--timestamps user: header says %q", h.Timestamps)
 	}
 	for _, rec := range recs {
+		if rec.UserDelayMean != 0 || rec.UserDelayMax != 0 {
+			t.Errorf("--timestamps user: %s has a read delay %d/%d", rec.ID, rec.UserDelayMean, rec.UserDelayMax)
+		}
 		for _, c := range rec.Chunks {
 			if c.UserT != 0 {
 				t.Fatalf("--timestamps user: %s has a chunk with user_t_ns %d", rec.ID, c.UserT)
@@ -135,5 +165,5 @@ func TestKernelTimestampsTLS(t *testing.T) {
 		t.Fatalf("replay over TLS exit %d: %s", code, e)
 	}
 	h, recs := readTrace(t, tr)
-	checkKernelStamped(t, h, recs)
+	checkKernelStamped(t, h, recs, false)
 }

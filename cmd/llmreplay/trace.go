@@ -175,7 +175,15 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	line("started", "%s", h.StartWall)
 	switch h.Timestamps {
 	case trace.TimestampsKernel:
-		line("timestamps", "kernel: chunk and header times are the kernel's receive stamps (user-space times beside them)")
+		beside := "each request's mean and largest client delay beside them"
+		if c.KeptChunkTimes > 0 {
+			beside = "each chunk's user-space time beside them"
+		}
+		line("timestamps", "kernel: chunk and header times are the kernel's receive stamps (%s)", beside)
+		if c.DelayRecords > 0 {
+			line("read delay", "the client read events %v after their kernel stamp on average, %v at most (%d requests)",
+				time.Duration(c.DelayMean()).Round(100*time.Nanosecond), time.Duration(c.DelayMax).Round(100*time.Nanosecond), c.DelayRecords)
+		}
 	case trace.TimestampsUser:
 		if h.TimestampsNote != "" {
 			line("timestamps", "user: %s", h.TimestampsNote)

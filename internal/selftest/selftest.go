@@ -434,8 +434,10 @@ type harness struct {
 
 // connOpts: tls makes the child serve HTTPS (section 3's TLS rows);
 // prewarm opens the phase's connections before it starts (replay's
-// --prewarm), so a burst's streams start together.
-type connOpts struct{ tls, prewarm bool }
+// --prewarm), so a burst's streams start together; userTimes keeps each
+// chunk's user-space time beside its kernel stamp (replay's
+// --chunk-user-times), so section 3 compares both sources event by event.
+type connOpts struct{ tls, prewarm, userTimes bool }
 
 func (h *harness) logf(format string, a ...any) {
 	if h.cfg.Progress != nil {
@@ -486,6 +488,8 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 		Timestamps: h.cfg.Timestamps,
 		Insecure:   h.conn.tls, // the child's certificate is self-signed
 		Prewarm:    h.conn.prewarm,
+
+		ChunkUserTimes: h.conn.userTimes,
 	}
 	if h.cfg.ScrapeInterval > 0 {
 		rc.ServerMetrics, rc.ServerMetricsInterval = replay.ServerMetricsAuto, h.cfg.ScrapeInterval

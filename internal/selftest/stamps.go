@@ -78,7 +78,7 @@ func (h *harness) stamp(ctx context.Context) error {
 			// machine (472 of 1,024 open together), and the tokens were
 			// no longer aligned. The wide level opens its connections
 			// one by one as its streams start.
-			h.conn = connOpts{tls: useTLS, prewarm: l.openRate == 0}
+			h.conn = connOpts{tls: useTLS, prewarm: l.openRate == 0, userTimes: true}
 			row := StampRow{Run: h.run, Streams: l.streams, TLS: useTLS, OpenRate: l.openRate, Pace: l.pace}
 			bc := workload.BuildConfig{MaxTokens: l.tokens, Schedule: fmt.Sprintf("burst:%d", l.streams), Repeats: 1}
 			opened := "at once"
