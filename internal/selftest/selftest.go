@@ -283,6 +283,9 @@ type StampRow struct {
 	// FellBack the requests that kept user-space times (stamps.go).
 	Sources  []StampSource
 	FellBack int
+	// ReadLate counts the chunks read only together with their stream's
+	// next token (readLate): their error is the client's delay.
+	ReadLate int
 }
 
 // SchedRow is section 4 at one rate.

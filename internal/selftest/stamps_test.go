@@ -99,3 +99,33 @@ func TestStampVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestReadLate counts by hand the chunks one read delivered with a token
+// sent at least half a pace (here 10 ms) later. c1 came in the read of
+// c2, sent 20 ms later: late. c3 and c4 were sent 9 µs apart (a writer
+// catching up) and read together: neither is late. c5 and c6 came in the
+// read of c7, 40 and 20 ms later: both late. c8 has no send time and
+// counts nowhere. 3 in all.
+func TestReadLate(t *testing.T) {
+	us := int64(time.Microsecond)
+	a := &trace.Record{ID: "a", Chunks: []trace.Chunk{
+		{ServerT: 1000 * us, T: 1010 * us},
+		{ServerT: 21000 * us, T: 41010 * us},
+		{ServerT: 41000 * us, T: 41010 * us},
+		{ServerT: 61000 * us, T: 61020 * us},
+		{ServerT: 61009 * us, T: 61020 * us},
+		{ServerT: 81000 * us, T: 121010 * us},
+		{ServerT: 101000 * us, T: 121010 * us},
+		{ServerT: 121000 * us, T: 121010 * us},
+		{T: 141000 * us},
+		{ServerT: 141000 * us, T: 141000 * us},
+	}}
+	// Another request's chunks with the same times are another read.
+	b := &trace.Record{ID: "b", Chunks: []trace.Chunk{{ServerT: 21000 * us, T: 41010 * us}}}
+	if got := readLate([]*trace.Record{a, b}, 20*time.Millisecond); got != 3 {
+		t.Errorf("readLate = %d, want 3", got)
+	}
+	if got := readLateShare(3, 400); got != "3 (0.75%)" {
+		t.Errorf("readLateShare(3, 400) = %q", got)
+	}
+}
