@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -127,6 +128,14 @@ func TestSelftestStampsTLSBinary(t *testing.T) {
 		if failedCol := f[len(w)+3]; failedCol != "0" {
 			t.Errorf("section 3 row %q: %s failed", lines[head+1+i], failedCol)
 		}
+		// Every row says how many chunks the client read only when their
+		// stream's next token had come: a count and its share.
+		if !readLateCell.MatchString(lines[head+1+i]) {
+			t.Errorf("section 3 row %q: no read-late count and share", lines[head+1+i])
+		}
+	}
+	if !strings.Contains(lines[head], "read late") {
+		t.Errorf("section 3 header %q lacks the read late column", lines[head])
 	}
 	src := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "run  transport  streams  source") })
 	if runtime.GOOS == "linux" {
@@ -163,3 +172,7 @@ func TestSelftestStampsTLSBinary(t *testing.T) {
 		}
 	}
 }
+
+// readLateCell is section 3's read-late cell between other cells: a count
+// and its share of the row's chunks.
+var readLateCell = regexp.MustCompile(`\s\d+ \(\d+\.\d\d%\)\s`)
