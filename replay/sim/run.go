@@ -98,6 +98,16 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 	}
 	buf := make([]byte, 0, 1024)
 	sent := 0
+	// held keeps events in the response's buffer instead of flushing each:
+	// the events that open a stream (a chat's role delta, Anthropic's and
+	// the Responses API's start events) leave in one write with the first
+	// token, and the ones after the last token (usage, [DONE]) in one write
+	// with the end of the body. A flush per event cost a write system call
+	// and, on the client, a wake-up and a read each, all in the first and
+	// last tick of a burst of streams, when both sides are busiest
+	// (docs/PERFORMANCE.md, "Why the tail at 1,024 aligned streams").
+	held := false
+	flush := func() bool { return held || rc.Flush() == nil }
 	// emit closes the event in b (stamping the send time in test mode),
 	// writes and flushes it; raw writes a non-JSON line such as [DONE].
 	emit := func(b []byte) bool {
@@ -110,13 +120,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 		if _, err := w.Write(b); err != nil {
 			return false
 		}
-		return rc.Flush() == nil
+		return flush()
 	}
 	raw := func(line string) bool {
 		if _, err := io.WriteString(w, line); err != nil {
 			return false
 		}
-		return rc.Flush() == nil
+		return flush()
 	}
 	// pace holds the next chunk until its deadline under TokenInterval.
 	var paceTimer *time.Timer
@@ -161,6 +171,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 			if !pace() {
 				return
 			}
+			held = sent == 0 // the opening events go with the first token
 			if sent == 0 && j.api == apiResponses {
 				for _, ev := range e.responsesStart(buf[:0]) {
 					if !emit(ev) {
@@ -182,6 +193,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 					return
 				}
 			}
+			held = false
 			if !emit(e.content(buf[:0], pieces[sent:sent+k], sent+k, sent+k == n)) {
 				return
 			}
@@ -220,6 +232,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 		}
 		return
 	}
+	// What follows the last token leaves in one write, with the end of the
+	// chunked body that the server writes when the handler returns.
+	held = true
 	e.final(buf[:0], t, emit, raw)
 }
 
@@ -507,7 +522,8 @@ func (e *events) close(b []byte) []byte {
 }
 
 // closeTimed stamps the event with the send time as late as possible:
-// nothing but the append and the write follow the clock read.
+// nothing but the append and the write follow the clock read (and, for an
+// event held for the next one, that event's rendering: microseconds).
 func (e *events) closeTimed(b []byte) []byte {
 	b = append(b, `,"sim_sent_unix_ns":`...)
 	b = strconv.AppendInt(b, time.Now().UnixNano(), 10)
