@@ -3,6 +3,7 @@ package analyze
 import (
 	"math"
 	"sort"
+	"sync/atomic"
 )
 
 // exactCap is how many samples a Dist keeps exactly before it folds them
@@ -214,12 +215,83 @@ type buckets struct {
 	counts []uint64
 }
 
-func bucketOf(v float64) int { return int(math.Floor(math.Log(v) / logGamma)) }
+// bucketOf is the bucket of v > 0: ⌊ln v / ln γ⌋. Computed with math.Log
+// it was most of the analysis's time (two histogram samples per streamed
+// token: itl and itl_chunk), so it is read from a table where the table
+// knows the answer for sure, and computed exactly elsewhere: same bucket
+// either way (bucketExact is the definition; TestBucketTable holds the two
+// together).
+func bucketOf(v float64) int {
+	bits := math.Float64bits(v)
+	if row := bucketRows[bits>>52&0x7ff].Load(); row != nil {
+		if b := row[bits>>(52-cellBits)&(cells-1)]; b != mixedCell {
+			return int(b)
+		}
+		return bucketExact(v)
+	}
+	return bucketSlow(v, bits)
+}
+
+func bucketExact(v float64) int { return int(math.Floor(math.Log(v) / logGamma)) }
+
+// The bucket table: for each binary exponent of a float64 (its top 11 bits
+// after the sign) a row of cells, each the values sharing the next cellBits
+// bits of the mantissa, 1/1024 of an octave. A cell holds the bucket of all
+// its values when they share one, and mixedCell when a bucket bound may
+// fall inside it: there are 35 bounds an octave (ln 2 / ln γ), so about 3%
+// of cells are mixed and computed exactly. Rows are built on first use (a
+// trace's values span a few dozen exponents: 4 KiB each) and shared by
+// every Dist; a row's content depends on nothing but its exponent, so two
+// goroutines that build the same row build the same one.
+const (
+	cellBits  = 10
+	cells     = 1 << cellBits
+	mixedCell = math.MinInt32
+	// cellMargin is how far from a bucket bound, in buckets, both ends of
+	// a cell must be for the cell to take one bucket: far more than
+	// math.Log's error (under one ulp) and the division's.
+	cellMargin = 1e-6
+)
+
+var bucketRows [1 << 11]atomic.Pointer[[cells]int32]
+
+func bucketSlow(v float64, bits uint64) int {
+	exp := bits >> 52 & 0x7ff
+	// Subnormal numbers, infinities and NaN (which never reach a
+	// histogram) have no row.
+	if exp == 0 || exp == 0x7ff {
+		return bucketExact(v)
+	}
+	row := new([cells]int32)
+	for c := uint64(0); c < cells; c++ {
+		lo := exp<<52 | c<<(52-cellBits)
+		row[c] = cellBucket(math.Float64frombits(lo), math.Float64frombits(lo+1<<(52-cellBits)))
+	}
+	bucketRows[exp].CompareAndSwap(nil, row)
+	return bucketOf(v)
+}
+
+// cellBucket is the bucket of every value in [lo, hi), or mixedCell when
+// the table cannot be sure: ln is increasing, so every value's true
+// logarithm lies between the ends', and math.Log's result within an ulp
+// of it.
+func cellBucket(lo, hi float64) int32 {
+	xl, xh := math.Log(lo)/logGamma, math.Log(hi)/logGamma
+	b := math.Floor(xl)
+	if math.IsInf(xh, 0) || math.Floor(xh) != b || xl-b < cellMargin || b+1-xh < cellMargin {
+		return mixedCell
+	}
+	return int32(b)
+}
 
 // bucketValue is the geometric middle of bucket i: [γ^i, γ^(i+1)).
 func bucketValue(i int) float64 { return math.Exp((float64(i) + 0.5) * logGamma) }
 
 func (b *buckets) add(i int, k uint64) {
+	if j := i - b.off; uint(j) < uint(len(b.counts)) {
+		b.counts[j] += k // the common case: a bucket already there
+		return
+	}
 	if len(b.counts) == 0 {
 		b.off = i
 		b.counts = append(b.counts, 0)

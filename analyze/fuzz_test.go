@@ -25,8 +25,9 @@ func FuzzParseSLO(f *testing.F) {
 	})
 }
 
-// FuzzCountUp checks the count-up reader never reads past the text and
-// that a valid prefix stays valid when the text grows.
+// FuzzCountUp checks the count-up reader never reads past the text, that
+// a valid prefix stays valid when the text grows, and that it agrees with
+// the plain reference implementation (fast_test.go).
 func FuzzCountUp(f *testing.F) {
 	for _, s := range []string{"1, 2, 3", " 1\n2\n3", "1 2 3 4 5 6 7 8 9 1", "<think>", "0, 1", "1,,,,2", ""} {
 		f.Add(s, "1, 2, 3, 4")
@@ -35,6 +36,9 @@ func FuzzCountUp(f *testing.F) {
 		n := countUpValid(text, ref)
 		if n < 0 || n > len(text) {
 			t.Fatalf("countUpValid(%q, %q) = %d, outside the text", text, ref, n)
+		}
+		if want := countUpValidItoa(text, ref); n != want {
+			t.Fatalf("countUpValid(%q, %q) = %d, the reference implementation %d", text, ref, n, want)
 		}
 		if n > 0 && countUpValid(text[:n], ref) != n && !strings.HasPrefix(ref, strings.TrimLeft(text[:n], " \t\r\n")) {
 			// A valid prefix, cut where it ended, is still entirely valid.

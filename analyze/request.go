@@ -54,6 +54,10 @@ type facts struct {
 	bytes     int // wire bytes of all chunks
 	lastShare float64
 	text      []byte // received text (not reasoning), for the count-up check
+
+	// parsed remembers what the server's usage and timings objects said,
+	// kept across records (serverObjects).
+	parsed serverObjects
 }
 
 // arrivalRate is how fast the tokens after the first content chunk arrived:
@@ -76,14 +80,16 @@ func (f *facts) arrivalRate() (rate float64, bunched bool) {
 }
 
 func (f *facts) reset(r *trace.Record) {
-	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], text: f.text[:0]}
+	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], text: f.text[:0], parsed: f.parsed}
 }
 
 // build fills f from r.
 func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 	f.reset(r)
 	f.ok = r.OK()
-	f.serverTokens, f.promptTokens = usageCounts(r.Usage, r.Timings)
+	obj := f.parsed.read(r.Usage, r.Timings)
+	f.serverTokens, f.promptTokens = obj.completion, obj.prompt
+	f.srv, f.timersRead = obj.timers, true
 	// Server numbers are not trusted as counts past a plausible bound: a
 	// per-chunk count of 9e18 overflowed the sums and crashed the
 	// statistics. They stay in the trace; the analysis falls back to the

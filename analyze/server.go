@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/llmreplay/llmreplay/trace"
 )
@@ -202,4 +203,44 @@ func serverWarnings(g *Group) []Warning {
 func CachedTokens(r *trace.Record) (int, bool) {
 	t := readServerTimers(r.Usage, r.Timings)
 	return t.cached, t.cached >= 0
+}
+
+// serverObject is what one pair of usage and timings objects says: the
+// token counts (usageCounts) and the server's timers (readServerTimers).
+type serverObject struct {
+	completion, prompt int
+	timers             serverTimers
+}
+
+// maxServerObjects bounds serverObjects' memory; when it fills it is
+// dropped and rebuilt.
+const maxServerObjects = 1 << 12
+
+// serverObjects parses each distinct pair of usage and timings objects
+// once. Responses of one shape carry the same usage object byte for byte
+// (a count-up run's say 800 prompt and 256 completion tokens in every
+// response), and it was decoded with encoding/json twice per record
+// (counts, then timers). The result is a function of the two strings
+// alone, so a remembered one is the same as a fresh parse.
+type serverObjects struct {
+	m map[[2]string]serverObject
+}
+
+func (s *serverObjects) read(usage, timings string) serverObject {
+	if usage == "" && timings == "" {
+		return serverObject{completion: -1, prompt: -1, timers: serverTimers{cached: -1}}
+	}
+	key := [2]string{usage, timings}
+	if o, ok := s.m[key]; ok {
+		return o
+	}
+	var o serverObject
+	o.completion, o.prompt = usageCounts(usage, timings)
+	o.timers = readServerTimers(usage, timings)
+	if s.m == nil || len(s.m) >= maxServerObjects {
+		s.m = make(map[[2]string]serverObject)
+	}
+	// The strings are slices of the reader's record: keep copies.
+	s.m[[2]string{strings.Clone(usage), strings.Clone(timings)}] = o
+	return o
 }

@@ -245,7 +245,7 @@ func (w *runWarn) observe(f *facts, rec *trace.Record, t *TraceAcc, primary bool
 	}
 	if t.header.Reference != "" {
 		w.countChecked++
-		valid := countUpValid(string(f.text), t.header.Reference)
+		valid := countUpValid(f.text, t.header.Reference)
 		total := len(f.text)
 		w.validBytes += int64(valid)
 		w.totalBytes += int64(total)
