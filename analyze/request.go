@@ -55,6 +55,11 @@ type facts struct {
 	lastShare float64
 	text      []byte // received text (not reasoning), for the count-up check
 
+	// gaps are the content chunks' gaps in ms (gapsMs), gaps[i−1] the
+	// one before chunk i: itl and itl_chunk both read them.
+	gaps     []float64
+	gapsDone bool
+
 	// parsed remembers what the server's usage and timings objects said,
 	// kept across records (serverObjects).
 	parsed serverObjects
@@ -80,7 +85,7 @@ func (f *facts) arrivalRate() (rate float64, bunched bool) {
 }
 
 func (f *facts) reset(r *trace.Record) {
-	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], text: f.text[:0], parsed: f.parsed}
+	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], text: f.text[:0], gaps: f.gaps[:0], parsed: f.parsed}
 }
 
 // build fills f from r.
@@ -250,12 +255,24 @@ func (f *facts) tpotMs(d *DefinitionSet) (float64, bool) {
 	}
 }
 
+// gapsMs returns the gaps between consecutive content chunks in ms,
+// computed once per record.
+func (f *facts) gapsMs() []float64 {
+	if !f.gapsDone {
+		for i := 1; i < len(f.t); i++ {
+			f.gaps = append(f.gaps, ms(f.t[i]-f.t[i-1]))
+		}
+		f.gapsDone = true
+	}
+	return f.gaps
+}
+
 // itl emits the inter-token latency samples (ms) of one request.
 func (f *facts) itl(d *DefinitionSet, out *Dist) {
 	switch d.itl {
 	case itlPerChunk:
-		for i := 1; i < len(f.t); i++ {
-			out.AddN(ms(f.t[i]-f.t[i-1]), 1)
+		for _, g := range f.gapsMs() {
+			out.AddN(g, 1)
 		}
 	case itlRequestMean:
 		if f.tokens >= 2 && f.e2e > 0 && f.content > 0 {
@@ -266,9 +283,12 @@ func (f *facts) itl(d *DefinitionSet, out *Dist) {
 			out.AddN(ms(f.last-f.first)/float64(f.tokens-1), 1)
 		}
 	default: // itlPerToken: the first chunk's tokens arrive with the TTFT and have no gap
-		for i := 1; i < len(f.t); i++ {
-			k := f.k[i]
-			out.AddN(ms(f.t[i]-f.t[i-1])/float64(k), k)
+		for i, g := range f.gapsMs() {
+			k := f.k[i+1]
+			if k != 1 { // g/1 is g: the division is skipped, not the sample changed
+				g /= float64(k)
+			}
+			out.AddN(g, k)
 		}
 	}
 }
