@@ -244,19 +244,21 @@ func (m *roundModel) Probe(_ context.Context, x float64, n int) ([]Sample, time.
 }
 
 // TestPerRoundCoverage: rounds judged as independent draws (PerRound,
-// the rate axis's rule) hold the true rate of roundModel (10 req/s) in
-// at least 95% of 200 seeded searches; the same searches with the
-// rounds' requests pooled do not (their intervals are about one round's
-// factor wide, so they miss often). That is the rate axis's old failure
-// in closed form.
+// both axes' rule) hold the true level of roundModel (10 req/s, or 10
+// users on the integer concurrency axis, where the median round sits
+// exactly on the bound and still meets it) in at least 95% of 200
+// seeded searches; the same searches with the rounds' requests pooled
+// do not (their intervals are about one round's factor wide, so they
+// miss often). That is both axes' old failure in closed form.
 func TestPerRoundCoverage(t *testing.T) {
 	const truth, runs = 10.0, 200
 	slo := mustSLO(t, "ttft_p90<=1s")
-	for _, perRound := range []bool{true, false} {
+	for _, tc := range []struct{ perRound, integer bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+		perRound := tc.perRound
 		covered := 0
 		for seed := range runs {
 			m := &roundModel{rng: rand.New(rand.NewPCG(uint64(seed), 3))}
-			cfg := Config{SLO: slo, Lo: 1, Hi: 64, Resolution: 0.5, PerRound: perRound}
+			cfg := Config{SLO: slo, Lo: 1, Hi: 64, Resolution: 0.5, PerRound: perRound, Integer: tc.integer}
 			if !perRound {
 				cfg.Batch = 51
 			}
@@ -268,7 +270,7 @@ func TestPerRoundCoverage(t *testing.T) {
 				covered++
 			}
 		}
-		t.Logf("per round %v: the interval held %g req/s in %d/%d searches", perRound, truth, covered, runs)
+		t.Logf("per round %v, integer levels %v: the interval held %g in %d/%d searches", perRound, tc.integer, truth, covered, runs)
 		if perRound && covered < runs*95/100 {
 			t.Errorf("per-round coverage %d/%d below 95%%", covered, runs)
 		}

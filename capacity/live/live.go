@@ -48,6 +48,30 @@ func RoundRule(d time.Duration) string {
 	return fmt.Sprintf("independent rounds from an idle server, each of ceil(%v x rate) measured requests (at least the batch) in the server's time, judged by the median over rounds of each round's own value", d)
 }
 
+// ClosedRoundRule is the concurrency axis's round rule, stated in the
+// trace header (capacity_rounds) with the round's batch (the fewest
+// measured requests a round holds; see ClosedRoundMeasured). A trace of
+// the concurrency axis without it was judged by pooling its rounds'
+// requests (before the rule) and is re-decided so.
+func ClosedRoundRule(batch int) string {
+	return fmt.Sprintf("independent rounds from an idle server, C users each sending 1 + max(2, ceil(%d/C)) requests one after another, the first of each skipped, judged by the median over rounds of each round's own value", batch)
+}
+
+// ClosedRoundMeasured is a concurrency round's measured requests at c
+// users: each user sends max(2, ⌈batch/c⌉) after its warm-up request, so
+// a round holds at least batch measured requests (a round's p90 is then
+// at least its 18th of 20) and every user at least two, which mixes the
+// start's clump (every user's second request is sent as the first wave
+// ends) with the steady loop after it. A round's length is then about
+// 1 + max(2, ⌈batch/c⌉) of one user's requests, not batch/c + 1: a probe
+// of 8 rounds stays near a minute at the profiles' pace for every c.
+func ClosedRoundMeasured(c, batch int) int {
+	if c < 1 {
+		return batch
+	}
+	return c * max(2, (batch+c-1)/c)
+}
+
 // DefaultRoundDuration is the rate axis's round, in the server's time
 // (scaled by the simulator's time scale): a round's measured requests
 // are its rate times this, so a round at a rate the server cannot sustain
@@ -129,7 +153,10 @@ func (c Config) Resolve() (Config, error) {
 		return c, fmt.Errorf("axis %q is unknown: use --axis concurrency or --axis rate", c.Axis)
 	}
 	c.Search.Integer = c.Axis == AxisConcurrency
-	c.Search.PerRound = c.Axis == AxisRate
+	// Both axes judge a level by independent rounds: a closed-loop
+	// round's requests share one engine (users that end together restart
+	// together) as an open-loop round's share one queue.
+	c.Search.PerRound = true
 	if c.TimeScale == 0 {
 		c.TimeScale = 1
 	}
@@ -286,8 +313,8 @@ func (p *prober) Probe(ctx context.Context, x float64, n int) ([]capacity.Sample
 	sched := "closed:" + strconv.Itoa(int(x))
 	if p.cfg.Axis == AxisRate {
 		sched = "rate:" + strconv.FormatFloat(x, 'f', -1, 64)
-		n = RoundMeasured(x, n, p.cfg.RoundDuration, p.cfg.TimeScale)
 	}
+	n = p.RoundSize(x, n)
 	w := p.warmup(x, n)
 	wl, err := workload.Build(workload.BuildConfig{
 		Tok: p.tok, Shape: p.cfg.Shape, InputTokens: []int{p.cfg.InputTokens}, MaxTokens: p.cfg.MaxTokens,
@@ -332,7 +359,7 @@ func (p *prober) RoundSize(x float64, n int) int {
 	if p.cfg.Axis == AxisRate {
 		return RoundMeasured(x, n, p.cfg.RoundDuration, p.cfg.TimeScale)
 	}
-	return n
+	return ClosedRoundMeasured(int(x), n)
 }
 
 func (p *prober) levelRound(x float64) int {
@@ -496,6 +523,7 @@ func (p *prober) options() map[string]string {
 		OptTimeScale:  strconv.FormatFloat(c.TimeScale, 'g', -1, 64),
 		OptGoodput:    c.GoodputBounds.String(),
 		OptWarmup:     WarmupConcurrency,
+		OptRounds:     ClosedRoundRule(s.Batch),
 	}
 	if c.Axis == AxisRate {
 		o[OptWarmup] = WarmupRate
@@ -582,6 +610,9 @@ func (p *prober) resume(path string, res *Result) error {
 		return fmt.Errorf("--resume %s: not a capacity trace (its header has no %s)", path, OptAxis)
 	}
 	want := p.options()
+	if h.Options[OptRounds] == "" {
+		return fmt.Errorf("--resume %s: the trace pooled its rounds' requests (it was written before rounds were judged on their own, %s); this version cannot continue it: start a new search ('capacity --from' still re-decides it as it was decided)", path, OptRounds)
+	}
 	for _, k := range []string{OptAxis, OptSLO, OptRange, OptResolution, OptConf, OptMaxErrors, OptTimeScale, OptGoodput, OptRounds} {
 		if h.Options[k] != want[k] {
 			return fmt.Errorf("--resume %s: the trace's %s is %q, this run's %q: resume with the trace's settings", path, k, h.Options[k], want[k])

@@ -30,8 +30,9 @@ type Reanalysis struct {
 const NotResolved = "the trace's probes do not bracket the boundary for this SLO to the resolution: run the search for it"
 
 // Reanalyse reads a capacity trace and answers for slo (nil: the trace's
-// own SLO) without sending a request: each level's rounds are pooled and
-// judged again, and the answer is decided as the search decides it
+// own SLO) without sending a request: each level's rounds are judged
+// again by the trace's rule (each round one draw, or pooled for a trace
+// written before capacity_rounds), and the answer is decided as the search decides it
 // (capacity.Evaluate). good, when not zero, replaces the trace's goodput
 // bounds.
 func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, error) {
@@ -75,9 +76,10 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 		return nil, err
 	}
 	cfg.Integer = axis == AxisConcurrency
-	// A rate trace made before rounds were judged on their own pooled
+	// A trace made before rounds were judged on their own (rate axis:
+	// before capacity_rounds; concurrency axis: likewise, later) pooled
 	// them; it is re-decided as it was decided.
-	cfg.PerRound = axis == AxisRate && o[OptRounds] != ""
+	cfg.PerRound = o[OptRounds] != ""
 	own := slo == nil
 	if slo == nil {
 		if slo, err = capacity.ParseSLO(o[OptSLO]); err != nil {
@@ -99,6 +101,9 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 		return nil, err
 	}
 	cfg.Batch = 1
+	if b := closedRuleBatch(o[OptRounds]); axis == AxisConcurrency && b > 0 {
+		cfg.Batch = b // the round's size, for the sweep it is compared with
+	}
 	if cfg.MaxRounds == 0 {
 		cfg.MaxRounds = capacity.DefaultMaxRounds
 	}
@@ -179,4 +184,22 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 		res.Answer = 0
 	}
 	return &Reanalysis{Result: res, Header: h, Axis: axis, Search: cfg, TimeScale: scale, Partial: r.Truncated()}, nil
+}
+
+// closedRuleBatch reads the batch out of a ClosedRoundRule text (0 when
+// the text is not one).
+func closedRuleBatch(rule string) int {
+	_, rest, ok := strings.Cut(rule, "ceil(")
+	if !ok {
+		return 0
+	}
+	num, _, ok := strings.Cut(rest, "/C)")
+	if !ok {
+		return 0
+	}
+	b, err := strconv.Atoi(num)
+	if err != nil || b < 1 {
+		return 0
+	}
+	return b
 }

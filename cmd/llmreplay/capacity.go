@@ -127,9 +127,12 @@ func newCapacityCmd() *cobra.Command {
 		Long: `capacity searches for the largest load meeting an SLO: closed-loop users
 (--axis concurrency) or open-loop requests per second (--axis rate). It
 probes the lowest level, doubles until a level fails (or the highest
-passes), then bisects to --resolution. Each probe runs enough requests for
-the SLO's percentiles to have a 99% order-statistic interval; a probe whose
-interval straddles a bound runs another round (up to 4). The answer is the
+passes), then bisects to --resolution. Each probe runs independent rounds,
+each from an idle server (concurrency C: every user sends 1 + max(2,
+ceil(20/C)) requests, its first skipped; rate: rate x --round-duration
+requests), and judges the level by the median over its rounds of each
+round's own percentile with its 99% order-statistic interval: 8 rounds,
+up to 12 while that interval straddles a bound. The answer is the
 largest level judged to meet the SLO with the 95% interval no decided probe
 ruled out, then the knee of aggregate throughput (the lowest level reaching
 90% of the highest throughput probed). docs/CAPACITY.md defines them.
@@ -491,7 +494,16 @@ func writeCapacity(w io.Writer, r *capacity.Result, axis string, slo capacity.SL
 	sweep := 0
 	if axis == live.AxisConcurrency {
 		if rc, err := sc.Resolve(); err == nil {
-			sweep = int(sc.Hi-sc.Lo+1) * rc.Batch
+			// The same per-level confidence: every level's probe at its
+			// fewest rounds (8 at 99% when rounds are judged on their
+			// own, one pooled batch before that).
+			for c := int(rc.Lo); c <= int(rc.Hi); c++ {
+				if rc.PerRound {
+					sweep += capacity.MinRounds(rc.Conf) * live.ClosedRoundMeasured(c, rc.Batch)
+				} else {
+					sweep += rc.Batch
+				}
+			}
 		}
 	}
 	levels := "levels"

@@ -40,7 +40,7 @@ func makeCapTraces(t *testing.T) capTraces {
 	if c.answer = answerRE.FindString(out); c.answer == "" {
 		t.Fatalf("capacity printed no answer:\n%s", out)
 	}
-	out, errs, code = runCap(t, bin, append(args, "--max-requests", "102", "-o", c.budget)...)
+	out, errs, code = runCap(t, bin, append(args, "--max-requests", "200", "-o", c.budget)...)
 	if code != 1 || !strings.Contains(out, "could not determine") {
 		t.Fatalf("budget run: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -372,31 +372,70 @@ func TestAnalyzeCapacityOtherVerdicts(t *testing.T) {
 		t.Fatalf("failing server: exit %d\n%s\n%s", code, out, errs)
 	}
 	out, errs, code = runCap(t, bin, "analyze", failing)
-	if code != 0 || !strings.Contains(out, "max concurrency meeting the SLO: could not determine: errors came first: 51 of 51 requests failed at 1") {
+	if code != 0 || !strings.Contains(out, "max concurrency meeting the SLO: could not determine: errors came first: 20 of 20 requests failed at 1") {
 		t.Errorf("analyze of the failing server's search: exit %d\n%s\n%s", code, out, errs)
 	}
 	page := filepath.Join(dir, "fail.html")
 	if _, errs, code := runCap(t, bin, "report", failing, "-o", page); code != 0 {
 		t.Fatalf("report: exit %d\n%s", code, errs)
 	}
-	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "could not determine: errors came first: 51 of 51 requests failed at 1") {
+	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "could not determine: errors came first: 20 of 20 requests failed at 1") {
 		t.Errorf("the report does not say errors came first")
 	}
 }
 
+// pooledTrace is a capacity trace of the concurrency axis written before
+// its rounds were judged on their own (no capacity_rounds in its header):
+// the binary of 1e98b44 ran
+//
+//	llmreplay capacity --profile fast --max-tokens 16 --slo 'ttft_p90<=60s' --range 1:4 -q -o capacity-pooled.trace.zst
+//
+// and answered "at least 4, the top of the range" from probes of 51
+// measured requests each at 1, 2 and 4 users, pooled.
+func pooledTrace(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", "capacity-pooled.trace.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCapacityPooledTrace: an old concurrency trace is re-decided as it
+// was decided (its rounds' requests pooled: 51 a probe, the answer it
+// gave), and --resume refuses to continue it under the new rule, in one
+// line naming capacity_rounds, exit 2, the trace untouched.
+func TestCapacityPooledTrace(t *testing.T) {
+	bin := builtBinary(t)
+	tr := pooledTrace(t)
+	before, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runCap(t, bin, "capacity", "--from", tr)
+	if code != 0 || !strings.Contains(out, "max concurrency meeting the SLO: at least 4, the top of the range") ||
+		!regexp.MustCompile(`(?m)^1 +51 +0  pass`).MatchString(out) {
+		t.Errorf("--from on the pooled trace: exit %d\n%s\n%s", code, out, errs)
+	}
+	_, errs, code = runCap(t, bin, "capacity", "--profile", "fast", "--max-tokens", "16", "--slo", "ttft_p90<=60s", "--range", "1:4", "--resume", tr)
+	if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "capacity_rounds") {
+		t.Errorf("--resume of the pooled trace: exit %d, %q", code, errs)
+	}
+	if after, _ := os.ReadFile(tr); string(after) != string(before) {
+		t.Errorf("--resume changed the trace it refused")
+	}
+}
+
 // TestCapacityNoProbeDecided: a goodput SLO that no probe can decide
-// (goodput>=99% needs 527 requests a probe to show, and a concurrency
-// probe holds 51 to 204; with every request good no probe can rule it
-// out either) says that no probe decided and gives the tested range,
+// (goodput>=99% needs 527 requests a pooled probe to show, and the pooled
+// trace's probes hold 51 each; with every request good no probe can rule
+// it out either) says that no probe decided and gives the tested range,
 // not an interval reaching below it ("it lies in 0–4"), with exit 1,
 // in --from, analyze and report alike.
 func TestCapacityNoProbeDecided(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
-	tr := filepath.Join(dir, "c.trace.zst")
-	if out, errs, code := runCap(t, bin, "capacity", "--profile", "fast", "--max-tokens", "16", "--slo", "ttft_p90<=60s", "--range", "1:4", "-q", "-o", tr); code != 0 {
-		t.Fatalf("search: exit %d\n%s\n%s", code, out, errs)
-	}
+	tr := pooledTrace(t)
 	const want = "max concurrency meeting the SLO: could not determine: no probe decided: every probe's interval still straddled the SLO bound after its rounds; they rule out no level of the tested range 1–4"
 	out, errs, code := runCap(t, bin, "capacity", "--from", tr, "--slo", "goodput>=99%", "--goodput-bounds", "ttft=60s")
 	if code != 1 || !strings.Contains(out, want) || strings.Contains(out, "0–4") {

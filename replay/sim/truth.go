@@ -162,6 +162,54 @@ func ModelClosedCapacity(p Profile, q float64, bound time.Duration, r ClosedRoun
 	return best, at
 }
 
+// ClosedRoundRule is the concurrency axis's round as the capacity search
+// runs it (capacity/live, "rounds on the concurrency axis"): at c users
+// each user sends one warm-up request and then max(2, ⌈Batch/c⌉)
+// measured ones, every round from an idle engine, and a level is judged
+// by the median over rounds of each round's own quantile.
+type ClosedRoundRule struct {
+	Batch int
+}
+
+// Round is the rule's round at c users.
+func (u ClosedRoundRule) Round(c int, r ClosedRound) ClosedRound {
+	r.Users = c
+	r.Measured = c * max(2, (u.Batch+c-1)/c)
+	return r
+}
+
+// ModelClosedRoundQuantiles runs rounds independent closed-loop rounds r,
+// each from an idle engine, and returns each round's own q-quantile of
+// its measured TTFTs (the ⌈q·k⌉-th smallest of its k): the per-round
+// values whose median the concurrency axis's probes estimate.
+func ModelClosedRoundQuantiles(p Profile, r ClosedRound, q float64, rounds int, seed uint64) []time.Duration {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	out := make([]time.Duration, 0, rounds)
+	for range rounds {
+		out = append(out, Quantile(modelClosedRound(p, r, rng), q))
+	}
+	return out
+}
+
+// ModelClosedRoundCapacity is the concurrency axis's true capacity under
+// the round rule: the largest c in 1..maxUsers such that every level up
+// to c has a median over rounds model rounds of each round's TTFT
+// q-quantile at or below bound (0 when one user already exceeds it),
+// with that median at every level. Level c draws from seed+c, as
+// ModelClosedCapacity does.
+func ModelClosedRoundCapacity(p Profile, q float64, bound time.Duration, u ClosedRoundRule, r ClosedRound, maxUsers, rounds int, seed uint64) (int, []time.Duration) {
+	best := 0
+	var at []time.Duration
+	for c := 1; c <= maxUsers; c++ {
+		v := Quantile(ModelClosedRoundQuantiles(p, u.Round(c, r), q, rounds, seed+uint64(c)), 0.5)
+		at = append(at, v)
+		if v <= bound && best == c-1 {
+			best = c
+		}
+	}
+	return best, at
+}
+
 // OpenRound is one open-loop probe round of the rate axis as the capacity
 // search runs it: Warmup+Measured requests with Poisson arrivals at Rate
 // requests/s, the first Warmup (by arrival) skipped.

@@ -165,3 +165,33 @@ func TestModelOpenRoundCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedRoundRule: at c users each user sends max(2, ⌈20/c⌉)
+// measured requests after its first: 1 user 20, 3 users 21 (7 each), 6
+// users 24 (4 each), 10 users 20, 11 users 22 (2 each), 64 users 128.
+// One user alone finds the engine idle every time, so every round's p90
+// is the idle TTFT worked out in TestModelClosedTTFTOneUser (163.74 ms
+// for llama.cpp Q4_K_M with no hop), and the round rule's capacity at
+// that bound is 1 user, at a nanosecond less 0.
+func TestClosedRoundRule(t *testing.T) {
+	u := ClosedRoundRule{Batch: 20}
+	for c, want := range map[int]int{1: 20, 3: 21, 6: 24, 10: 20, 11: 22, 64: 128} {
+		if r := u.Round(c, ClosedRound{}); r.Users != c || r.Measured != want {
+			t.Errorf("%d users: round %+v, want %d measured", c, r, want)
+		}
+	}
+	p, _ := LookupProfile("llamacpp-rtx5090-q4km")
+	r := ClosedRound{PromptTokens: 800, MaxTokens: 256}
+	const idle = 163740 * time.Microsecond
+	for _, d := range ModelClosedRoundQuantiles(p, u.Round(1, r), 0.9, 3, 1) {
+		if d != idle {
+			t.Fatalf("one user's round p90 %v, want %v", d, idle)
+		}
+	}
+	if c, _ := ModelClosedRoundCapacity(p, 0.9, idle, u, r, 1, 3, 1); c != 1 {
+		t.Errorf("capacity at %v: %d, want 1", idle, c)
+	}
+	if c, _ := ModelClosedRoundCapacity(p, 0.9, idle-1, u, r, 1, 3, 1); c != 0 {
+		t.Errorf("capacity at %v: %d, want 0", idle-1, c)
+	}
+}
