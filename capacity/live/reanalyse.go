@@ -104,8 +104,11 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 	if b := closedRuleBatch(o[OptRounds]); axis == AxisConcurrency && b > 0 {
 		cfg.Batch = b // the round's size, for the sweep it is compared with
 	}
-	if cfg.MaxRounds == 0 {
+	if !cfg.PerRound {
 		cfg.MaxRounds = capacity.DefaultMaxRounds
+	}
+	if c, err := cfg.Resolve(); err == nil && cfg.PerRound {
+		cfg = c // the rounds a probe runs, for the sweep it is compared with
 	}
 
 	type level struct {

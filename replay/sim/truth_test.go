@@ -56,7 +56,8 @@ func TestModelClosedBurstStart(t *testing.T) {
 // a loaded machine adds. The bounds chosen are those where the answer is
 // the same for every hop in the range: docs/CAPACITY.md tabulates the
 // rest. A time-scaled profile must give the same capacity against the
-// bound and hop scaled alike.
+// bound and hop scaled alike, and the concurrency axis's round rule
+// (ModelClosedRoundCapacity) the same as the pooled rounds.
 func TestModelClosedCapacity(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {
@@ -88,6 +89,13 @@ func TestModelClosedCapacity(t *testing.T) {
 			if got != tc.want || scaled != got {
 				t.Errorf("%s ttft_p90<=%v hop %v+%v: capacity %d (time scale 0.1: %d), want %d; p90 by level %v",
 					tc.profile, tc.bound, h[0], h[1], got, scaled, tc.want, at)
+			}
+			// The round rule (the median over rounds of each round's
+			// p90, rounds of C·max(2, ⌈20/C⌉)) gives the same capacity.
+			rounds, rat := ModelClosedRoundCapacity(p, 0.9, tc.bound, ClosedRoundRule{Batch: 20}, r, tc.max, 10, 1)
+			if rounds != tc.want {
+				t.Errorf("%s ttft_p90<=%v hop %v+%v: by the round rule %d, want %d; median round p90 by level %v",
+					tc.profile, tc.bound, h[0], h[1], rounds, tc.want, rat)
 			}
 		}
 	}
