@@ -41,3 +41,34 @@ func benchSched(b *testing.B, rate float64) {
 	b.ReportMetric(p99/float64(b.N), "p99-µs")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkClientCPU256 is section 1 at 256 streams alone (16 bursts of
+// 256 streams × 256 tokens, about 1 M tokens): the client's CPU
+// per streamed token, its GC share and allocations, so that a change to the
+// read path can be measured (and profiled with -cpuprofile, which then
+// holds this level alone) without the other levels.
+//
+//	go test -run '^$' -bench ClientCPU256 -benchtime 3x ./internal/selftest
+func BenchmarkClientCPU256(b *testing.B) {
+	exe := testExe(b)
+	plan := Plan{CPUStreams: []int{256}, CPUTokens: 256, CPUTotal: 1 << 20}
+	var cpu, gc, allocs float64
+	for i := 0; i < b.N; i++ {
+		res, err := Run(context.Background(), Config{Plan: &plan, Sections: []int{1},
+			Child: []string{exe}, ChildEnv: []string{childEnv + "=1"}, Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := res.CPU[0]
+		if c.Failed > 0 {
+			b.Fatalf("%d of %d requests failed", c.Failed, c.Requests)
+		}
+		cpu += float64(c.ClientPerToken())
+		gc += c.GCShare()
+		allocs += c.AllocsPerToken()
+	}
+	b.ReportMetric(cpu/float64(b.N), "client-ns/token")
+	b.ReportMetric(100*gc/float64(b.N), "GC-%")
+	b.ReportMetric(allocs/float64(b.N), "allocs/token")
+	b.ReportMetric(0, "ns/op")
+}
