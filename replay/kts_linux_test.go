@@ -189,3 +189,61 @@ func TestKernelStampsOnLoopback(t *testing.T) {
 		t.Errorf("%d of %d reads without a stamp (%s)", n, reads, *k.why.Load())
 	}
 }
+
+// TestKernelReadAllocs holds a kernel-stamped read to no allocation: it
+// runs once per read of every stream, and a closure per read (escaping
+// with the variables it wrote) and unix.Recvmsg's header once cost five.
+func TestKernelReadAllocs(t *testing.T) {
+	if why := kernelStampsSupported(); why != "" {
+		t.Skip(why)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const size, piece = 256 << 10, 64
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := c.Read(make([]byte, 1)); err != nil {
+			return
+		}
+		c.Write(bytes.Repeat([]byte{'x'}, size))
+		c.Read(make([]byte, 1)) // hold the connection open until the client is done
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k, why := withKernelStamps(c)
+	if k == nil {
+		t.Fatal(why)
+	}
+	if _, err := c.Write([]byte{'?'}); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, piece)
+	total := 0
+	read := func() {
+		n, err := k.read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	read() // waits for the first bytes
+	if a := testing.AllocsPerRun(1000, read); a != 0 {
+		t.Errorf("%.1f allocations per read, want 0", a)
+	}
+	if total > size || total < 1000 {
+		t.Errorf("read %d bytes of %d", total, size)
+	}
+	if n := k.fails.Load(); n != 0 {
+		t.Errorf("%d reads without a stamp (%s)", n, *k.why.Load())
+	}
+}
