@@ -91,7 +91,10 @@ type coverageCase struct {
 	// quick is the always-on runs' range: around the truth, without the
 	// levels of one and two users, whose rounds run one request after
 	// another and take half a search's time; CI's cost stays near what
-	// it was when a probe was one to four pooled rounds.
+	// it was when a probe was one to four pooled rounds. Its low end lies
+	// far enough under the bound (4 users: 61 ms against 100) to pass on
+	// a loaded machine: with 5..7 under -race at load 11 every probe
+	// stayed undecided.
 	quick [2]float64
 }
 
@@ -120,7 +123,7 @@ func closedTruth(t *testing.T, tc coverageCase) (int, []float64) {
 }
 
 var coverageCases = []coverageCase{
-	{"sim-truth-llamacpp-rtx5090-q4km.txt", "llamacpp-rtx5090-q4km", "ttft_p90<=1s", 0.1, 100, 1, 16, 6, 6, true, [2]float64{5, 7}},
+	{"sim-truth-llamacpp-rtx5090-q4km.txt", "llamacpp-rtx5090-q4km", "ttft_p90<=1s", 0.1, 100, 1, 16, 6, 6, true, [2]float64{4, 8}},
 	// vLLM's TTFT grows by ~14 ms per user with no jump, so at time scale
 	// 0.1 the levels lie 1.4 ms of real time apart, within what a busy
 	// machine adds (sim-truth-vllm-rtx5090-bf16-scale0.1.txt); at 0.5
