@@ -23,10 +23,13 @@ import (
 //
 // The spin window adapts to the machine: it is the recent wake-ups' p99
 // lateness (the second latest of the last 128) plus spinMargin, at least
-// spinMin; where that is past spinMax, the p90's or the p50's (spin). On a
-// quiet machine the thread then wakes before the window and spins little;
-// on a noisy one it spins longer, up to spinMax per request (at 500
-// requests/s at most a quarter of a core).
+// spinMin; where that is past the cap, the p90's or the p50's (spin). The
+// cap is spinMax (1 ms), and never more than half the time since the
+// previous deadline, so the spin takes at most half a core at any rate
+// (at 500 requests/s, 1 ms of every 2; at 2,000/s, 250 µs of every 500).
+// On a quiet machine the thread then wakes before the window and spins
+// little; on a noisy one it spins longer. stats counts what each wait
+// came to (DispatchStats), for the run's summary.
 type waiter struct {
 	now func() int64 // the run clock, ns
 	// sleep blocks the thread until the run clock reaches until, or a
@@ -47,17 +50,49 @@ type waiter struct {
 	// a spin window (ring, next index n%len).
 	late [128]int64
 	n    int
+	// prev is the previous wait's deadline (0: none yet), which bounds
+	// the next spin window to half the gap.
+	prev  int64
+	stats DispatchStats
+}
+
+// DispatchStats says where an open-loop dispatcher's waits ended, so a
+// late send can be put down to a stage without timing anything else: a
+// thread wake-up that came after its deadline (the spin window did not
+// cover it), a wait begun already inside its spin window (the dispatcher
+// came back late from the previous send, or a Go timer woke it late), or
+// neither (then the lateness is in the spin or the hand-off to the send).
+type DispatchStats struct {
+	// Waits is the number of waits that reached their deadline.
+	Waits int
+	// WakePast counts thread wake-ups after their deadline; LateStart
+	// waits that began inside their spin window (no thread sleep).
+	WakePast, LateStart int
+	// Spin is the time spent spinning, from the end of the thread sleep
+	// (or the wait's start) to the deadline: the spin's CPU is at most
+	// this (it yields, so other goroutines use part of it). Window is the
+	// largest spin window used.
+	Spin, Window time.Duration
+}
+
+func (s *DispatchStats) add(o DispatchStats) {
+	s.Waits += o.Waits
+	s.WakePast += o.WakePast
+	s.LateStart += o.LateStart
+	s.Spin += o.Spin
+	s.Window = max(s.Window, o.Window)
 }
 
 const spinMargin = 50 * time.Microsecond
 
-// spin is the current spin window: the recent wake-ups' p99 lateness plus
-// spinMargin, or where that is past spinMax their p90, or their p50, the
+// spin is the spin window for deadline: the recent wake-ups' p99 lateness
+// plus spinMargin, or where that is past the cap (spinMax, at most half
+// the gap since the previous deadline) their p90, or their p50, the
 // highest of these that fits (spinMin where none does). Spinning spinMax
 // on a machine whose p99 wake-up is 25 ms late buys nothing at p99 and
 // costs a tenth of a core at 500 requests/s (section 4 at load 10-15:
 // 680-810 µs of client CPU per request against 500-580 µs).
-func (w *waiter) spin() int64 {
+func (w *waiter) spin(deadline int64) int64 {
 	if w.fixed {
 		return w.spinMin
 	}
@@ -65,13 +100,17 @@ func (w *waiter) spin() int64 {
 	if n == 0 {
 		return w.spinMin
 	}
+	limit := w.spinMax
+	if w.prev > 0 && deadline > w.prev {
+		limit = min(limit, (deadline-w.prev)/2)
+	}
 	var s [len(waiter{}.late)]int64
 	copy(s[:], w.late[:n])
 	slices.Sort(s[:n])
 	for _, q := range [...]float64{0.99, 0.90, 0.50} {
 		// The lateness that the share q of the wake-ups did not pass.
 		l := s[n-1-int(float64(n)*(1-q))] + int64(spinMargin)
-		if l <= w.spinMax {
+		if l <= limit {
 			return max(l, w.spinMin)
 		}
 	}
@@ -92,21 +131,36 @@ func (w *waiter) wait(ctx context.Context, deadline int64) bool {
 			}
 		}
 	}
-	wake := deadline - w.spin()
+	win := w.spin(deadline)
+	w.prev = deadline
+	w.stats.Window = max(w.stats.Window, time.Duration(win))
+	wake := deadline - win
+	slept := false
+	var t int64
 	for {
 		if ctx.Err() != nil {
 			return false
 		}
-		t := w.now()
+		t = w.now()
 		if t >= wake {
 			break
 		}
 		until := min(wake, t+w.chunk)
 		w.sleep(until)
 		if until == wake {
-			w.late[w.n%len(w.late)] = max(0, w.now()-wake)
+			slept = true
+			t = w.now()
+			w.late[w.n%len(w.late)] = max(0, t-wake)
 			w.n++
+			break
 		}
+	}
+	w.stats.Waits++
+	switch {
+	case !slept:
+		w.stats.LateStart++
+	case t > deadline:
+		w.stats.WakePast++
 	}
 	// The spin is at most the window long (plus a late wake-up's share of
 	// it): ctx is not looked at again until it ends.
@@ -115,6 +169,7 @@ func (w *waiter) wait(ctx context.Context, deadline int64) bool {
 			runtime.Gosched()
 		}
 	}
+	w.stats.Spin += time.Duration(max(0, deadline-t))
 	return ctx.Err() == nil
 }
 
@@ -124,7 +179,7 @@ const (
 	goTimerLead = 2 * time.Millisecond
 	threadChunk = 20 * time.Millisecond
 	spinMin     = 50 * time.Microsecond
-	spinMax     = 500 * time.Microsecond
+	spinMax     = time.Millisecond
 )
 
 // waitUntil is a wait for a goroutine of which there may be many at once

@@ -145,9 +145,69 @@ func TestWaiterSpinAdapts(t *testing.T) {
 			c.late = []int64{l}
 			w.wait(context.Background(), c.t+10*ms)
 		}
-		if got := w.spin(); got != tc.want {
+		if got := w.spin(c.t + 10*ms); got != tc.want {
 			t.Errorf("%s: spin %d µs, want %d µs", tc.name, got/us, tc.want/us)
 		}
+	}
+}
+
+// The spin window is never more than half the gap since the previous
+// deadline, so the spin takes at most half a core at any rate: with
+// wake-ups 300 µs late, a 2 ms gap spins 351 µs, a 400 µs gap only
+// spinMin (no quantile fits under its 200 µs), and spinMax bounds it
+// where the gap is long.
+func TestWaiterSpinCap(t *testing.T) {
+	margin := int64(spinMargin) + us
+	cases := []struct {
+		name      string
+		late, gap int64
+		want      int64
+	}{
+		{"2 ms gap", 300 * us, 2 * ms, 300*us + margin},
+		{"400 µs gap", 300 * us, 400 * us, int64(spinMin)},
+		{"10 ms gap, 2 ms wake-ups: spinMax bounds it", 2 * ms, 10 * ms, int64(spinMin)},
+		{"10 ms gap, 900 µs wake-ups fit under spinMax", 900 * us, 10 * ms, 900*us + margin},
+		{"a 1.2 ms gap halves the cap to 600 µs", 600 * us, 1200 * us, int64(spinMin)},
+	}
+	for _, tc := range cases {
+		c := &fakeClock{}
+		w := fakeWaiter(c)
+		d := int64(0)
+		for range 128 {
+			d = c.t + 20*ms
+			c.late = []int64{tc.late}
+			w.wait(context.Background(), d)
+		}
+		if got := w.spin(d + tc.gap); got != tc.want {
+			t.Errorf("%s: spin %d µs, want %d µs", tc.name, got/us, tc.want/us)
+		}
+	}
+}
+
+// The counters say where each wait ended: on time from its sleep (the spin
+// to the deadline counted), a wake-up past its deadline, or a wait begun
+// inside its window because the previous wake-up was that late.
+func TestWaiterStats(t *testing.T) {
+	c := &fakeClock{late: []int64{0, 150 * us, 5 * ms, 0}}
+	w := fakeWaiter(c)
+	w.fixed, w.spinMin = true, 100*us
+	for _, d := range []int64{10 * ms, 12 * ms, 14 * ms, 16 * ms, 20 * ms} {
+		if !w.wait(context.Background(), d) {
+			t.Fatal("wait returned false without a cancel")
+		}
+	}
+	// Sleeps to 9.9, 11.9 (+150 µs: past 12), 13.9 (+5 ms: past 14 and
+	// the 15.9 wake point of 16), 19.9 ms. The on-time ones spin from 1 µs
+	// after their wake point (the fake clock's reading) to the deadline.
+	want := DispatchStats{Waits: 5, WakePast: 2, LateStart: 1, Spin: 2 * 99 * time.Microsecond, Window: 100 * time.Microsecond}
+	if w.stats != want {
+		t.Fatalf("stats %+v, want %+v", w.stats, want)
+	}
+	var sum DispatchStats
+	sum.add(w.stats)
+	sum.add(DispatchStats{Waits: 1, Window: 300 * time.Microsecond})
+	if sum.Waits != 6 || sum.Window != 300*time.Microsecond || sum.Spin != want.Spin {
+		t.Fatalf("add: %+v", sum)
 	}
 }
 

@@ -60,6 +60,9 @@ type Summary struct {
 	PromptsCounted, PromptsDistinct int
 	TextsCounted, TextsUnavailable  int
 	TextsSkipped                    int
+	// Dispatch is where the open-loop dispatcher's waits ended (rate and
+	// log-replay phases, summed over them).
+	Dispatch DispatchStats
 }
 
 // String is the one-line summary printed at the end of a run.

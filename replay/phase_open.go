@@ -30,6 +30,11 @@ func (openPhase) run(ctx context.Context, e *engine, _ workload.Phase, rs []*wor
 	w.yield = true
 	w.coarse = int64(goTimerLead)
 	phaseStart := e.now()
+	defer func() {
+		e.mu.Lock()
+		e.sum.Dispatch.add(w.stats)
+		e.mu.Unlock()
+	}()
 	var wg sync.WaitGroup
 	for i, r := range sorted {
 		p := e.prepare(r, false)

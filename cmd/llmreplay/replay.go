@@ -192,6 +192,14 @@ func newReplayCmd() *cobra.Command {
 workload's schedule says, and writes a trace with each streamed chunk's
 arrival time, the text, the server's usage and every error.
 
+In open-loop phases (rate schedules and log replays) each request is sent at
+its time to within a thread wake-up: the dispatcher sleeps until shortly
+before the send and spins the rest. The spin follows the machine's recent
+wake-ups, is at most 1 ms per request and never more than half the time
+between two sends, so keeping time costs up to half a core at high rates
+(10–16% of one at 500 requests/s on a busy 2-core machine;
+docs/PERFORMANCE.md).
+
 Failed requests are data: they are recorded with an error class and the run
 goes on. The exit status is 0 when the run completed and at least one
 request succeeded (see --fail-on-error to fail on any failed request), 1 when

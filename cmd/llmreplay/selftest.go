@@ -40,7 +40,8 @@ while the client's own CPU time (getrusage) is counted apart. It prints:
      at 10,000 streams opened 1,000 a second and paced 500 ms; each level
      over plain HTTP and again over TLS (the simulator child serving a
      self-signed certificate), both to loopback
-  4. open-loop schedule lateness at 100, 500 and 2,000 requests/s
+  4. open-loop schedule lateness at 100, 500 and 2,000 requests/s, with the
+     dispatcher's spin (a bound on its CPU) and where late sends came from
   5. trace bytes per output token
   6. analysis speed and peak heap for a 10-million-token trace
 
@@ -50,7 +51,8 @@ deadlines wakes up (5,000 wake-ups every 2 ms), the CPU steal /proc/stat
 reports, and the load average. Every section runs 3 times (--repeat); the
 targets table gives the median, the spread and how many runs met each
 target, and a miss no larger than the machine's own wake-up lateness in that
-run is "missed, within machine noise" rather than MISSED. The full run takes
+run (for the schedule, the part of it past the dispatcher's spin window) is
+"missed, within machine noise" rather than MISSED. The full run takes
 about half an hour; --short takes seconds and is what CI runs.`,
 		Example: `  # the CI version, a few seconds
   llmreplay selftest --short

@@ -297,6 +297,20 @@ type SchedRow struct {
 	P50, P99, Max time.Duration
 	// ClientCPU and ServerCPU are the two processes' CPU time over the run.
 	ClientCPU, ServerCPU time.Duration
+	// Dispatch is where the dispatcher's waits ended and how long it
+	// spun (replay.DispatchStats); Wall the run's wall time, over which
+	// the spin is a share of a core.
+	Dispatch replay.DispatchStats
+	Wall     time.Duration
+}
+
+// SpinShare is the dispatcher's spin time over the run's wall time: the
+// share of a core the spin took at most.
+func (s SchedRow) SpinShare() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.Dispatch.Spin) / float64(s.Wall)
 }
 
 // SizeRow is section 5 for one trace.
@@ -459,6 +473,7 @@ type replayOut struct {
 	// allocated in it.
 	gc                 time.Duration
 	allocs, allocBytes uint64
+	sum                *replay.Summary
 }
 
 // replayRun builds a workload, replays it against a fresh child and reads
@@ -504,7 +519,7 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	gc0 := readGC()
 	cpu0 := cputime.Process()
 	t0 := time.Now()
-	_, err = replay.Run(ctx, rc)
+	out.sum, err = replay.Run(ctx, rc)
 	out.wall = time.Since(t0)
 	cpu1 := cputime.Process()
 	gc1 := readGC()
@@ -713,8 +728,9 @@ func (h *harness) sched(ctx context.Context) error {
 		}
 		p50, p99, mx := quantiles(d)
 		h.res.Sched = append(h.res.Sched, SchedRow{Run: h.run, Rate: rate, Requests: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx,
-			ClientCPU: out.cpu, ServerCPU: srv1 - srv0})
-		h.logf("   → p50 %v p99 %v max %v", p50, p99, mx)
+			ClientCPU: out.cpu, ServerCPU: srv1 - srv0, Dispatch: out.sum.Dispatch, Wall: out.wall})
+		h.logf("   → p50 %v p99 %v max %v; dispatcher: %d waits, %d wake-ups past the deadline, %d begun inside the window, spin %v",
+			p50, p99, mx, out.sum.Dispatch.Waits, out.sum.Dispatch.WakePast, out.sum.Dispatch.LateStart, out.sum.Dispatch.Spin.Round(time.Millisecond))
 	}
 	return nil
 }

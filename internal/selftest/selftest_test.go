@@ -134,6 +134,11 @@ func TestShort(t *testing.T) {
 		if s.P50 < 0 || s.P50 > s.P99 || s.P99 > s.Max {
 			t.Errorf("schedule row %+v: quantiles out of order or negative", s)
 		}
+		// Every send was waited for once, and the dispatcher's counters
+		// come through the run's summary.
+		if d := s.Dispatch; d.Waits != s.Requests || d.WakePast+d.LateStart > d.Waits || d.Window <= 0 || d.Window > time.Millisecond || s.Wall <= 0 {
+			t.Errorf("schedule row %+v: dispatcher counters %+v, want one wait per request and a window within 1 ms", s, d)
+		}
 	}
 	if len(res.Size) != 1+len(p.CPUStreams) {
 		t.Fatalf("%d size rows, want %d", len(res.Size), 1+len(p.CPUStreams))

@@ -1,8 +1,11 @@
 package selftest
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmreplay/llmreplay/replay"
 )
 
 const us = time.Microsecond
@@ -39,6 +42,33 @@ func TestVerdictRule(t *testing.T) {
 				t.Errorf("got %q, %s, median %s; want %q, %s, median %s", v.Met, v.Runs, v.Figure, tc.want, tc.runs, tc.med)
 			}
 		})
+	}
+}
+
+// The dispatcher spins through its window before each deadline, so the
+// schedule's allowance is the floor's p99 less the largest window it used:
+// a floor p99 of 400 µs with a 300 µs window allows 100 µs past the
+// target, and a window as long as the floor allows nothing.
+func TestVerdictScheduleSpinCovers(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		fig, floor, window time.Duration
+		want               string
+	}{
+		{"within the floor left past the window", 300 * us, 400 * us, 300 * us, VerdictNoise},
+		{"beyond it", 301 * us, 400 * us, 300 * us, VerdictMissed},
+		{"a window past the floor allows nothing", 201 * us, 400 * us, 500 * us, VerdictMissed},
+		{"met is met", 200 * us, 400 * us, 500 * us, VerdictMet},
+	} {
+		r := &Result{Runs: []RunInfo{{Run: 1, Floor: Floor{Wakeups: 10, P99: tc.floor}}},
+			Sched: []SchedRow{{Run: 1, Rate: 500, P99: tc.fig, Dispatch: replay.DispatchStats{Window: tc.window}}}}
+		v := verdictOf(t, r, "schedule lateness")
+		if v.Met != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, v.Met, tc.want)
+		}
+		if !strings.Contains(v.Floor, "less spin window") {
+			t.Errorf("%s: floor column %q does not say the window was taken off", tc.name, v.Floor)
+		}
 	}
 }
 
