@@ -61,7 +61,8 @@ type Config struct {
 	// stops the search ("errors before the SLO binds").
 	MaxErrorRate float64
 	// PerRound judges a level by its rounds as independent draws instead
-	// of pooling their requests (the rate axis): each round gives each
+	// of pooling their requests (both axes of capacity/live; pooling is
+	// kept for traces written before): each round gives each
 	// term one value (the round's own percentile or share), and the
 	// probe's value and interval are the median of those values over the
 	// rounds and its order-statistic interval. The requests of one
@@ -76,9 +77,10 @@ const (
 	DefaultConf         = 0.99
 	DefaultMaxRounds    = 4
 	DefaultMaxErrorRate = 0.05
-	// DefaultRoundBatch is the measured requests of a round judged on
-	// its own (PerRound): enough for a round's p90 to be its 18th of 20
-	// and a goodput share to lose one request at 95%.
+	// DefaultRoundBatch is the fewest measured requests of a round
+	// judged on its own (PerRound): enough for a round's p90 to be its
+	// 18th of 20 and a goodput share to lose one request at 95%. A
+	// concurrency round measures C·max(2, ⌈Batch/C⌉) (capacity/live).
 	DefaultRoundBatch = 20
 )
 
