@@ -70,39 +70,55 @@ func ModelClosedRounds(p Profile, r ClosedRound, rounds int, seed uint64) []time
 }
 
 func modelClosedRound(p Profile, r ClosedRound, rng *rand.Rand) []time.Duration {
-	core := newCore(p, false)
-	type pending struct {
-		s      *seq
-		index  int
-		user   int
-		sent   time.Duration
-		arrive time.Duration
-	}
-	var queue []pending // sent, not yet at the engine
-	owner := map[*seq]pending{}
 	total := r.Users + r.Measured
 	next := 0 // the next request index to send
-	var out []time.Duration
-	hop := func() time.Duration {
-		if r.Jitter <= 0 {
-			return r.Hop
-		}
-		return r.Hop + time.Duration(rng.Int64N(int64(r.Jitter)+1))
-	}
-	send := func(u int, sent time.Duration) {
+	send := func(u int, sent time.Duration) (arrival, bool) {
 		if next >= total {
-			return
+			return arrival{}, false
 		}
-		queue = append(queue, pending{s: &seq{promptTokens: r.PromptTokens, maxTokens: r.MaxTokens},
-			index: next, user: u, sent: sent, arrive: sent + hop() + p.Overhead})
+		a := newArrival(p, r.PromptTokens, r.MaxTokens, next, u, sent, r.Hop, r.Jitter, rng)
 		next++
+		return a, true
 	}
+	var queue []arrival
 	for u := range r.Users {
-		send(u, 0)
+		a, _ := send(u, 0)
+		queue = append(queue, a)
 	}
+	return drive(p, queue, r.Users, func(a arrival, now time.Duration) (arrival, bool) {
+		return send(a.user, now)
+	})
+}
+
+// arrival is one request of a model round: sent by user at sent, at the
+// engine at arrive.
+type arrival struct {
+	s            *seq
+	index, user  int
+	sent, arrive time.Duration
+}
+
+// newArrival is request index of user, sent at sent, reaching the engine
+// a hop (plus up to jitter) and the profile's Overhead later.
+func newArrival(p Profile, prompt, maxTokens, index, user int, sent, hop, jitter time.Duration, rng *rand.Rand) arrival {
+	if jitter > 0 {
+		hop += time.Duration(rng.Int64N(int64(jitter) + 1))
+	}
+	return arrival{s: &seq{promptTokens: prompt, maxTokens: maxTokens}, index: index, user: user, sent: sent, arrive: sent + hop + p.Overhead}
+}
+
+// drive runs the engine model from idle over queue (any order) and every
+// request done adds when one finishes (done may be nil), until all are
+// answered, and returns the TTFT (send to first token) of each request
+// whose index is at least skip, in the order the first tokens came.
+// Arrivals at the same instant join in the order they were queued.
+func drive(p Profile, queue []arrival, skip int, done func(a arrival, now time.Duration) (arrival, bool)) []time.Duration {
+	core := newCore(p, false)
+	slices.SortStableFunc(queue, func(a, b arrival) int { return int(a.arrive - b.arrive) })
+	owner := map[*seq]arrival{}
+	var out []time.Duration
 	now := time.Duration(0)
 	for len(queue) > 0 || !core.idle() {
-		slices.SortStableFunc(queue, func(a, b pending) int { return int(a.arrive - b.arrive) })
 		if core.idle() {
 			// An idle engine waits BatchWindow after the first arrival.
 			now = max(now, queue[0].arrive) + p.BatchWindow
@@ -110,10 +126,9 @@ func modelClosedRound(p Profile, r ClosedRound, rng *rand.Rand) []time.Duration 
 		// A request joins the first step that starts at or after its
 		// arrival, as in the simulator's driver (engine.run).
 		for len(queue) > 0 && queue[0].arrive <= now {
-			q := queue[0]
+			owner[queue[0].s] = queue[0]
+			core.enqueue(queue[0].s)
 			queue = queue[1:]
-			owner[q.s] = q
-			core.enqueue(q.s)
 		}
 		d, em, ok := core.step()
 		if !ok {
@@ -121,13 +136,24 @@ func modelClosedRound(p Profile, r ClosedRound, rng *rand.Rand) []time.Duration 
 		}
 		now += d
 		for _, s := range em {
-			q := owner[s]
-			if s.produced == 1 && q.index >= r.Users {
-				out = append(out, now-q.sent)
+			a := owner[s]
+			if s.produced == 1 && a.index >= skip {
+				out = append(out, now-a.sent)
 			}
-			if s.produced >= s.maxTokens {
-				delete(owner, s)
-				send(q.user, now)
+			if s.produced < s.maxTokens {
+				continue
+			}
+			delete(owner, s)
+			if done == nil {
+				continue
+			}
+			if b, ok := done(a, now); ok {
+				// After every queued arrival at or before b's.
+				i := len(queue)
+				for i > 0 && queue[i-1].arrive > b.arrive {
+					i--
+				}
+				queue = slices.Insert(queue, i, b)
 			}
 		}
 	}
@@ -183,10 +209,17 @@ func (u ClosedRoundRule) Round(c int, r ClosedRound) ClosedRound {
 // its measured TTFTs (the ⌈q·k⌉-th smallest of its k): the per-round
 // values whose median the concurrency axis's probes estimate.
 func ModelClosedRoundQuantiles(p Profile, r ClosedRound, q float64, rounds int, seed uint64) []time.Duration {
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	return roundQuantiles(rand.New(rand.NewPCG(seed, 0x5eed)), rounds, q, func(rng *rand.Rand) []time.Duration {
+		return modelClosedRound(p, r, rng)
+	})
+}
+
+// roundQuantiles runs rounds rounds of round, one after another on rng,
+// and returns each round's own q-quantile.
+func roundQuantiles(rng *rand.Rand, rounds int, q float64, round func(*rand.Rand) []time.Duration) []time.Duration {
 	out := make([]time.Duration, 0, rounds)
 	for range rounds {
-		out = append(out, Quantile(modelClosedRound(p, r, rng), q))
+		out = append(out, Quantile(round(rng), q))
 	}
 	return out
 }
@@ -234,53 +267,16 @@ func ModelOpenRounds(p Profile, r OpenRound, rounds int, seed uint64) []time.Dur
 }
 
 func modelOpenRound(p Profile, r OpenRound, rng *rand.Rand) []time.Duration {
-	core := newCore(p, false)
-	type pending struct {
-		s      *seq
-		index  int
-		sent   time.Duration
-		arrive time.Duration
-	}
 	total := r.Warmup + r.Measured
-	queue := make([]pending, 0, total)
+	queue := make([]arrival, 0, total)
 	var sent time.Duration
 	for i := range total {
 		if i > 0 {
 			sent += time.Duration(rng.ExpFloat64() / r.Rate * float64(time.Second))
 		}
-		hop := r.Hop
-		if r.Jitter > 0 {
-			hop += time.Duration(rng.Int64N(int64(r.Jitter) + 1))
-		}
-		queue = append(queue, pending{s: &seq{promptTokens: r.PromptTokens, maxTokens: r.MaxTokens}, index: i, sent: sent, arrive: sent + hop + p.Overhead})
+		queue = append(queue, newArrival(p, r.PromptTokens, r.MaxTokens, i, i, sent, r.Hop, r.Jitter, rng))
 	}
-	slices.SortStableFunc(queue, func(a, b pending) int { return int(a.arrive - b.arrive) })
-	owner := map[*seq]pending{}
-	var out []time.Duration
-	now := time.Duration(0)
-	for len(queue) > 0 || !core.idle() {
-		if core.idle() {
-			now = max(now, queue[0].arrive) + p.BatchWindow
-		}
-		for len(queue) > 0 && queue[0].arrive <= now {
-			owner[queue[0].s] = queue[0]
-			core.enqueue(queue[0].s)
-			queue = queue[1:]
-		}
-		d, em, ok := core.step()
-		if !ok {
-			continue
-		}
-		now += d
-		for _, s := range em {
-			if s.produced == 1 {
-				if q := owner[s]; q.index >= r.Warmup {
-					out = append(out, now-q.sent)
-				}
-			}
-		}
-	}
-	return out
+	return drive(p, queue, r.Warmup, nil)
 }
 
 // ModelOpenCapacity is the request rate in [lo, hi] at which the pooled
@@ -319,12 +315,9 @@ func (u OpenRoundRule) Round(x float64, r OpenRound) OpenRound {
 // measured TTFTs (the ⌈q·k⌉-th smallest of its k): the per-round values
 // whose median the rate axis's probes estimate.
 func ModelOpenRoundQuantiles(p Profile, r OpenRound, q float64, rounds int, seed uint64) []time.Duration {
-	rng := rand.New(rand.NewPCG(seed, 0x0be7))
-	out := make([]time.Duration, 0, rounds)
-	for range rounds {
-		out = append(out, Quantile(modelOpenRound(p, r, rng), q))
-	}
-	return out
+	return roundQuantiles(rand.New(rand.NewPCG(seed, 0x0be7)), rounds, q, func(rng *rand.Rand) []time.Duration {
+		return modelOpenRound(p, r, rng)
+	})
 }
 
 // ModelOpenRoundCapacity is the rate axis's true capacity under the
