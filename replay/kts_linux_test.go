@@ -124,44 +124,14 @@ func FuzzParseRxStamp(f *testing.F) {
 // bytes arrive intact, and each read's stamp lies before the moment the
 // read returned, on the same wall clock.
 func TestKernelStampsOnLoopback(t *testing.T) {
-	if why := kernelStampsSupported(); why != "" {
-		t.Skip(why)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	msg := bytes.Repeat([]byte("data: {\"x\":1}\n\n"), 1000)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		// Answer only when asked, as a server does: segments that arrive
-		// before stamping is on carry no stamp.
-		if _, err := c.Read(make([]byte, 1)); err != nil {
-			return
-		}
+	c, k := stampedLoopback(t, func(c net.Conn) {
 		for i := 0; i < len(msg); i += 4000 {
 			c.Write(msg[i:min(i+4000, len(msg))])
 			time.Sleep(time.Millisecond)
 		}
-		c.Close()
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	k, why := withKernelStamps(c)
-	if k == nil {
-		t.Fatal(why)
-	}
+	})
 	wc := &watchedConn{Conn: c, k: k}
-	if _, err := c.Write([]byte{'?'}); err != nil {
-		t.Fatal(err)
-	}
 	var got []byte
 	buf := make([]byte, 1500)
 	reads := 0
@@ -194,39 +164,11 @@ func TestKernelStampsOnLoopback(t *testing.T) {
 // runs once per read of every stream, and a closure per read (escaping
 // with the variables it wrote) and unix.Recvmsg's header once cost five.
 func TestKernelReadAllocs(t *testing.T) {
-	if why := kernelStampsSupported(); why != "" {
-		t.Skip(why)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	const size, piece = 256 << 10, 64
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		if _, err := c.Read(make([]byte, 1)); err != nil {
-			return
-		}
+	_, k := stampedLoopback(t, func(c net.Conn) {
 		c.Write(bytes.Repeat([]byte{'x'}, size))
 		c.Read(make([]byte, 1)) // hold the connection open until the client is done
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	k, why := withKernelStamps(c)
-	if k == nil {
-		t.Fatal(why)
-	}
-	if _, err := c.Write([]byte{'?'}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	buf := make([]byte, piece)
 	total := 0
 	read := func() {
@@ -246,4 +188,46 @@ func TestKernelReadAllocs(t *testing.T) {
 	if n := k.fails.Load(); n != 0 {
 		t.Errorf("%d reads without a stamp (%s)", n, *k.why.Load())
 	}
+}
+
+// stampedLoopback connects to a loopback server running serve, turns
+// kernel stamps on for the client's end and then sends the server one
+// byte, which serve runs after, as a server answers only when asked:
+// segments that arrive before stamping is on carry no stamp. The server
+// closes its end when serve returns. It skips where the kernel cannot
+// stamp.
+func stampedLoopback(t *testing.T, serve func(c net.Conn)) (net.Conn, *kstamp) {
+	t.Helper()
+	if why := kernelStampsSupported(); why != "" {
+		t.Skip(why)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := c.Read(make([]byte, 1)); err != nil {
+			return
+		}
+		serve(c)
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	k, why := withKernelStamps(c)
+	if k == nil {
+		t.Fatal(why)
+	}
+	if _, err := c.Write([]byte{'?'}); err != nil {
+		t.Fatal(err)
+	}
+	return c, k
 }
