@@ -185,6 +185,10 @@ func TestCalibrationServer(t *testing.T) {
 		dj := float64(jobs[j].n*jobs[j].maxTokens) / jobs[j].model.Aggregate
 		return di > dj
 	})
+	// One server with no modelled delay measures what the model leaves
+	// out of TTFT: dial, HTTP, tokenizing the prompt, the first write and
+	// the client's read, on this machine at this moment.
+	fast := startServer(t, Config{Profile: mustProfile(t, "fast")})
 	var mu sync.Mutex
 	var all []measured
 	var wg sync.WaitGroup
@@ -202,8 +206,9 @@ func TestCalibrationServer(t *testing.T) {
 			}
 			time.Sleep(time.Until(start.Add(time.Duration(i) * stagger)))
 			got, disturbed := runBurst(t, s, prompts, jb.maxTokens, tag)
+			path := pathOverhead(t, fast, prompts[0])
 			mu.Lock()
-			all = append(all, measured{jb.profile, jb.n, jb.maxTokens, got, jb.model, disturbed})
+			all = append(all, measured{jb.profile, jb.n, jb.maxTokens, got, jb.model, disturbed, path})
 			mu.Unlock()
 		}()
 	}
@@ -233,12 +238,13 @@ func TestCalibrationServer(t *testing.T) {
 				prompts[k] = promptOfTokens(t, fmt.Sprintf("[%s stream %d]", tag, k), 800)
 			}
 			m.got, m.disturbed = runBurst(t, s, prompts, m.maxTokens, tag)
+			m.path = pathOverhead(t, fast, prompts[0])
 			s.Close()
 		}
 	}
 	for _, m := range all {
-		t.Logf("%-22s n=%2d max_tokens=%3d  TTFT %6.3fs (model %6.3f)  per stream %6.1f (%6.1f)  aggregate %7.1f (%7.1f)",
-			m.profile, m.n, m.maxTokens, m.got.TTFT.Seconds(), m.want.TTFT.Seconds(), m.got.PerStream, m.want.PerStream, m.got.Aggregate, m.want.Aggregate)
+		t.Logf("%-22s n=%2d max_tokens=%3d  TTFT %6.3fs (model %6.3f, path %5.1fms)  per stream %6.1f (%6.1f)  aggregate %7.1f (%7.1f)",
+			m.profile, m.n, m.maxTokens, m.got.TTFT.Seconds(), m.want.TTFT.Seconds(), float64(m.path)/1e6, m.got.PerStream, m.want.PerStream, m.got.Aggregate, m.want.Aggregate)
 		for _, miss := range misses(m) {
 			if m.disturbed {
 				t.Logf("not checked, the machine was too busy to keep time (engine steps ran late, or reruns out of time): %s", miss)
@@ -255,25 +261,59 @@ type measured struct {
 	maxTokens int
 	got, want burstFigures
 	disturbed bool
+	// path is the TTFT of the same prompt from a server with no modelled
+	// delay, measured right after the burst: the part of the client's
+	// TTFT that is the machine's, not the engine's.
+	path time.Duration
+}
+
+// pathOverhead is the median TTFT of three single requests for prompt,
+// each on a new connection as in a burst, to fast (the Instant profile).
+// CI once failed vLLM n=1, where the model's TTFT is 53 ms, with 58–63 ms
+// in three runs: a loaded race-enabled process spent 5–10 ms outside the
+// engine, more than the 10% tolerance of so short a figure.
+func pathOverhead(t *testing.T, fast *Server, prompt string) time.Duration {
+	var d []float64
+	for range 3 {
+		c := newClient()
+		r := do(context.Background(), c, fast.URL(), "/v1/chat/completions", chatBody(prompt, 1, true))
+		c.CloseIdleConnections()
+		if r.err != nil || !r.done || r.first.IsZero() {
+			t.Fatalf("path overhead: err %v, done %v", r.err, r.done)
+		}
+		d = append(d, r.first.Sub(r.sent).Seconds())
+	}
+	return time.Duration(median(d) * float64(time.Second))
 }
 
 // misses lists the figures of m off by more than the tolerance: against
-// the engine model at reduced size, against the seed at full size.
+// the engine model at reduced size, against the seed at full size. A TTFT
+// may also be longer by the machine's path overhead (m.path), never
+// shorter.
 func misses(m measured) []string {
 	var out []string
 	if m.maxTokens != 256 {
 		for _, fig := range []string{"per", "agg", "ttft"} {
 			got, want := m.got.get(fig), m.want.get(fig)
-			if math.Abs(got/want-1) > tolerance {
-				out = append(out, fmt.Sprintf("%s n=%d max_tokens=%d %s: server %.3g, model %.3g", m.profile, m.n, m.maxTokens, fig, got, want))
+			judged := got
+			if fig == "ttft" && got > want {
+				judged = math.Max(want, got-m.path.Seconds())
+			}
+			if math.Abs(judged/want-1) > tolerance {
+				out = append(out, fmt.Sprintf("%s n=%d max_tokens=%d %s: server %.3g (path %.3g), model %.3g", m.profile, m.n, m.maxTokens, fig, got, m.path.Seconds(), want))
 			}
 		}
 		return out
 	}
 	for _, tg := range seedTargets {
 		if tg.profile == m.profile && tg.n == m.n {
-			if got := m.got.get(tg.figure); !within(got, tg.lo, tg.hi) {
-				out = append(out, fmt.Sprintf("%s n=%d %s: server %.3g, seed says %g–%g", tg.profile, tg.n, tg.figure, got, tg.lo, tg.hi))
+			got := m.got.get(tg.figure)
+			judged := got
+			if tg.figure == "ttft" && got > tg.hi {
+				judged = math.Max(tg.hi, got-m.path.Seconds())
+			}
+			if !within(judged, tg.lo, tg.hi) {
+				out = append(out, fmt.Sprintf("%s n=%d %s: server %.3g (path %.3g), seed says %g–%g", tg.profile, tg.n, tg.figure, got, m.path.Seconds(), tg.lo, tg.hi))
 			}
 		}
 	}
