@@ -352,6 +352,9 @@ func (s *searcher) run(ctx context.Context) (*Result, error) {
 		if err != nil {
 			return done("stopped: "+err.Error(), err)
 		}
+		if len(r.Probes) == 0 {
+			return done(BudgetFirstReason, nil)
+		}
 		return done(BudgetReason, nil)
 	}
 	// Bracket: Lo, then doubling until a level fails or Hi passes.
@@ -384,6 +387,10 @@ func (s *searcher) run(ctx context.Context) (*Result, error) {
 
 // BudgetReason is the reason of a search stopped by its budget.
 const BudgetReason = "the budget ran out before the boundary was bracketed"
+
+// BudgetFirstReason is the reason of a search whose budget did not cover
+// its first probe: nothing was measured.
+const BudgetFirstReason = "the budget ran out before the first probe finished: raise it above one probe's requests or time"
 
 // bounds reads the probes, in any order: confHi is the lowest level that
 // failed, confLo the highest below it that passed (decided verdicts);

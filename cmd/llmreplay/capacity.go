@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -269,6 +270,14 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 		}
 		return nil
 	}
+	if err != nil && len(res.Probes) == 0 && cmd.Context().Err() == nil {
+		if _, serr := os.Stat(res.Trace); serr != nil {
+			// Nothing measured and no trace written (the server was not
+			// reached, say): no table to show and no file to point at,
+			// and the error in the flags' words, as replay gives it.
+			return flagError(err)
+		}
+	}
 	server := res.URL
 	if res.Simulated {
 		server = "SIMULATED (profile " + res.Profile + ")"
@@ -277,7 +286,10 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	}
 	fmt.Fprintf(out, "server: %s\n", server)
 	writeCapacity(out, res.Result, cf.axis, lc.Search.SLO, res.Search, cf.timeScale)
-	fmt.Fprintf(errw, "trace: %s (answer again for another SLO: llmreplay capacity --from %s --slo '…')\n", res.Trace, res.Trace)
+	_, noTrace := os.Stat(res.Trace)
+	if noTrace == nil {
+		fmt.Fprintf(errw, "trace: %s (answer again for another SLO: llmreplay capacity --from %s --slo '…')\n", res.Trace, res.Trace)
+	}
 	if cf.report != "" && len(res.Probes) > 0 {
 		if rerr := writeCapacityReport(cf.report, res.Trace, res.Result, cf.axis, res.Search); rerr != nil {
 			return rerr
@@ -286,7 +298,13 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	}
 	if err != nil {
 		if cmd.Context().Err() != nil {
+			if noTrace != nil {
+				return &exitError{code: 130, err: errors.New("stopped before any probe round finished: no trace written")}
+			}
 			return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every probe round that finished", res.Trace)}
+		}
+		if noTrace != nil {
+			return err
 		}
 		return fmt.Errorf("%v (the trace %s holds every probe round that finished)", err, res.Trace)
 	}
@@ -465,7 +483,12 @@ func writeCapacity(w io.Writer, r *capacity.Result, axis string, slo capacity.SL
 	case capacity.AllMeet:
 		fmt.Fprintf(w, "%s: at least %s, the top of the range (%s); raise --range to find the limit\n", what, num(r.Answer), r.Reason)
 	case capacity.Budget:
-		fmt.Fprintf(w, "%s: could not determine (%s); it lies in %s (best so far %s)\n", what, r.Reason, interval(), num(r.Answer))
+		best := "best so far " + num(r.Answer)
+		if r.Lo == 0 {
+			// No probe passed: the range's low end is no answer yet.
+			best = "no level shown to meet it yet"
+		}
+		fmt.Fprintf(w, "%s: could not determine (%s); it lies in %s (%s)\n", what, r.Reason, interval(), best)
 	case capacity.NoDecision:
 		fmt.Fprintf(w, "%s: could not determine: %s; they rule out no level of the tested range %s (best guess by point estimates %s)\n", what, r.Reason, interval(), num(r.Answer))
 	case capacity.ErrorsHit:

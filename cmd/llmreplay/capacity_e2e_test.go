@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -118,19 +119,22 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 func TestCapacityOutcomesThroughBinary(t *testing.T) {
 	bin := builtBinary(t)
 	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		want string
+		name    string
+		args    []string
+		code    int
+		want    string
+		noTrace bool // nothing ran: no trace file, and none named
 	}{
-		{"none meets", []string{"--slo", "ttft_p90<=0.001ms", "--range", "1:8"}, 0, "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
-		{"all meet", []string{"--slo", "ttft_p90<=60s", "--range", "1:8"}, 0, "max concurrency meeting the SLO: at least 8, the top of the range"},
-		{"rate, all meet", []string{"--axis", "rate", "--round-duration", "100ms", "--slo", "ttft_p90<=60s,tpot_p90<=1s", "--range", "20:40"}, 0, "max request rate meeting the SLO: at least 40 req/s"},
-		{"rate, none meets", []string{"--axis", "rate", "--round-duration", "100ms", "--slo", "ttft_p90<=0.001ms", "--range", "20:40"}, 0, "max request rate meeting the SLO: none in the range"},
-		{"goodput, all meet", []string{"--slo", "goodput>=95%", "--goodput-bounds", "ttft=60s", "--range", "1:4"}, 0, "max concurrency meeting the SLO: at least 4, the top of the range"},
+		{"none meets", []string{"--slo", "ttft_p90<=0.001ms", "--range", "1:8"}, 0, "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)", false},
+		{"all meet", []string{"--slo", "ttft_p90<=60s", "--range", "1:8"}, 0, "max concurrency meeting the SLO: at least 8, the top of the range", false},
+		{"rate, all meet", []string{"--axis", "rate", "--round-duration", "100ms", "--slo", "ttft_p90<=60s,tpot_p90<=1s", "--range", "20:40"}, 0, "max request rate meeting the SLO: at least 40 req/s", false},
+		{"rate, none meets", []string{"--axis", "rate", "--round-duration", "100ms", "--slo", "ttft_p90<=0.001ms", "--range", "20:40"}, 0, "max request rate meeting the SLO: none in the range", false},
+		{"goodput, all meet", []string{"--slo", "goodput>=95%", "--goodput-bounds", "ttft=60s", "--range", "1:4"}, 0, "max concurrency meeting the SLO: at least 4, the top of the range", false},
 		// 8 rounds of 20 at 1 user and 8 at 2 pass them; one round at 4
 		// users (20 more) reaches the budget.
-		{"budget", []string{"--slo", "ttft_p90<=60s", "--range", "1:64", "--max-requests", "340"}, 1, "could not determine (the budget ran out before the boundary was bracketed); it lies in 2–64"},
+		{"budget", []string{"--slo", "ttft_p90<=60s", "--range", "1:64", "--max-requests", "340"}, 1, "could not determine (the budget ran out before the boundary was bracketed); it lies in 2–64", false},
+		// One round at 1 user is 21 requests: none fits in 10.
+		{"budget below one probe", []string{"--slo", "ttft_p90<=60s", "--max-requests", "10"}, 1, "could not determine (the budget ran out before the first probe finished: raise it above one probe's requests or time); it lies in 0–64 (no level shown to meet it yet)", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := filepath.Join(t.TempDir(), "c.trace.zst")
@@ -138,10 +142,41 @@ func TestCapacityOutcomesThroughBinary(t *testing.T) {
 			if code != tc.code || !strings.Contains(out, tc.want) {
 				t.Fatalf("exit %d (want %d), want %q in:\n%s\n%s", code, tc.code, tc.want, out, errs)
 			}
-			if _, err := os.Stat(tr); err != nil {
+			_, err := os.Stat(tr)
+			switch {
+			case tc.noTrace && err == nil:
+				t.Errorf("a trace was written though no probe ran")
+			case tc.noTrace && strings.Contains(errs, tr):
+				t.Errorf("stderr names a trace that does not exist:\n%s", errs)
+			case !tc.noTrace && err != nil:
 				t.Errorf("trace not kept: %v", err)
 			}
 		})
+	}
+}
+
+// TestCapacityServerUnreachable: a server that is not there and no
+// --model to skip asking it: one line in the flags' words (as replay
+// says it), exit 2, no table, and no trace written or named.
+func TestCapacityServerUnreachable(t *testing.T) {
+	bin := builtBinary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/v1"
+	ln.Close() // a port nobody listens on
+	tr := filepath.Join(t.TempDir(), "c.trace.zst")
+	out, errs, code := runCap(t, bin, "capacity", "--url", url, "--slo", "ttft_p90<=1s", "-o", tr)
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if code != 2 || len(lines) != 1 || !strings.Contains(errs, "--model") || !strings.Contains(errs, "start the server") || strings.Contains(errs, "Config") {
+		t.Errorf("exit %d, stderr %q; want exit 2 and one line naming --model and the fix", code, errs)
+	}
+	if out != "" {
+		t.Errorf("a table for a search that never ran:\n%s", out)
+	}
+	if _, err := os.Stat(tr); err == nil || strings.Contains(errs, tr) {
+		t.Errorf("a trace written or named (stat error %v): %s", err, errs)
 	}
 }
 
