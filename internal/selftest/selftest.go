@@ -286,6 +286,22 @@ type StampRow struct {
 	// ReadLate counts the chunks read only together with their stream's
 	// next token (readLate): their error is the client's delay.
 	ReadLate int
+	// Wall is the replay's wall time, over which ClientCPU and ServerCPU
+	// were counted.
+	Wall time.Duration
+}
+
+// Busy is the share of the machine's cores the client and the simulator
+// kept busy together over the run: (client CPU + server CPU) / (wall ×
+// cores). Near 1 the two processes had the machine to themselves only
+// just, and any other demand (a collection, the kernel's own work) puts
+// the client a pace behind (docs/PERFORMANCE.md, "Where the targets
+// stand"). 0 when it was not measured.
+func (r StampRow) Busy(cores int) float64 {
+	if r.Wall <= 0 || cores <= 0 {
+		return 0
+	}
+	return float64(r.ClientCPU+r.ServerCPU) / (float64(r.Wall) * float64(cores))
 }
 
 // SchedRow is section 4 at one rate.

@@ -114,6 +114,11 @@ func TestShort(t *testing.T) {
 		if s.Peak <= 0 || s.Peak > s.Streams {
 			t.Errorf("stamp row %+v: peak open outside (0, streams]", s)
 		}
+		// Two processes' CPU over the run's wall time cannot pass the
+		// machine's cores (a little slack for when the clocks were read).
+		if b := s.Busy(res.Machine.Cores); b <= 0 || s.ClientCPU+s.ServerCPU > s.Wall*time.Duration(res.Machine.Cores)+100*time.Millisecond {
+			t.Errorf("stamp row %+v: busy %.2f of %d cores", s, b, res.Machine.Cores)
+		}
 		// A chunk cannot arrive before it was sent, nor after the run.
 		if s.P50 <= 0 || s.P50 > s.P99 || s.P99 > s.Max || s.Max > time.Minute {
 			t.Errorf("stamp row %+v: quantiles out of order or out of range", s)

@@ -2,6 +2,7 @@ package selftest
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,21 @@ func TestReadLate(t *testing.T) {
 	}
 	if got := readLateShare(3, 400); got != "3 (0.75%)" {
 		t.Errorf("readLateShare(3, 400) = %q", got)
+	}
+}
+
+// TestStampBusy: the busy share on hand-made figures, worked out by hand:
+// 1.2 s of client and 0.8 s of simulator CPU over 1.25 s on 2 cores keep
+// 2.0 of 2.5 core-seconds busy, 80%.
+func TestStampBusy(t *testing.T) {
+	r := StampRow{ClientCPU: 1200 * time.Millisecond, ServerCPU: 800 * time.Millisecond, Wall: 1250 * time.Millisecond}
+	if got := r.Busy(2); math.Abs(got-0.8) > 1e-12 {
+		t.Errorf("Busy(2) = %v, want 0.8", got)
+	}
+	if got := (StampRow{ClientCPU: time.Second}).Busy(2); got != 0 {
+		t.Errorf("no wall time: Busy = %v, want 0 (not measured)", got)
+	}
+	if got := r.Busy(0); got != 0 {
+		t.Errorf("no cores: Busy = %v, want 0", got)
 	}
 }

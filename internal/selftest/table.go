@@ -390,16 +390,20 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(r.Stamp) > 0 {
-		section("3. Timestamp error: arrival minus the simulator's send time, to loopback over plain HTTP and over TLS (opened: all at once on connections opened beforehand, an aligned burst, or so many per second; peak: streams open together; read late: chunks the client read only when their stream's next token had come, whose error is a pace or more of client delay)")
-		fmt.Fprintln(tw, "run\ttransport\tstreams\topened\tpace\tpeak\tchunks\tfailed\tp50\tp99\tp99/floor p99\tmax\tread late\tclient CPU/chunk\tserver CPU/chunk\t")
+		section("3. Timestamp error: arrival minus the simulator's send time, to loopback over plain HTTP and over TLS (opened: all at once on connections opened beforehand, an aligned burst, or so many per second; peak: streams open together; read late: chunks the client read only when their stream's next token had come, whose error is a pace or more of client delay; busy: client and simulator CPU over the run's wall time and the machine's cores, near 100% a machine with nothing to spare)")
+		fmt.Fprintln(tw, "run\ttransport\tstreams\topened\tpace\tpeak\tchunks\tfailed\tp50\tp99\tp99/floor p99\tmax\tread late\tclient CPU/chunk\tserver CPU/chunk\tbusy\t")
 		for _, s := range r.Stamp {
 			opened := "at once"
 			if s.OpenRate > 0 {
 				opened = fmt.Sprintf("%g/s", s.OpenRate)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Run, s.Transport(), s.Streams, opened, fmtDur(s.Pace), s.Peak, s.Chunks, s.Failed,
+			busy := "-"
+			if b := s.Busy(r.Machine.Cores); b > 0 {
+				busy = fmt.Sprintf("%.0f%%", 100*b)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Run, s.Transport(), s.Streams, opened, fmtDur(s.Pace), s.Peak, s.Chunks, s.Failed,
 				fmtDur(s.P50), fmtDur(s.P99), ratio(s.P99, s.Run), fmtDur(s.Max), readLateShare(s.ReadLate, s.Chunks),
-				fmtDur(perToken(s.ClientCPU, int64(s.Chunks))), fmtDur(perToken(s.ServerCPU, int64(s.Chunks))))
+				fmtDur(perToken(s.ClientCPU, int64(s.Chunks))), fmtDur(perToken(s.ServerCPU, int64(s.Chunks))), busy)
 		}
 		writeStampSources(tw, r.Stamp)
 	}
