@@ -96,7 +96,11 @@ func TestAnthropicKeyGoesInXAPIKeyOnly(t *testing.T) {
 	tr := filepath.Join(dir, "k.trace.zst")
 	out, e, code := run(t, []string{"ANTHROPIC_API_KEY=" + key}, bin, "replay", wl, "--url", ts.URL, "--api", "anthropic", "--api-key-env", "ANTHROPIC_API_KEY", "-o", tr)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, e)
+		// Once, under two race-enabled suites at once, both requests
+		// failed as resets within 0.1 s, the proxy logging its upstream
+		// connection closed mid-body; the requests' own errors say more.
+		reqs, _, _ := run(t, nil, bin, "trace", "cat", "--requests", tr)
+		t.Fatalf("exit %d: %s\nthe trace's requests:\n%s", code, e, reqs)
 	}
 	mu.Lock()
 	defer mu.Unlock()
