@@ -50,7 +50,8 @@ const (
 
 // maxKernelDelay bounds a believable delay between a segment's arrival and
 // its read: beyond it the wall clock stepped (or the stamp is garbage).
-const maxKernelDelay = int64(time.Hour)
+// The trace's reader takes none past it either.
+const maxKernelDelay = trace.MaxUserDelay
 
 // kstamp is a connection's kernel-stamp state.
 type kstamp struct {

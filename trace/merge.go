@@ -290,18 +290,7 @@ func (in *mergeInput) next() bool {
 		in.rec = nil
 		return false
 	}
-	r.Scheduled += d
-	for _, t := range []*int64{&r.Sent, &r.Headers, &r.Done} {
-		if *t != 0 {
-			*t += d
-		}
-	}
-	for i := range r.Chunks {
-		r.Chunks[i].T += d
-		if r.Chunks[i].ServerT != 0 {
-			r.Chunks[i].ServerT += d
-		}
-	}
+	r.Shift(d)
 	in.rec = r
 	in.key = r.Done
 	if in.key == 0 {

@@ -1,5 +1,7 @@
 package trace
 
+import "math"
+
 // Stats counts what a trace holds: records by outcome, phase and shard,
 // chunks and bytes, and the span from the first send to the last response.
 // `trace info` prints it; a Go program gets the same numbers here.
@@ -61,7 +63,13 @@ func (c *Stats) Add(r *Record) {
 	if r.UserDelayMax > 0 {
 		c.DelayRecords++
 		c.DelayChunks += len(r.Chunks)
-		c.DelaySum += r.UserDelayMean * int64(len(r.Chunks))
+		// Saturating: each delay is bounded (MaxUserDelay), their sum
+		// over a whole trace need not be.
+		if add := r.UserDelayMean * int64(len(r.Chunks)); r.UserDelayMean > 0 && (add/r.UserDelayMean != int64(len(r.Chunks)) || c.DelaySum > math.MaxInt64-add) {
+			c.DelaySum = math.MaxInt64
+		} else {
+			c.DelaySum += add
+		}
 		c.DelayMax = max(c.DelayMax, r.UserDelayMax)
 	}
 	for i := range r.Chunks {

@@ -275,6 +275,31 @@ func (e *Error) Error() string { return string(e.Class) + ": " + e.Message }
 // OK reports whether the request completed without error.
 func (r *Record) OK() bool { return r.Error == nil }
 
+// Shift moves every time of r on the run's clock by d ns (a round or a
+// shard put onto another run's clock): the schedule, the send, headers
+// and end where set, and each chunk's arrival, send time and user-space
+// time where set. Durations (the user delays) do not move. Every time
+// must move together: the writer stores a chunk's UserT as its distance
+// from T, and once cost the whole column by moving T alone.
+func (r *Record) Shift(d int64) {
+	r.Scheduled += d
+	for _, t := range []*int64{&r.Sent, &r.Headers, &r.Done} {
+		if *t != 0 {
+			*t += d
+		}
+	}
+	for i := range r.Chunks {
+		c := &r.Chunks[i]
+		c.T += d
+		if c.ServerT != 0 {
+			c.ServerT += d
+		}
+		if c.UserT != 0 {
+			c.UserT += d
+		}
+	}
+}
+
 // ReadVersions are the format versions this package reads ("major.x"
 // accepts every minor version of that major).
 var ReadVersions = []string{"1.x"}

@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"testing"
 )
 
@@ -76,5 +77,86 @@ func TestUserDelayAbsentWritesNothing(t *testing.T) {
 	want := binary.AppendVarint(binary.AppendVarint(appendString(nil, "s"), 1), 0) // session, turn, sent_input_tokens
 	if !bytes.HasSuffix(body, want) {
 		t.Errorf("body ends % x; want 1.4's session fields % x last", body[len(body)-len(want)-3:], want)
+	}
+}
+
+// TestShiftKeepsUserTimes: a record moved onto another run's clock (a
+// capacity round, a shard of a merged trace) keeps each chunk's
+// user-space time and its delays through the writer and the reader.
+// Moving T alone once left every UserT−T negative, and the reader dropped
+// the column, and with it the delays, as it must.
+func TestShiftKeepsUserTimes(t *testing.T) {
+	r := Record{
+		ID: "r", Scheduled: 10, Sent: 20, Headers: 30, Done: 90, Status: 200,
+		Chunks:        []Chunk{{T: 40, Bytes: 9, Text: "a", UserT: 105}, {T: 50, Bytes: 9, Text: "b", UserT: 130}},
+		UserDelayMean: 72, UserDelayMax: 80, // (65 + 80) / 2, as the reader computes it
+	}
+	const d = 2_000_000_000
+	r.Shift(d)
+	if r.Sent != 20+d || r.Chunks[0].T != 40+d || r.Chunks[0].UserT != 105+d || r.Chunks[1].UserT != 130+d || r.Chunks[1].ServerT != 0 {
+		t.Fatalf("shifted %+v", r)
+	}
+	var dec v1Decoder
+	got, err := dec.decode(string(appendRecordV1(nil, &r)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Chunks[0].UserT != 105+d || got.Chunks[1].UserT != 130+d || got.UserDelayMean != 72 || got.UserDelayMax != 80 {
+		t.Errorf("read back chunk user times %d, %d and delays %d/%d; want %d, %d and 72/80",
+			got.Chunks[0].UserT, got.Chunks[1].UserT, got.UserDelayMean, got.UserDelayMax, 105+d, 130+d)
+	}
+}
+
+// TestUserTimesNoColumnPastBounds: a column the reader would drop whole
+// (a user time before its chunk's stamp, or a delay past MaxUserDelay)
+// is not written; the record's summary of the delays goes in its place.
+// A summary or column past MaxUserDelay reads as none.
+func TestUserTimesNoColumnPastBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		userT1 int64 // the second chunk's user time (T = 50)
+	}{
+		{"before its stamp", 45},
+		{"past the bound", 50 + MaxUserDelay + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Record{ID: "r", Sent: 20, Headers: 30, Done: 90, Status: 200,
+				Chunks:        []Chunk{{T: 40, Bytes: 9, Text: "a", UserT: 105}, {T: 50, Bytes: 9, Text: "b", UserT: tc.userT1}},
+				UserDelayMean: 65, UserDelayMax: 65}
+			var dec v1Decoder
+			got, err := dec.decode(string(appendRecordV1(nil, &r)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Chunks[0].UserT != 0 || got.Chunks[1].UserT != 0 || got.UserDelayMean != 65 || got.UserDelayMax != 65 {
+				t.Errorf("chunk user times %d, %d, delays %d/%d; want none kept and the summary 65/65", got.Chunks[0].UserT, got.Chunks[1].UserT, got.UserDelayMean, got.UserDelayMax)
+			}
+		})
+	}
+	r := Record{ID: "r", Sent: 20, Done: 90, Status: 200, Chunks: []Chunk{{T: 40, Bytes: 9, Text: "a"}},
+		UserDelayMean: 5, UserDelayMax: MaxUserDelay + 1}
+	var dec v1Decoder
+	got, err := dec.decode(string(appendRecordV1(nil, &r)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UserDelayMean != 0 || got.UserDelayMax != 0 {
+		t.Errorf("a summary past the bound read as %d/%d; want none", got.UserDelayMean, got.UserDelayMax)
+	}
+}
+
+// TestStatsDelaySumSaturates: hand-made delays whose sum passes int64
+// (only a crafted trace has them) leave the sum at its largest, not
+// negative.
+func TestStatsDelaySumSaturates(t *testing.T) {
+	s := NewStats()
+	r := &Record{Chunks: make([]Chunk, 4), UserDelayMean: 1 << 62, UserDelayMax: 1 << 62}
+	s.Add(r)
+	if s.DelaySum != math.MaxInt64 {
+		t.Errorf("sum %d after 4 × 2^62; want it saturated at %d", s.DelaySum, int64(math.MaxInt64))
+	}
+	s.Add(&Record{Chunks: make([]Chunk, 1), UserDelayMean: 1, UserDelayMax: 1})
+	if s.DelaySum != math.MaxInt64 || s.DelayChunks != 5 {
+		t.Errorf("sum %d over %d chunks; want saturated over 5", s.DelaySum, s.DelayChunks)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Version 1 record bodies. This file is the 1.x codec and stays forever:
@@ -110,6 +111,14 @@ func appendRecordV1(b []byte, r *Record) []byte {
 		if r.Chunks[i].UserT != 0 {
 			userT = true
 			break
+		}
+	}
+	// A column a reader would drop whole (a delay below 0 or past
+	// MaxUserDelay: times moved apart, a chunk without its time) is not
+	// written: the summary goes in its place.
+	for i := range r.Chunks {
+		if d := r.Chunks[i].UserT - r.Chunks[i].T; userT && (d < 0 || d > MaxUserDelay) {
+			userT = false
 		}
 	}
 	// 1.5: without the column, the delays' summary (a column, when
@@ -429,7 +438,7 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 	save := c.i
 	if c.varint() == userDelayMarker && c.err == nil {
 		mean, most := c.varint(), c.varint()
-		if c.err == nil && mean >= 0 && most >= mean {
+		if c.err == nil && mean >= 0 && most >= mean && most <= MaxUserDelay {
 			r.UserDelayMean, r.UserDelayMax = mean, most
 		}
 		return
@@ -441,7 +450,7 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 	var sum, most int64
 	for i := range r.Chunks {
 		d := c.varint()
-		if c.err != nil || d < 0 {
+		if c.err != nil || d < 0 || d > MaxUserDelay {
 			for k := range r.Chunks[:i] {
 				r.Chunks[k].UserT = 0
 			}
@@ -453,6 +462,13 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 	}
 	r.UserDelayMean, r.UserDelayMax = sum/int64(len(r.Chunks)), most
 }
+
+// MaxUserDelay bounds a believable delay between a segment's kernel
+// stamp and the read that returned it (1 h): beyond it the wall clock
+// stepped or the value is garbage. Replay keeps no stamp past it, and the
+// reader takes no delay past it, which also keeps a request's sum of
+// delays far from overflowing.
+const MaxUserDelay = int64(time.Hour)
 
 // userDelayMarker in the place of the user-space times' column (field 35)
 // says there is none and 1.5's summary of the delays follows.

@@ -411,7 +411,7 @@ func (p *prober) take(x float64, w int, wl *workload.Workload) ([]capacity.Sampl
 		if _, suffix, ok := strings.Cut(rec.ID, "-"); ok {
 			rec.ID = fmt.Sprintf("p%03d-%s", g, suffix)
 		}
-		shift(rec, off)
+		rec.Shift(off)
 		round = append(round, rec)
 		p.recs = append(p.recs, rec)
 	}
@@ -424,20 +424,6 @@ func (p *prober) take(x float64, w int, wl *workload.Workload) ([]capacity.Sampl
 	return Samples(p.header, round, p.cfg.GoodputBounds, p.cfg.TimeScale)
 }
 
-func shift(r *trace.Record, d int64) {
-	r.Scheduled += d
-	for _, t := range []*int64{&r.Sent, &r.Headers, &r.Done} {
-		if *t != 0 {
-			*t += d
-		}
-	}
-	for i := range r.Chunks {
-		r.Chunks[i].T += d
-		if r.Chunks[i].ServerT != 0 {
-			r.Chunks[i].ServerT += d
-		}
-	}
-}
 
 func levelText(axis string, x float64) string {
 	if axis == AxisRate {

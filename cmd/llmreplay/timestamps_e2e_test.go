@@ -148,6 +148,32 @@ func TestKernelTimestampsE2E(t *testing.T) {
 	}
 }
 
+// TestCapacityKeepsChunkUserTimes: a capacity search moves every round
+// after the first onto the search's clock; with --chunk-user-times every
+// request of every round keeps each chunk's user-space time and its read
+// delays. Moving the kernel stamps alone once left only the first
+// round's (21 of 344 requests here).
+func TestCapacityKeepsChunkUserTimes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("kernel receive stamps are read on Linux only")
+	}
+	bin := builtBinary(t)
+	tr := filepath.Join(t.TempDir(), "c.trace.zst")
+	if _, e, code := run(t, nil, bin, "capacity", "--profile", "fast", "--max-tokens", "4", "--slo", "ttft_p90<=60s", "--range", "1:2", "--chunk-user-times", "-q", "-o", tr); code != 0 {
+		t.Fatalf("capacity exit %d: %s", code, e)
+	}
+	h, recs := readTrace(t, tr)
+	if phases := map[int]bool{}; len(recs) > 0 {
+		for _, r := range recs {
+			phases[r.Phase] = true
+		}
+		if len(phases) < 2 {
+			t.Fatalf("%d rounds: the case needs rounds after the first", len(phases))
+		}
+	}
+	checkKernelStamped(t, h, recs, true)
+}
+
 // Under TLS the stamp is that of the TCP read that completed the TLS
 // record holding the event's last byte: the same bound as on plain TCP.
 func TestKernelTimestampsTLS(t *testing.T) {

@@ -868,14 +868,8 @@ func (h *harness) analysis(ctx context.Context) error {
 			rec.ID = fmt.Sprintf("%s.%d", t.ID, round)
 			rec.Index = row.Requests
 			rec.Phase = round % phases
-			rec.Scheduled += shift
-			rec.Sent += shift
-			rec.Headers += shift
-			rec.Done += shift
 			rec.Chunks = slices.Clone(t.Chunks)
-			for i := range rec.Chunks {
-				rec.Chunks[i].T += shift
-			}
+			rec.Shift(shift)
 			if err := w.Write(&rec); err != nil {
 				w.Close()
 				return err
