@@ -200,6 +200,10 @@ func (c Config) Resolve() (Config, error) {
 	return c, nil
 }
 
+// MaxUsers is the most users a concurrency search probes; a trace whose
+// header says more is refused.
+const MaxUsers = 100000
+
 // Run searches. The trace holds every probe round that finished, whatever
 // the outcome; the error is for a run that could not go on (server
 // unreachable, trace unwritable, stopped).

@@ -62,6 +62,12 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 	if cfg.Hi, err = strconv.ParseFloat(hi, 64); err != nil {
 		return nil, fmt.Errorf("%s: header option %s %q is not LOW:HIGH", path, OptRange, o[OptRange])
 	}
+	// The header is input like any other: a range no search could have
+	// run (the concurrency axis stops at MaxUsers) is refused, not looped
+	// over.
+	if !(cfg.Lo > 0) || !(cfg.Hi >= cfg.Lo) || math.IsInf(cfg.Hi, 0) || (axis == AxisConcurrency && cfg.Hi > MaxUsers) {
+		return nil, fmt.Errorf("%s: header option %s %q is no range a search runs (0 < LOW <= HIGH, at most %d users)", path, OptRange, o[OptRange], MaxUsers)
+	}
 	if cfg.Resolution, err = num(OptResolution); err != nil {
 		return nil, err
 	}

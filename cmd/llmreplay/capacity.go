@@ -88,8 +88,8 @@ func (cf *capacityFlags) search() (capacity.Config, analyze.SLO, error) {
 		if cf.axis == live.AxisConcurrency && math.Floor(h) < math.Ceil(l) {
 			return c, good, usagef("--range %q holds no whole number of users", cf.rng)
 		}
-		if cf.axis == live.AxisConcurrency && h > 100000 {
-			return c, good, usagef("--range %q: use at most 100000 users", cf.rng)
+		if cf.axis == live.AxisConcurrency && h > live.MaxUsers {
+			return c, good, usagef("--range %q: use at most %d users", cf.rng, live.MaxUsers)
 		}
 		c.Lo, c.Hi = l, h
 	}
@@ -516,7 +516,10 @@ func writeCapacity(w io.Writer, r *capacity.Result, axis string, slo capacity.SL
 	}
 	sweep := 0
 	if axis == live.AxisConcurrency {
-		if rc, err := sc.Resolve(); err == nil {
+		// A live search's range is at most live.MaxUsers; a trace's header
+		// is not to be trusted with a loop (analyze, --from): past it,
+		// no sweep figure.
+		if rc, err := sc.Resolve(); err == nil && rc.Lo >= 1 && rc.Hi <= live.MaxUsers {
 			// The same per-level confidence: every level's probe at its
 			// fewest rounds (8 at 99% when rounds are judged on their
 			// own, one pooled batch before that).

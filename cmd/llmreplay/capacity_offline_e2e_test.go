@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/llmreplay/llmreplay/capacity/live"
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 // capTraces are the capacity traces the offline tests read: one search
@@ -452,5 +455,37 @@ func TestCapacityNoProbeDecided(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "rule out no level of the tested range 1–4") {
 		t.Errorf("the report does not say no probe decided")
+	}
+}
+
+// TestCapacityHostileRange: a capacity trace whose header claims a range
+// no search runs (10^12 users) is refused in one line naming the option,
+// by --from and by analyze, at once: the header is input, and a loop over
+// its levels once made analyze run for hours.
+func TestCapacityHostileRange(t *testing.T) {
+	bin := builtBinary(t)
+	h, recs := readTrace(t, pooledTrace(t))
+	h.Options = maps.Clone(h.Options)
+	h.Options[live.OptRange] = "1:1e12"
+	tr := filepath.Join(t.TempDir(), "hostile.trace.zst")
+	w, err := trace.Create(tr, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := runCap(t, bin, "capacity", "--from", tr, "--slo", "ttft_p90<=1s")
+	if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "capacity_range") {
+		t.Errorf("capacity --from: exit %d, stderr %q; want 2 and one line naming capacity_range", code, errs)
+	}
+	out, errs, code := runCap(t, bin, "analyze", tr)
+	if !strings.Contains(out+errs, "capacity_range") || strings.Contains(out, "sweep at the same") {
+		t.Errorf("analyze: exit %d, the range not named or a sweep figure made of it:\n%s\n%s", code, out, errs)
 	}
 }
