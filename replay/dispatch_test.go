@@ -151,7 +151,7 @@ func TestWaiterSpinAdapts(t *testing.T) {
 	}
 }
 
-// The spin window is never more than half the gap since the previous
+// The spin window is no more than half the gap since the previous
 // deadline, so the spin takes at most half a core at any rate: with
 // wake-ups 300 µs late, a 2 ms gap spins 351 µs, a 400 µs gap only
 // spinMin (no quantile fits under its 200 µs), and spinMax bounds it
@@ -203,10 +203,19 @@ func TestWaiterStats(t *testing.T) {
 	if w.stats != want {
 		t.Fatalf("stats %+v, want %+v", w.stats, want)
 	}
+	// A deadline equal to the previous one (requests at the same instant)
+	// has no wait of its own: together, not begun late.
+	if !w.wait(context.Background(), 20*ms) {
+		t.Fatal("wait returned false without a cancel")
+	}
+	want.Waits, want.Together = 6, 1
+	if w.stats != want {
+		t.Fatalf("after a second wait to 20 ms: stats %+v, want %+v", w.stats, want)
+	}
 	var sum DispatchStats
 	sum.add(w.stats)
 	sum.add(DispatchStats{Waits: 1, Window: 300 * time.Microsecond})
-	if sum.Waits != 6 || sum.Window != 300*time.Microsecond || sum.Spin != want.Spin {
+	if sum.Waits != 7 || sum.Together != 1 || sum.Window != 300*time.Microsecond || sum.Spin != want.Spin {
 		t.Fatalf("add: %+v", sum)
 	}
 }
@@ -245,5 +254,24 @@ func TestWaiterNeverEarly(t *testing.T) {
 		if now := e.now(); now < d {
 			t.Fatalf("waitUntil %d returned %d ns early", i, d-now)
 		}
+	}
+}
+
+// A sleep meant to end before the spin window (threadChunk at a time, so
+// a stopped run is noticed) that oversleeps past the deadline is a
+// wake-up past it, and its lateness after its own target is a sample of
+// the machine's wake-ups; it once counted as a wait begun late, with no
+// sample.
+func TestWaiterChunkOversleep(t *testing.T) {
+	c := &fakeClock{late: []int64{85 * ms}}
+	w := fakeWaiter(c)
+	w.fixed, w.spinMin = true, 100*us
+	if !w.wait(context.Background(), 100*ms) {
+		t.Fatal("wait returned false without a cancel")
+	}
+	// One sleep to 20 ms + 1 µs (a chunk), woken 85 ms late: past 100 (the
+	// fake clock adds 1 µs a reading).
+	if len(c.sleeps) != 1 || w.stats.WakePast != 1 || w.stats.LateStart != 0 || w.n != 1 || w.late[0] != 85*ms+us {
+		t.Fatalf("sleeps %v, stats %+v, %d samples (first %d); want one sleep, a wake-up past the deadline, its 85 ms as a sample", c.sleeps, w.stats, w.n, w.late[0])
 	}
 }
