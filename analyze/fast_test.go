@@ -165,6 +165,33 @@ func TestServerObjectsRemembered(t *testing.T) {
 	if got := s.read(`{"completion_tokens":5}`, ""); got.completion != 5 {
 		t.Errorf("after refills: completion %d, want 5", got.completion)
 	}
+	// Every pair distinct (llama.cpp's timings): after serverObjectsGiveUp
+	// misses with no hit it keeps nothing more, and still answers right.
+	var v serverObjects
+	for i := 0; i < 2*serverObjectsGiveUp; i++ {
+		tm := `{"predicted_n":` + strconv.Itoa(i) + `,"predicted_ms":12.5}`
+		if got := v.read("", tm); got.completion != i {
+			t.Fatalf("pair %d: completion %d", i, got.completion)
+		}
+	}
+	if len(v.m) != 0 {
+		t.Errorf("%d pairs kept after %d misses and no hit", len(v.m), v.misses)
+	}
+	// Large objects are not kept, and the bytes kept stay bounded.
+	var b serverObjects
+	big := `{"completion_tokens":7,"x":"` + strings.Repeat("a", maxCachedObject) + `"}`
+	if got := b.read(big, ""); got.completion != 7 || len(b.m) != 0 {
+		t.Errorf("a %d-byte object: completion %d, %d kept", len(big), got.completion, len(b.m))
+	}
+	pad := strings.Repeat("b", maxCachedObject-100)
+	for i := 0; i < 2*maxServerObjectBytes/len(pad); i++ {
+		u := `{"completion_tokens":1,"x":"` + pad + strconv.Itoa(i) + `"}`
+		b.read(u, "")
+		b.read(u, "") // a hit, so it keeps remembering
+		if b.bytes > maxServerObjectBytes {
+			t.Fatalf("%d bytes kept, bound %d", b.bytes, maxServerObjectBytes)
+		}
+	}
 }
 
 // exactUPTables is exactUP as it was before it reused two tables: the

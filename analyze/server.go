@@ -212,9 +212,22 @@ type serverObject struct {
 	timers             serverTimers
 }
 
-// maxServerObjects bounds serverObjects' memory; when it fills it is
-// dropped and rebuilt.
-const maxServerObjects = 1 << 12
+// maxServerObjects and maxServerObjectBytes bound serverObjects' memory
+// (entries, and bytes of the strings kept); when either fills it is
+// dropped and rebuilt. A pair longer than maxCachedObject is parsed and
+// not kept: a server's usage object is a few hundred bytes, and one that
+// is not must not fill the cache with copies.
+const (
+	maxServerObjects     = 1 << 12
+	maxServerObjectBytes = 1 << 20
+	maxCachedObject      = 4 << 10
+)
+
+// serverObjectsGiveUp: after this many misses with fewer than one hit in
+// eight, serverObjects stops remembering. llama.cpp's timings carry each
+// request's own milliseconds, so every record misses, and copying each
+// pair into the map only made such traces slower.
+const serverObjectsGiveUp = 1024
 
 // serverObjects parses each distinct pair of usage and timings objects
 // once. Responses of one shape carry the same usage object byte for byte
@@ -223,7 +236,9 @@ const maxServerObjects = 1 << 12
 // (counts, then timers). The result is a function of the two strings
 // alone, so a remembered one is the same as a fresh parse.
 type serverObjects struct {
-	m map[[2]string]serverObject
+	m            map[[2]string]serverObject
+	bytes        int // of the strings kept in m
+	hits, misses int
 }
 
 func (s *serverObjects) read(usage, timings string) serverObject {
@@ -232,15 +247,23 @@ func (s *serverObjects) read(usage, timings string) serverObject {
 	}
 	key := [2]string{usage, timings}
 	if o, ok := s.m[key]; ok {
+		s.hits++
 		return o
 	}
 	var o serverObject
 	o.completion, o.prompt = usageCounts(usage, timings)
 	o.timers = readServerTimers(usage, timings)
-	if s.m == nil || len(s.m) >= maxServerObjects {
-		s.m = make(map[[2]string]serverObject)
+	s.misses++
+	n := len(usage) + len(timings)
+	if n > maxCachedObject || (s.misses >= serverObjectsGiveUp && s.hits < s.misses/8) {
+		s.m, s.bytes = nil, 0
+		return o
+	}
+	if s.m == nil || len(s.m) >= maxServerObjects || s.bytes+n > maxServerObjectBytes {
+		s.m, s.bytes = make(map[[2]string]serverObject), 0
 	}
 	// The strings are slices of the reader's record: keep copies.
 	s.m[[2]string{strings.Clone(usage), strings.Clone(timings)}] = o
+	s.bytes += n
 	return o
 }
