@@ -58,11 +58,14 @@ func ClosedRoundRule(batch int) string {
 }
 
 // ClosedRoundMeasured is a concurrency round's measured requests at c
-// users: each user sends max(2, ⌈batch/c⌉) after its warm-up request, so
-// a round holds at least batch measured requests (a round's p90 is then
-// at least its 18th of 20) and every user at least two, which mixes the
-// start's clump (every user's second request is sent as the first wave
-// ends) with the steady loop after it. A round's length is then about
+// users: c·max(2, ⌈batch/c⌉) after the c warm-up requests (the first c
+// by schedule order, one per user as the round starts), so a round holds
+// at least batch measured requests (a round's p90 is then at least its
+// 18th of 20). The users take the round's requests from one queue, each
+// its next as its last ends, so each sends about max(2, ⌈batch/c⌉), not
+// exactly (the engine model's rounds hand them out alike): the round
+// mixes the start's clump (the second wave is sent as the first ends)
+// with the steady loop after it. A round's length is then about
 // 1 + max(2, ⌈batch/c⌉) of one user's requests, not batch/c + 1: a probe
 // of 8 rounds stays near a minute at the profiles' pace for every c.
 func ClosedRoundMeasured(c, batch int) int {

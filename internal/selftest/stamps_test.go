@@ -102,11 +102,14 @@ func TestStampVerdicts(t *testing.T) {
 }
 
 // TestReadLate counts by hand the chunks one read delivered with a token
-// sent at least half a pace (here 10 ms) later. c1 came in the read of
-// c2, sent 20 ms later: late. c3 and c4 were sent 9 µs apart (a writer
-// catching up) and read together: neither is late. c5 and c6 came in the
-// read of c7, 40 and 20 ms later: both late. c8 has no send time and
-// counts nowhere. 3 in all.
+// sent at least half a pace (here 10 ms) later. Of a's ten chunks, the
+// first was read alone. The second came in the read of the third, sent
+// 20 ms later: late. The fourth and fifth were sent 9 µs apart (a writer
+// catching up) and read together: neither is late. The sixth and seventh
+// came in the read of the eighth, 40 and 20 ms later: both late. The
+// ninth has no send time and counts nowhere; the tenth shares its read.
+// b's chunk has the second's times but is another request's read. 3 in
+// all.
 func TestReadLate(t *testing.T) {
 	us := int64(time.Microsecond)
 	a := &trace.Record{ID: "a", Chunks: []trace.Chunk{

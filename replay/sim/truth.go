@@ -190,9 +190,11 @@ func ModelClosedCapacity(p Profile, q float64, bound time.Duration, r ClosedRoun
 
 // ClosedRoundRule is the concurrency axis's round as the capacity search
 // runs it (capacity/live, "rounds on the concurrency axis"): at c users
-// each user sends one warm-up request and then max(2, ⌈Batch/c⌉)
-// measured ones, every round from an idle engine, and a level is judged
-// by the median over rounds of each round's own quantile.
+// the c warm-up requests (one per user at the start) and then
+// c·max(2, ⌈Batch/c⌉) measured ones, which the users take from one queue
+// as their last ends (about max(2, ⌈Batch/c⌉) each), every round from an
+// idle engine, and a level is judged by the median over rounds of each
+// round's own quantile.
 type ClosedRoundRule struct {
 	Batch int
 }
