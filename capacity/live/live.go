@@ -431,7 +431,6 @@ func (p *prober) take(x float64, w int, wl *workload.Workload) ([]capacity.Sampl
 	return Samples(p.header, round, p.cfg.GoodputBounds, p.cfg.TimeScale)
 }
 
-
 func levelText(axis string, x float64) string {
 	if axis == AxisRate {
 		return strconv.FormatFloat(x, 'f', -1, 64) + " req/s"
