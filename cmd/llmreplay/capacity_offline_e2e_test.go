@@ -18,7 +18,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/llmreplay/llmreplay/capacity/live"
-	"github.com/llmreplay/llmreplay/trace"
 )
 
 // capTraces are the capacity traces the offline tests read: one search
@@ -468,18 +467,7 @@ func TestCapacityHostileRange(t *testing.T) {
 	h.Options = maps.Clone(h.Options)
 	h.Options[live.OptRange] = "1:1e12"
 	tr := filepath.Join(t.TempDir(), "hostile.trace.zst")
-	w, err := trace.Create(tr, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeTrace(t, tr, h, recs)
 	_, errs, code := runCap(t, bin, "capacity", "--from", tr, "--slo", "ttft_p90<=1s")
 	if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "capacity_range") {
 		t.Errorf("capacity --from: exit %d, stderr %q; want 2 and one line naming capacity_range", code, errs)

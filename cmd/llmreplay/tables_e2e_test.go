@@ -299,18 +299,7 @@ func TestTraceCatRequests(t *testing.T) {
 			Error: &trace.Error{Class: trace.ErrHTTPStatus, Message: "HTTP 503 Service Unavailable", Body: "server is loading the model\n"}},
 	}
 	p := filepath.Join(t.TempDir(), "hand.trace.zst")
-	w, err := trace.Create(p, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeTrace(t, p, h, recs)
 	out, e, code := run(t, nil, bin, "trace", "cat", "--requests", p)
 	if code != 0 || e != "" {
 		t.Fatalf("trace cat --requests: %d %s", code, e)

@@ -31,6 +31,23 @@ func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
 	return r.Header(), recs
 }
 
+// writeTrace writes a hand-made (or rewritten) trace of h and recs.
+func writeTrace(t *testing.T, path string, h trace.Header, recs []trace.Record) {
+	t.Helper()
+	w, err := trace.Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // checkKernelStamped: every request kept its kernel stamps, the headers'
 // stamp lies before the first chunk's, and the client's read delay after
 // the stamps is kept: with perChunk (--chunk-user-times) each chunk's
