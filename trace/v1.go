@@ -116,8 +116,8 @@ func appendRecordV1(b []byte, r *Record) []byte {
 	// A column a reader would drop whole (a delay below 0 or past
 	// MaxUserDelay: times moved apart, a chunk without its time) is not
 	// written: the summary goes in its place.
-	for i := range r.Chunks {
-		if d := r.Chunks[i].UserT - r.Chunks[i].T; userT && (d < 0 || d > MaxUserDelay) {
+	for i := 0; userT && i < len(r.Chunks); i++ {
+		if d := r.Chunks[i].UserT - r.Chunks[i].T; d < 0 || d > MaxUserDelay {
 			userT = false
 		}
 	}

@@ -270,13 +270,13 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 		}
 		return nil
 	}
-	if err != nil && len(res.Probes) == 0 && cmd.Context().Err() == nil {
-		if _, serr := os.Stat(res.Trace); serr != nil {
-			// Nothing measured and no trace written (the server was not
-			// reached, say): no table to show and no file to point at,
-			// and the error in the flags' words, as replay gives it.
-			return flagError(err)
-		}
+	// No trace is written until a probe round finishes.
+	_, noTrace := os.Stat(res.Trace)
+	if err != nil && noTrace != nil && cmd.Context().Err() == nil {
+		// Nothing measured (the server was not reached, say): no table
+		// to show and no file to point at, and the error in the flags'
+		// words, as replay gives it.
+		return flagError(err)
 	}
 	server := res.URL
 	if res.Simulated {
@@ -286,7 +286,6 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	}
 	fmt.Fprintf(out, "server: %s\n", server)
 	writeCapacity(out, res.Result, cf.axis, lc.Search.SLO, res.Search, cf.timeScale)
-	_, noTrace := os.Stat(res.Trace)
 	if noTrace == nil {
 		fmt.Fprintf(errw, "trace: %s (answer again for another SLO: llmreplay capacity --from %s --slo '…')\n", res.Trace, res.Trace)
 	}
@@ -302,9 +301,6 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 				return &exitError{code: 130, err: errors.New("stopped before any probe round finished: no trace written")}
 			}
 			return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every probe round that finished", res.Trace)}
-		}
-		if noTrace != nil {
-			return err
 		}
 		return fmt.Errorf("%v (the trace %s holds every probe round that finished)", err, res.Trace)
 	}
@@ -516,10 +512,9 @@ func writeCapacity(w io.Writer, r *capacity.Result, axis string, slo capacity.SL
 	}
 	sweep := 0
 	if axis == live.AxisConcurrency {
-		// A live search's range is at most live.MaxUsers; a trace's header
-		// is not to be trusted with a loop (analyze, --from): past it,
-		// no sweep figure.
-		if rc, err := sc.Resolve(); err == nil && rc.Lo >= 1 && rc.Hi <= live.MaxUsers {
+		// The range is at most live.MaxUsers: --range and Reanalyse
+		// (a trace's header) refuse more.
+		if rc, err := sc.Resolve(); err == nil {
 			// The same per-level confidence: every level's probe at its
 			// fewest rounds (8 at 99% when rounds are judged on their
 			// own, one pooled batch before that).
