@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/internal/bench"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/workload"
@@ -34,6 +36,7 @@ type capacityFlags struct {
 	roundDuration           time.Duration
 	out, from, resume       string
 	report                  string
+	force                   bool
 }
 
 func (cf *capacityFlags) register(cmd *cobra.Command, withSLO bool) {
@@ -185,6 +188,7 @@ scaled alike (the answer is the same; the latencies shown are scaled).`,
 	fs.StringVarP(&cf.out, "out", "o", "", "trace path (default: under --results, named by label and time)")
 	fs.StringVar(&cf.from, "from", "", "answer again from a capacity trace (for --slo, default its own), sending nothing")
 	fs.StringVar(&cf.resume, "resume", "", "continue the search a stopped run recorded in this capacity trace (same flags as that run); the trace grows in place")
+	fs.BoolVar(&cf.force, "force", false, "replace the -o trace or the --report file if it exists (never an input)")
 	return cmd
 }
 
@@ -244,6 +248,47 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	if err := checkOutPath(path); err != nil {
 		return err
 	}
+	if cf.report != "" {
+		if err := outfile.Check(cf.report, cf.force, path); err != nil {
+			return usagef("--report: %v", err)
+		}
+	}
+	// The trace file is claimed before anything is sent, so that neither
+	// an existing file nor another run started in the same second (the
+	// default name is timestamped to the second) is replaced when the
+	// first probe round is written; a claim no round filled is removed.
+	claimed := false
+	switch {
+	case path == cf.resume:
+		// --resume grows its own trace in place.
+	case cf.out == "":
+		if path, err = claimDefault(path); err != nil {
+			return err
+		}
+		claimed = true
+	case cf.force:
+		if err := outfile.Check(path, true, cf.resume); err != nil {
+			return usagef("-o: %v", err)
+		}
+	default:
+		if err := outfile.Check(path, false, cf.resume); err != nil {
+			return usagef("-o: %v", err)
+		}
+		if err := claimFile(path); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return usagef("-o: cannot write %s: it exists; pass --force to replace it, or choose another output name", path)
+			}
+			return usagef("-o %s: %v", path, err)
+		}
+		claimed = true
+	}
+	if claimed {
+		defer func() {
+			if !traceWritten(path) {
+				os.Remove(path)
+			}
+		}()
+	}
 	lc := live.Config{Replay: rc, Search: sc, Axis: cf.axis, InputTokens: o.inputTokens, MaxTokens: o.maxTokens,
 		Tokenizer: o.tokenizer, Shape: workload.Shape(o.shape), GoodputBounds: good, TimeScale: cf.timeScale, RoundDuration: cf.roundDuration, Trace: path, Resume: cf.resume}
 	if f.url == "" {
@@ -271,8 +316,8 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 		return nil
 	}
 	// No trace is written until a probe round finishes.
-	_, noTrace := os.Stat(res.Trace)
-	if err != nil && noTrace != nil && cmd.Context().Err() == nil {
+	written := traceWritten(res.Trace)
+	if err != nil && !written && cmd.Context().Err() == nil {
 		// Nothing measured (the server was not reached, say): no table
 		// to show and no file to point at, and the error in the flags'
 		// words, as replay gives it.
@@ -286,7 +331,7 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	}
 	fmt.Fprintf(out, "server: %s\n", server)
 	writeCapacity(out, res.Result, cf.axis, lc.Search.SLO, res.Search, cf.timeScale)
-	if noTrace == nil {
+	if written {
 		fmt.Fprintf(errw, "trace: %s (answer again for another SLO: llmreplay capacity --from %s --slo '…')\n", res.Trace, res.Trace)
 	}
 	if cf.report != "" && len(res.Probes) > 0 {
@@ -297,7 +342,7 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	}
 	if err != nil {
 		if cmd.Context().Err() != nil {
-			if noTrace != nil {
+			if !written {
 				return &exitError{code: 130, err: errors.New("stopped before any probe round finished: no trace written")}
 			}
 			return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every probe round that finished", res.Trace)}
@@ -318,6 +363,44 @@ func checkOutPath(path string) error {
 		return usagef("-o %s: the folder %s does not exist: create it first", path, dir)
 	}
 	return nil
+}
+
+// claimFile creates path empty, failing if it exists: the run's hold on
+// its trace name until the first probe round replaces it.
+func claimFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// claimDefault claims the default trace path, or, when a run started in
+// the same second holds it, the first free NAME-2, NAME-3, ….
+func claimDefault(path string) (string, error) {
+	const ext = ".capacity.trace.zst"
+	base := strings.TrimSuffix(path, ext)
+	for i := 1; i <= 1000; i++ {
+		p := path
+		if i > 1 {
+			p = fmt.Sprintf("%s-%d%s", base, i, ext)
+		}
+		err := claimFile(p)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", usagef("cannot write the trace %s: %v; choose another --results folder", p, err)
+		}
+	}
+	return "", usagef("cannot name the trace: %s and 999 numbered names after it exist; choose another --results folder or -o", path)
+}
+
+// traceWritten reports whether a probe round has been written to path:
+// an empty file is a claim only.
+func traceWritten(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Size() > 0
 }
 
 func undetermined(r *capacity.Result) error {
@@ -345,6 +428,11 @@ func reanalyseCapacity(cmd *cobra.Command, cf *capacityFlags) error {
 	for _, name := range []string{"url", "axis", "range", "resolution", "max-requests", "max-duration", "time-scale", "profile", "out", "resume"} {
 		if cmd.Flags().Changed(name) {
 			return usagef("--%s does not apply with --from: the trace holds what the search ran", name)
+		}
+	}
+	if cf.report != "" {
+		if err := outfile.Check(cf.report, cf.force, cf.from); err != nil {
+			return usagef("--report: %v", err)
 		}
 	}
 	r, err := live.Reanalyse(cf.from, slo, good)
