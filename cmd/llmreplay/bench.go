@@ -72,6 +72,9 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			if err := cfg.Check(); err != nil {
 				return flagError(usageError(err))
 			}
+			if err := checkFolder("--results", cfg.Results); err != nil {
+				return err
+			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if f.url == "" {
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", profile)

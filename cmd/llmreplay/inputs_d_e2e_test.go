@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,4 +78,61 @@ func TestKubeJobChecksReplayFlags(t *testing.T) {
 	if n := strings.Count(string(y), "- --url\n        - http"); n != 1 {
 		t.Errorf("job.yaml gives --url an address %d times, want once:\n%s", n, y)
 	}
+}
+
+// TestFolderFlagIsAFile: every flag naming a folder to write into (bench's
+// and capacity's --results, selftest's --dir, export's -o, and replay's
+// default results folder), given a path that is a regular file or lies
+// under one, is bad input: exit 2, one line naming the flag, the file and
+// the fix, before anything runs; the file is left as it was.
+func TestFolderFlagIsAFile(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wl := filepath.Join(dir, "w.workload.zst")
+	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1", "-o", wl); code != 0 {
+		t.Fatal(e)
+	}
+	under := filepath.Join(file, "sub")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"bench", "--results", file}, []string{"--results " + file + ": it is a file, not a folder", "give a folder's path"}},
+		{[]string{"bench", "--results", under}, []string{"--results " + under + ": " + file + " is a file, not a folder", "give a folder's path"}},
+		{[]string{"capacity", "--slo", "ttft_p90<=1s", "--results", file}, []string{"--results " + file + ": it is a file, not a folder"}},
+		{[]string{"capacity", "--slo", "ttft_p90<=1s", "--results", under}, []string{"--results " + under + ": " + file + " is a file, not a folder"}},
+		{[]string{"selftest", "--short", "--dir", file}, []string{"--dir " + file + ": it is a file, not a folder"}},
+		{[]string{"selftest", "--short", "--dir", under}, []string{"--dir " + under + ": " + file + " is a file, not a folder"}},
+		{[]string{"export", "-o", file, wl}, []string{"-o " + file + ": it is a file, not a folder"}},
+		{[]string{"export", "-o", under, wl}, []string{"-o " + under + ": " + file + " is a file, not a folder"}},
+	} {
+		_, e, code := run(t, nil, bin, c.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", c.args, code, e)
+		}
+		oneLine(t, strings.Join(c.args, " "), e, c.want...)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "mine\n" {
+		t.Errorf("the file in the way was changed: %q, %v", b, err)
+	}
+
+	// replay without -o writes under ./results: a file of that name is in
+	// the way. No server is needed: the check comes before any request.
+	wd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(wd, "results"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "replay", wl, "--url", "http://127.0.0.1:1")
+	cmd.Dir = wd
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("replay with ./results a file: %v, want exit 2: %s", err, e.String())
+	}
+	oneLine(t, "replay", e.String(), "results is a file, not a folder", "-o NAME.trace.zst")
 }
