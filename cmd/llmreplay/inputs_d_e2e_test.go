@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // oneLine fails the test unless stderr is exactly one line holding every
@@ -135,4 +137,81 @@ func TestFolderFlagIsAFile(t *testing.T) {
 		t.Errorf("replay with ./results a file: %v, want exit 2: %s", err, e.String())
 	}
 	oneLine(t, "replay", e.String(), "results is a file, not a folder", "-o NAME.trace.zst")
+}
+
+// smallWorkload builds a two-request workload for runs against the
+// simulator.
+func smallWorkload(t *testing.T, bin string) string {
+	t.Helper()
+	wl := filepath.Join(t.TempDir(), "w.workload.zst")
+	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:2", "--repeats", "1", "-o", wl); code != 0 {
+		t.Fatal(e)
+	}
+	return wl
+}
+
+// TestServerMetricsDeadEndpointWarns: a --server-metrics URL that never
+// answers leaves the trace without the server's side of the run. The run
+// still succeeds (its requests were measured), and at its end one warning
+// line says all the scrapes failed, the last error, and what is missing.
+// Against the simulator's working /metrics (found by the default, auto)
+// there is no such warning.
+func TestServerMetricsDeadEndpointWarns(t *testing.T) {
+	bin := builtBinary(t)
+	url := startSim(t, bin)
+	wl := smallWorkload(t, bin)
+	dir := t.TempDir()
+	const dead = "http://127.0.0.1:1/metrics" // port 1: nothing listens
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--server-metrics", dead, "-o", filepath.Join(dir, "dead.trace.zst"))
+	if code != 0 {
+		t.Fatalf("replay with a dead --server-metrics: exit %d, want 0: %s", code, e)
+	}
+	var warns []string
+	for _, l := range strings.Split(e, "\n") {
+		if strings.HasPrefix(l, "warning: server metrics") {
+			warns = append(warns, l)
+		}
+	}
+	if len(warns) != 1 {
+		t.Fatalf("want one server-metrics warning line, got %d:\n%s", len(warns), e)
+	}
+	// At least the scrape before the run and the one after it.
+	if !regexp.MustCompile(`^warning: server metrics: all \d+ scrapes of ` + regexp.QuoteMeta(dead) + ` failed \(last: .+\): the trace has no server-side view`).MatchString(warns[0]) {
+		t.Errorf("warning line: %s", warns[0])
+	}
+	if i, j := strings.Index(e, "trace: "), strings.Index(e, warns[0]); i < 0 || j < i {
+		t.Errorf("the warning is not at the end of the run, after the summary:\n%s", e)
+	}
+
+	_, e, code = run(t, nil, bin, "replay", wl, "--url", url, "-o", filepath.Join(dir, "ok.trace.zst"))
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, e)
+	}
+	if !strings.Contains(e, "server metrics: scraping "+url+"/metrics") {
+		t.Fatalf("the simulator's /metrics was not scraped:\n%s", e)
+	}
+	// A scrape may time out on a loaded machine (a "gaps" warning, which
+	// is true then); a working endpoint never leaves the trace without any.
+	if strings.Contains(e, "no server-side view") {
+		t.Errorf("a working /metrics warns:\n%s", e)
+	}
+}
+
+// TestStartAtPastWarns: a --start-at that has already passed (a shard
+// started after the team's common start) starts the run at once; one
+// warning line says how long ago the start time passed and that the run
+// starts now, and the run succeeds.
+func TestStartAtPastWarns(t *testing.T) {
+	bin := builtBinary(t)
+	url := startSim(t, bin)
+	wl := smallWorkload(t, bin)
+	at := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--start-at", at, "-o", filepath.Join(t.TempDir(), "late.trace.zst"))
+	if code != 0 {
+		t.Fatalf("replay --start-at an hour ago: exit %d, want 0: %s", code, e)
+	}
+	re := regexp.MustCompile(`(?m)^warning: --start-at ` + regexp.QuoteMeta(at) + ` passed 1h\d+m\d+s ago: this run starts now\b.*$`)
+	if n := len(re.FindAllString(e, -1)); n != 1 {
+		t.Errorf("want one late-start warning line, got %d:\n%s", n, e)
+	}
 }
