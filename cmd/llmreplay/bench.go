@@ -72,6 +72,9 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			if err := cfg.Check(); err != nil {
 				return flagError(usageError(err))
 			}
+			if err := checkFolder("--results", cfg.Results); err != nil {
+				return err
+			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if f.url == "" {
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", profile)
@@ -79,12 +82,15 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			cfg.Replay.OnAPI = announceAPI(errw)
 			cfg.Replay.OnServerMetrics = announceMetrics(errw)
 			cfg.Replay.OnWatch = announceWatch(errw, cfg.Replay.ServerMetricsInterval)
+			notes := &runNotes{w: errw}
+			cfg.Replay.Sinks = append(cfg.Replay.Sinks, notes)
 			disp := f.progress(cmd, &cfg.Replay)
 			res, err := bench.Run(cmd.Context(), cfg)
 			disp.Close()
 			if err != nil {
 				if res != nil && res.Summary != nil {
 					fmt.Fprintln(errw, res.Summary)
+					notes.scrapeWarning()
 				}
 				return usageErrorIfInput(flagError(err))
 			}
@@ -95,6 +101,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			}
 			fmt.Fprint(out, res.Table)
 			fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\ntable: %s\njson:  %s\nreport: %s\n", res.Summary, safetext.Show(res.Summary.TokenizeLine()), res.Trace, res.TableFile, res.JSONFile, res.ReportFile)
+			notes.scrapeWarning()
 			if res.Summary.Stopped {
 				return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every request that finished", res.Trace)}
 			}

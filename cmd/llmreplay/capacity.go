@@ -237,7 +237,7 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	}
 	if path == "" {
 		if err := os.MkdirAll(o.results, 0o755); err != nil {
-			return fmt.Errorf("cannot create the results folder %s: %w", o.results, err)
+			return folderError("--results", o.results, fmt.Errorf("cannot create the results folder %s: %w", o.results, err))
 		}
 		label := rc.Label
 		if label == "" && f.url == "" {

@@ -39,6 +39,9 @@ queries that rebuild the sweep table from the Parquet files.`,
 			if dir == "" {
 				return usagef("export needs -o DIR: the folder for the table files")
 			}
+			if err := checkFolder("-o", dir); err != nil {
+				return err
+			}
 			inputs := make([]analyze.Input, len(args))
 			for i, a := range args {
 				inputs[i] = analyze.ParseInput(a)

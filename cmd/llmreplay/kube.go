@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/llmreplay/llmreplay/internal/kube"
 	"github.com/llmreplay/llmreplay/replay"
@@ -74,6 +76,9 @@ shard-I.trace.zst to the --results-claim volume. Flags after -- go to replay
 			c.ReplayArg = args[1:]
 			if cmd.ArgsLenAtDash() > 1 {
 				return usagef("give one workload before --, and replay's flags after it")
+			}
+			if err := checkReplayArgs(c.ReplayArg); err != nil {
+				return err
 			}
 			if err := secretReplayArgs(c.ReplayArg); err != nil {
 				return err
@@ -147,6 +152,47 @@ shard-I.trace.zst to the --results-claim volume. Flags after -- go to replay
 	fs.StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
 	fs.BoolVar(&force, "force", false, "replace the output file if it exists")
 	return cmd
+}
+
+// jobOwnedFlags are the replay flags the Job passes every pod itself: one
+// after -- would come later on the pod's command line and win, so the
+// shards would reach another server, split the workload another way or
+// start apart. Each says where its value belongs instead.
+var jobOwnedFlags = []struct{ name, fix string }{
+	{"url", "give it to kube job before --"},
+	{"shards", "give it to kube job before --"},
+	{"shard", "each pod's part comes from its Job index: drop it"},
+	{"start-at", "give it to kube job before --"},
+	{"start-in", "give it to kube job before --"},
+	{"output", "each pod writes shard-I.trace.zst on --results-claim (folder: --results-path): drop it"},
+}
+
+// checkReplayArgs parses the flags after -- with replay's own flag set, so
+// a typo or a bad value is refused here, before anything is written, not
+// in every pod once the Job runs; and it refuses the flags the Job sets.
+func checkReplayArgs(args []string) error {
+	fs := newReplayCmd().Flags()
+	fs.SetOutput(io.Discard) // the error is returned and said once, below
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return usagef("replay flags after --: --help is not a replay flag to send: run 'llmreplay replay --help' to see them")
+		}
+		return usagef("replay flags after --: %v: run 'llmreplay replay --help' for replay's flags", err)
+	}
+	for _, o := range jobOwnedFlags {
+		if fs.Changed(o.name) {
+			name := "--" + o.name
+			if sh := fs.Lookup(o.name).Shorthand; sh != "" {
+				name = "-" + sh + "/--" + o.name
+			}
+			return usagef("%s after --: the Job sets --%s itself, and the pods would take this one instead: %s", name, o.name, o.fix)
+		}
+	}
+	if rest := fs.Args(); len(rest) > 0 {
+		return usagef("replay flags after -- include %q, which is not a flag: the Job passes the workload itself; give only replay's flags after --", rest[0])
+	}
+	return nil
 }
 
 // secretReplayArgs refuses replay flags that would write a credential into

@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/internal/outfile"
@@ -23,4 +25,53 @@ func writeOutput(out string, force bool, inputs []string, write func(io.Writer) 
 		return err
 	}
 	return f.Commit()
+}
+
+// fileInTheWay returns the part of dir's path that exists as something
+// other than a folder (dir itself, or a parent), "" when there is none.
+// Errors on the way are skipped: a folder that cannot be made for another
+// reason (permissions) is the mkdir's to report.
+func fileInTheWay(dir string) string {
+	for p := filepath.Clean(dir); ; {
+		if st, err := os.Stat(p); err == nil {
+			if st.IsDir() {
+				return ""
+			}
+			return p
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return ""
+		}
+		p = parent
+	}
+}
+
+// checkFolder refuses a folder flag's path that is a file or lies under
+// one, as bad input and before the command starts anything: the folder's
+// mkdir would otherwise fail late (bench after starting its simulator)
+// with a bare "not a directory" and exit 1. A missing folder is fine: the
+// command creates it.
+func checkFolder(flag, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	switch p := fileInTheWay(dir); {
+	case p == "":
+		return nil
+	case p == filepath.Clean(dir):
+		return usagef("%s %s: it is a file, not a folder: give a folder's path (created if missing), or move the file away", flag, dir)
+	default:
+		return usagef("%s %s: %s is a file, not a folder, so nothing can go under it: give a folder's path (created if missing)", flag, dir, p)
+	}
+}
+
+// folderError is what a command says when creating its flag's folder
+// failed with err: checkFolder's bad input when a file is in the way, else
+// err as it is.
+func folderError(flag, dir string, err error) error {
+	if e := checkFolder(flag, dir); e != nil {
+		return e
+	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llmreplay/llmreplay/internal/outfile"
@@ -241,6 +242,9 @@ with Ctrl-C (the trace is closed cleanly).`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in the workload)\n", res.TokenizerSource)
 			}
 			if defaultOut {
+				if p := fileInTheWay(filepath.Dir(cfg.Trace)); p != "" {
+					return usagef("replay writes its trace to %s when no -o is given, but %s is a file, not a folder: give -o NAME.trace.zst, or move the file away", cfg.Trace, p)
+				}
 				if err := os.MkdirAll(filepath.Dir(cfg.Trace), 0o755); err != nil {
 					return err
 				}
@@ -334,6 +338,8 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags) error {
 	cfg.OnAPI = announceAPI(errw)
 	cfg.OnServerMetrics = announceMetrics(errw)
 	cfg.OnWatch = announceWatch(errw, cfg.ServerMetricsInterval)
+	notes := &runNotes{w: errw, startAt: cfg.StartAt}
+	cfg.Sinks = append(cfg.Sinks, notes)
 	disp := f.progress(cmd, &cfg)
 	sum, err := replay.Run(cmd.Context(), cfg)
 	disp.Close()
@@ -342,9 +348,11 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags) error {
 			return flagError(err)
 		}
 		fmt.Fprintln(errw, sum)
+		notes.scrapeWarning()
 		return err
 	}
 	fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\n", sum, safetext.Show(sum.TokenizeLine()), sum.Trace)
+	notes.scrapeWarning()
 	if sum.Stopped {
 		return &exitError{code: 130, err: fmt.Errorf("stopped: the trace %s holds every request that finished", sum.Trace)}
 	}
@@ -356,6 +364,88 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags) error {
 	}
 	return nil
 }
+
+// lateStart is how late past --start-at a run may start unremarked: the
+// wake-up at the start time itself can be a few milliseconds late on a
+// busy machine. trace merge calls a shard late from the same second.
+const lateStart = time.Second
+
+// runNotes is a sink that watches a run for what the user must hear but
+// the summary line does not say: a --start-at that had passed when the run
+// started (said at the start), and failed /metrics scrapes (said at the
+// end). A scrape failure is otherwise only in the trace: an endpoint given
+// by URL that never answers would leave the run without its server-side
+// view, silently.
+type runNotes struct {
+	w       io.Writer
+	startAt time.Time // --start-at; zero: none
+
+	mu              sync.Mutex // Scrape runs on the scraping goroutine
+	scrapes, failed int
+	target, lastErr string
+}
+
+// Start says when the run starts later than --start-at. The header's start
+// is the engine's own, taken after the wait (and after model discovery),
+// so a start time that passed during discovery counts too.
+func (n *runNotes) Start(h trace.Header) error {
+	if n.startAt.IsZero() {
+		return nil
+	}
+	start, err := time.Parse(time.RFC3339Nano, h.StartWall)
+	if err != nil {
+		return nil // no start to compare: the header says what it says
+	}
+	if late := start.Sub(n.startAt); late > lateStart {
+		round := 10 * time.Millisecond
+		if late > time.Minute {
+			round = time.Second
+		}
+		fmt.Fprintf(n.w, "warning: --start-at %s passed %v ago: this run starts now, that much behind any shard that started on time (its trace records how late)\n",
+			n.startAt.UTC().Format(time.RFC3339), late.Round(round))
+	}
+	return nil
+}
+
+func (n *runNotes) Record(*trace.Record) error { return nil }
+func (n *runNotes) Close() error               { return nil }
+
+// Scrape counts the /metrics scrapes and keeps the last failure's error.
+func (n *runNotes) Scrape(s *trace.Scrape) error {
+	if s.Source != trace.SourceMetrics {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.scrapes++
+	if s.Error != "" {
+		n.failed++
+		n.target, n.lastErr = s.Target, s.Error
+	}
+	return nil
+}
+
+// scrapeWarning prints one line when scrapes failed. The run does not
+// fail: its requests were measured all the same.
+func (n *runNotes) scrapeWarning() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.failed == 0 {
+		return
+	}
+	var msg string
+	if n.failed == n.scrapes {
+		msg = fmt.Sprintf("warning: server metrics: all %d scrapes of %s failed (last: %s): the trace has no server-side view of the run (queue, running requests, KV cache); check --server-metrics",
+			n.failed, n.target, n.lastErr)
+	} else {
+		msg = fmt.Sprintf("warning: server metrics: %d of %d scrapes of %s failed (last: %s): the trace's server-side view of the run has gaps",
+			n.failed, n.scrapes, n.target, n.lastErr)
+	}
+	// The error and target come from the network: escaped, one line.
+	fmt.Fprintln(n.w, safetext.Show(msg))
+}
+
+var _ replay.ScrapeSink = (*runNotes)(nil)
 
 // noneSucceeded is exit status 1 when requests were sent and not one
 // succeeded: such a run measured nothing, whatever --fail-on-error says.

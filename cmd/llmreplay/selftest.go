@@ -88,6 +88,9 @@ about half an hour; --short takes seconds and is what CI runs.`,
 			}
 			// Before ten minutes of measuring, not after: an output that
 			// cannot or must not be written is known now.
+			if err := checkFolder("--dir", cfg.Dir); err != nil {
+				return err
+			}
 			if out != "" {
 				if dir := filepath.Dir(out); dir != "" {
 					if st, err := os.Stat(dir); err != nil || !st.IsDir() {
