@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/llmreplay/llmreplay/internal/outfile"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/internal/selftest"
 	"github.com/llmreplay/llmreplay/replay"
 )
@@ -101,6 +101,25 @@ about half an hour; --short takes seconds and is what CI runs.`,
 					return usageError(err)
 				}
 			}
+			// The profile is written to a temporary file beside it and
+			// renamed into place only when the run ends well: an existing
+			// file is replaced only with --force, and a failed or stopped
+			// run leaves no half profile.
+			var prof *atomicfile.File
+			if cpuprofile != "" {
+				if cpuprofile == out {
+					return usagef("--cpuprofile %s: it is also the -o file; give the profile another name", cpuprofile)
+				}
+				if err := outfile.Check(cpuprofile, force); err != nil {
+					return usagef("--cpuprofile: %v", err)
+				}
+				f, err := atomicfile.Create(cpuprofile)
+				if err != nil {
+					return usagef("--cpuprofile: %v", err)
+				}
+				prof = f
+				defer prof.Abort()
+			}
 			exe, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("cannot find this program's path to start the simulator child: %w", err)
@@ -108,21 +127,23 @@ about half an hour; --short takes seconds and is what CI runs.`,
 			cfg.Child = []string{exe, "selftest", "sim-child"}
 			cfg.Progress = cmd.ErrOrStderr()
 			cfg.Sections = slices.Clone(sections)
-			if cpuprofile != "" {
+			if prof != nil {
 				// The simulator runs in the child, so this profiles the client alone.
-				pf, err := os.Create(cpuprofile)
-				if err != nil {
-					return usagef("--cpuprofile %s: %v", cpuprofile, err)
-				}
-				defer pf.Close()
-				if err := pprof.StartCPUProfile(pf); err != nil {
+				if err := pprof.StartCPUProfile(prof); err != nil {
 					return err
 				}
-				defer pprof.StopCPUProfile()
 			}
 			res, err := selftest.Run(cmd.Context(), cfg)
+			if prof != nil {
+				pprof.StopCPUProfile()
+			}
 			if err != nil {
 				return err
+			}
+			if prof != nil {
+				if err := prof.Commit(); err != nil {
+					return err
+				}
 			}
 			if err := res.WriteTable(cmd.OutOrStdout()); err != nil {
 				return err
@@ -139,7 +160,7 @@ about half an hour; --short takes seconds and is what CI runs.`,
 	f.BoolVar(&cfg.Short, "short", false, "the CI version: every section at a small scale, a few seconds")
 	f.StringVar(&cfg.Dir, "dir", "", "keep the workloads and traces in this folder (default: a temporary one, removed)")
 	f.StringVarP(&out, "output", "o", "", "also write the table to this file")
-	f.BoolVar(&force, "force", false, "replace the -o file if it exists")
+	f.BoolVar(&force, "force", false, "replace the -o or --cpuprofile file if it exists")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the client (this process) to this file, for go tool pprof")
 	f.IntVar(&cfg.Repeats, "repeat", 0, "run every section this many times, for the median and spread (default 3; 1 with --short)")
 	f.IntVar(&cfg.FloorWakeups, "floor-wakeups", 0, "wake-ups of the machine-noise measurement before each run, one every 2 ms (default 5000; 250 with --short)")

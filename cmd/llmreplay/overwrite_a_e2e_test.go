@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// runA runs the built binary in a fresh folder and returns stdout, stderr
+// and the exit status.
+func runA(t *testing.T, bin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = t.TempDir()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), errb.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), 0
+}
+
+// refused fails the test unless the run was refused as bad input: exit 2,
+// nothing on stdout, one line on stderr containing every want.
+func refused(t *testing.T, what, out, errs string, code int, want ...string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	ok := code == 2 && out == "" && len(lines) == 1
+	for _, w := range want {
+		ok = ok && strings.Contains(errs, w)
+	}
+	if !ok {
+		t.Errorf("%s: exit %d, stdout %.200q, stderr %q; want exit 2 and one line with %q", what, code, out, errs, want)
+	}
+}
+
+// noTemps fails the test if dir holds anything but the names in keep: a
+// refused or stopped run must leave no file, not even a temporary one.
+func noTemps(t *testing.T, dir string, keep ...string) {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !strings.Contains(strings.Join(keep, "\x00")+"\x00", e.Name()+"\x00") {
+			t.Errorf("%s was left in %s", e.Name(), dir)
+		}
+	}
+}
+
+// selftestQuick is the fastest selftest that still runs: the CI scale, the
+// trace-size section, a short noise measurement.
+var selftestQuick = []string{"selftest", "--short", "--section", "5", "--floor-wakeups", "10"}
+
+// TestSelftestCPUProfileNeverOverwrites: --cpuprofile refuses an existing
+// file (one line naming the fix, exit 2, the file untouched, nothing
+// measured), and --force replaces it with a profile go tool pprof reads.
+func TestSelftestCPUProfileNeverOverwrites(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "client.pprof")
+	if err := os.WriteFile(prof, []byte("my own file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runA(t, bin, append(selftestQuick, "--cpuprofile", prof)...)
+	refused(t, "existing --cpuprofile", out, errs, code, "--cpuprofile", prof, "exists", "--force")
+	if b, _ := os.ReadFile(prof); string(b) != "my own file" {
+		t.Errorf("the existing file was changed: %.60q", b)
+	}
+	noTemps(t, dir, "client.pprof")
+
+	// The profile and the table are different outputs: one name for both
+	// would lose one of them.
+	out, errs, code = runA(t, bin, append(selftestQuick, "--cpuprofile", prof, "-o", prof, "--force")...)
+	refused(t, "--cpuprofile same as -o", out, errs, code, "--cpuprofile", "-o", "another name")
+
+	if _, errs, code := runA(t, bin, append(selftestQuick, "--cpuprofile", prof, "--force")...); code != 0 {
+		t.Fatalf("--force: exit %d: %s", code, errs)
+	}
+	// A CPU profile is gzip-compressed protobuf.
+	if b, _ := os.ReadFile(prof); len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--force did not write a profile: %.40q", b)
+	}
+	noTemps(t, dir, "client.pprof")
+}
+
+// TestSelftestStoppedLeavesNoProfile: a selftest stopped by Ctrl-C leaves
+// no profile, whole or half, and no temporary file beside it. The run is
+// made far longer than the test (1,000 runs) and interrupted once its first
+// progress line shows it measuring, so the signal always comes mid-run.
+func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "client.pprof")
+	cmd := exec.Command(bin, "selftest", "--short", "--section", "5", "--floor-wakeups", "10", "--repeat", "1000", "--cpuprofile", prof)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "5. trace size") {
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Error("a stopped selftest exited 0")
+	}
+	noTemps(t, dir)
+}
