@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,4 +121,43 @@ func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
 		t.Error("a stopped selftest exited 0")
 	}
 	noTemps(t, dir)
+}
+
+// TestSelftestRepeatZero: --repeat takes 1 or more runs; 0 (which the
+// library reads as its default) and negative counts are bad input.
+func TestSelftestRepeatZero(t *testing.T) {
+	bin := builtBinary(t)
+	for _, n := range []string{"0", "-1"} {
+		out, errs, code := runA(t, bin, append(selftestQuick, "--repeat", n)...)
+		refused(t, "--repeat "+n, out, errs, code, "--repeat "+n, "give 1 or more runs")
+	}
+}
+
+var sectionHead = regexp.MustCompile(`(?m)^(\d)\. `)
+
+// TestSelftestSectionOnly: --section prints the sections asked for and no
+// other (0, the machine's noise floor, comes with every run). Section 1's
+// traces are sized as section 5's comparison rows only when section 5 is
+// asked for too.
+func TestSelftestSectionOnly(t *testing.T) {
+	bin := builtBinary(t)
+	for _, tc := range []struct {
+		sections string
+		want     string
+	}{{"1", "01"}, {"1,5", "015"}} {
+		out, errs, code := runA(t, bin, "selftest", "--short", "--floor-wakeups", "10", "--section", tc.sections)
+		if code != 0 {
+			t.Fatalf("--section %s: exit %d: %s", tc.sections, code, errs)
+		}
+		got := ""
+		for _, m := range sectionHead.FindAllStringSubmatch(out, -1) {
+			got += m[1]
+		}
+		if got != tc.want {
+			t.Errorf("--section %s printed sections %q, want %q:\n%s", tc.sections, got, tc.want, out)
+		}
+		if tc.sections == "1,5" && !strings.Contains(out, "send times on") {
+			t.Errorf("--section 1,5: section 5 lacks section 1's traces:\n%s", out)
+		}
+	}
 }

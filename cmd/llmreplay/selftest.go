@@ -75,8 +75,10 @@ about half an hour; --short takes seconds and is what CI runs.`,
 			default:
 				return usagef("--timestamps %q: use kernel, user or auto", cfg.Timestamps)
 			}
-			if cfg.Repeats < 0 {
-				return usagef("--repeat %d: give 1 or more runs (0 means the default)", cfg.Repeats)
+			// selftest.Config reads 0 runs as its default; a user typing
+			// --repeat 0 does not mean "3", so a given 0 is refused too.
+			if cfg.Repeats < 0 || (cfg.Repeats == 0 && cmd.Flags().Changed("repeat")) {
+				return usagef("--repeat %d: give 1 or more runs, or leave --repeat out for the default (3; 1 with --short)", cfg.Repeats)
 			}
 			if cfg.FloorWakeups < 0 {
 				return usagef("--floor-wakeups %d: give 1 or more wake-ups (0 means the default)", cfg.FloorWakeups)

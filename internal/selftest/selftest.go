@@ -434,7 +434,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			h.logf("   → late p50 %v p99 %v max %v, load %.2f", ri.Floor.P50, ri.Floor.P99, ri.Floor.Max, ri.Floor.Load[0])
 		}
 		for _, s := range sections {
-			if len(cfg.Sections) > 0 && !slices.Contains(cfg.Sections, s.n) {
+			if !h.wants(s.n) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
@@ -620,9 +620,19 @@ func (h *harness) cpu(ctx context.Context) error {
 		h.res.CPU = append(h.res.CPU, row)
 		h.logf("   → %d tokens, client %v/token (GC %.0f%%, %.1f allocations/token), server %v/token, %d failed",
 			row.Tokens, row.ClientPerToken(), 100*row.GCShare(), row.AllocsPerToken(), row.ServerPerToken(), row.Failed)
-		h.res.Size = append(h.res.Size, h.sizeRow(fmt.Sprintf("fast, %d streams, send times on", n), out))
+		// Section 1's traces give section 5 its comparison rows (send
+		// times on) for free, but they belong to section 5's table: a
+		// user who asked for --section 1 alone expects section 1 alone.
+		if h.wants(5) {
+			h.res.Size = append(h.res.Size, h.sizeRow(fmt.Sprintf("fast, %d streams, send times on", n), out))
+		}
 	}
 	return nil
+}
+
+// wants reports whether section n is among those the run was asked for.
+func (h *harness) wants(n int) bool {
+	return len(h.cfg.Sections) == 0 || slices.Contains(h.cfg.Sections, n)
 }
 
 // childCPU reads the simulator child's CPU time before and after a replay.
