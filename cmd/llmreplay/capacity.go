@@ -274,7 +274,7 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 		if err := outfile.Check(path, false, cf.resume); err != nil {
 			return usagef("-o: %v", err)
 		}
-		if err := claimFile(path); err != nil {
+		if err := outfile.Claim(path); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return usagef("-o: cannot write %s: it exists; pass --force to replace it, or choose another output name", path)
 			}
@@ -365,35 +365,18 @@ func checkOutPath(path string) error {
 	return nil
 }
 
-// claimFile creates path empty, failing if it exists: the run's hold on
-// its trace name until the first probe round replaces it.
-func claimFile(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
 // claimDefault claims the default trace path, or, when a run started in
 // the same second holds it, the first free NAME-2, NAME-3, ….
 func claimDefault(path string) (string, error) {
 	const ext = ".capacity.trace.zst"
-	base := strings.TrimSuffix(path, ext)
-	for i := 1; i <= 1000; i++ {
-		p := path
-		if i > 1 {
-			p = fmt.Sprintf("%s-%d%s", base, i, ext)
-		}
-		err := claimFile(p)
-		if err == nil {
-			return p, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", usagef("cannot write the trace %s: %v; choose another --results folder", p, err)
-		}
+	stem, err := outfile.ClaimNumbered(strings.TrimSuffix(path, ext), ext)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return "", usagef("cannot name the trace: %v; choose another --results folder or -o", err)
+	case err != nil:
+		return "", usagef("%v; choose another --results folder", err)
 	}
-	return "", usagef("cannot name the trace: %s and 999 numbered names after it exist; choose another --results folder or -o", path)
+	return stem + ext, nil
 }
 
 // traceWritten reports whether a probe round has been written to path:

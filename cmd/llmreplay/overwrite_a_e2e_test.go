@@ -11,6 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 // runA runs the built binary in a fresh folder and returns stdout, stderr
@@ -159,5 +162,74 @@ func TestSelftestSectionOnly(t *testing.T) {
 		if tc.sections == "1,5" && !strings.Contains(out, "send times on") {
 			t.Errorf("--section 1,5: section 5 lacks section 1's traces:\n%s", out)
 		}
+	}
+}
+
+// benchQuick is the shortest bench on the simulator: one level, one run,
+// a few tokens.
+var benchQuick = []string{"bench", "--concurrency", "1", "--repeats", "1", "--max-tokens", "8", "--label", "taken"}
+
+var benchExts = []string{".workload.zst", ".trace.zst", ".md", ".json", ".report.html"}
+
+var benchTraceLine = regexp.MustCompile(`(?m)^trace: (\S+)$`)
+
+// TestBenchDefaultNameTaken: bench's result names are timestamped to the
+// second, so a run started in the same second as another finds them
+// taken. It takes the next free numbered names and leaves the other
+// files alone, whether another run's whole set is there or only one of
+// its files (the report, the last bench writes). The names of every
+// second around the run are taken beforehand, so the collision happens
+// however late the binary starts.
+func TestBenchDefaultNameTaken(t *testing.T) {
+	bin := builtBinary(t)
+	for _, tc := range []struct {
+		name  string
+		taken []string
+	}{{"whole run", benchExts}, {"report only", []string{".report.html"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			results := t.TempDir()
+			now := time.Now()
+			taken := map[string]bool{}
+			for s := -2; s <= 120; s++ {
+				stem := filepath.Join(results, trace.RunName("taken", "", "bench", now.Add(time.Duration(s)*time.Second)))
+				for _, ext := range tc.taken {
+					if err := os.WriteFile(stem+ext, []byte("another run"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					taken[stem+ext] = true
+				}
+			}
+			_, errs, code := runA(t, bin, append(benchQuick, "--results", results)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			m := benchTraceLine.FindStringSubmatch(errs)
+			if m == nil {
+				t.Fatalf("no trace named: %s", errs)
+			}
+			stem, ok := strings.CutSuffix(m[1], "-2.trace.zst")
+			if !ok || !taken[stem+tc.taken[0]] {
+				t.Fatalf("trace %s: want the taken name with -2 (start after the taken seconds?)", m[1])
+			}
+			for _, ext := range benchExts {
+				p := stem + "-2" + ext
+				if !strings.Contains(errs, p) && ext != ".workload.zst" {
+					t.Errorf("the run did not name %s:\n%s", p, errs)
+				}
+				if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+					t.Errorf("%s not written: %v", p, err)
+				}
+			}
+			for p := range taken {
+				if b, _ := os.ReadFile(p); string(b) != "another run" {
+					t.Errorf("%s was changed", p)
+				}
+			}
+			r, err := trace.Open(m[1])
+			if err != nil {
+				t.Fatalf("%s: %v", m[1], err)
+			}
+			r.Close()
+		})
 	}
 }

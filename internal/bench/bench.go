@@ -20,6 +20,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze/report"
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/sim"
@@ -209,12 +210,24 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if err := os.MkdirAll(cfg.Results, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create the results folder %s: %w", cfg.Results, err)
 	}
-	name := trace.RunName(rc.Label, rc.Model, "bench", cfg.Now)
-	res.Workload = filepath.Join(cfg.Results, name+".workload.zst")
-	res.Trace = filepath.Join(cfg.Results, name+".trace.zst")
-	res.TableFile = filepath.Join(cfg.Results, name+".md")
-	res.JSONFile = filepath.Join(cfg.Results, name+".json")
-	res.ReportFile = filepath.Join(cfg.Results, name+".report.html")
+	// The names are timestamped to the second, so another run started in
+	// the same second (or a file already there) may hold them: all five
+	// are claimed before anything is written, taking NAME-2, NAME-3, …
+	// when any is taken, so that no run ever replaces another's file.
+	exts := []string{".workload.zst", ".trace.zst", ".md", ".json", ".report.html"}
+	stem, err := outfile.ClaimNumbered(filepath.Join(cfg.Results, trace.RunName(rc.Label, rc.Model, "bench", cfg.Now)), exts...)
+	if err != nil {
+		return nil, fmt.Errorf("cannot name the results: %w; choose another --results folder", err)
+	}
+	res.Workload, res.Trace, res.TableFile, res.JSONFile, res.ReportFile = stem+exts[0], stem+exts[1], stem+exts[2], stem+exts[3], stem+exts[4]
+	// Whatever ends the run, a claim no step filled is removed.
+	defer func() {
+		for _, p := range []string{res.Trace, res.TableFile, res.JSONFile, res.ReportFile} {
+			if st, err := os.Stat(p); err == nil && st.Size() == 0 {
+				os.Remove(p)
+			}
+		}
+	}()
 	if err := workload.Create(res.Workload, wl); err != nil {
 		return nil, err
 	}

@@ -96,3 +96,57 @@ func Replace(path string) error {
 	}
 	return nil
 }
+
+// Claim creates path empty, failing (fs.ErrExist) if anything is there:
+// a run's hold on an output name from before it sends anything until it
+// writes the file, so that neither an existing file nor another run
+// started at the same moment is replaced. A writer that truncates or
+// renames over the claim fills it; a claim left empty is the caller's to
+// remove.
+func Claim(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// ClaimNumbered claims stem+ext for every ext, or, when any of those names
+// is taken (a run started in the same second: default names are
+// timestamped to the second), the first free set of stem-2+ext,
+// stem-3+ext, … up to stem-1000. It returns the stem it claimed. Files
+// already there are never touched, and on failure nothing claimed is left.
+// When every name is taken the error wraps fs.ErrExist.
+func ClaimNumbered(stem string, exts ...string) (string, error) {
+	for i := 1; i <= 1000; i++ {
+		s := stem
+		if i > 1 {
+			s = fmt.Sprintf("%s-%d", stem, i)
+		}
+		var claimed []string
+		var err error
+		for _, ext := range exts {
+			if err = Claim(s + ext); err != nil {
+				break
+			}
+			claimed = append(claimed, s+ext)
+		}
+		if err == nil {
+			return s, nil
+		}
+		for _, p := range claimed {
+			os.Remove(p)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("cannot write %s%s: %v", s, exts[len(claimed)], err)
+		}
+	}
+	return "", allTaken(fmt.Sprintf("%s%s and 999 numbered names after it exist", stem, exts[0]))
+}
+
+// allTaken is ClaimNumbered's error when every name is taken: it reads as
+// itself and matches fs.ErrExist.
+type allTaken string
+
+func (e allTaken) Error() string { return string(e) }
+func (e allTaken) Unwrap() error { return fs.ErrExist }

@@ -68,3 +68,28 @@ func TestReplaceRemovesOnlySymlinks(t *testing.T) {
 		t.Error("Replace removed a regular file")
 	}
 }
+
+// ClaimNumbered skips a stem when any one of its names is taken, keeps
+// the files it found, and leaves no partial claim of a stem it skipped.
+func TestClaimNumberedPartlyTaken(t *testing.T) {
+	dir := t.TempDir()
+	stem := filepath.Join(dir, "run")
+	if err := os.WriteFile(stem+".b", []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ClaimNumbered(stem, ".a", ".b")
+	if err != nil || got != stem+"-2" {
+		t.Fatalf("ClaimNumbered = %q, %v; want %s-2", got, err, stem)
+	}
+	if _, err := os.Stat(stem + ".a"); err == nil {
+		t.Error("the skipped stem's .a claim was left behind")
+	}
+	if b, _ := os.ReadFile(stem + ".b"); string(b) != "mine" {
+		t.Errorf("the existing file was changed: %q", b)
+	}
+	for _, ext := range []string{".a", ".b"} {
+		if st, err := os.Stat(got + ext); err != nil || st.Size() != 0 {
+			t.Errorf("%s%s not claimed empty: %v", got, ext, err)
+		}
+	}
+}
