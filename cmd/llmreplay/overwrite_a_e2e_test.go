@@ -233,3 +233,17 @@ func TestBenchDefaultNameTaken(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchUnreachableLeavesNothing: a bench whose server cannot be
+// reached (no --model, so nothing is measured) is refused in one line with
+// exit 2 and leaves nothing under --results: no workload, no claimed
+// name, not even the folders it made for them.
+func TestBenchUnreachableLeavesNothing(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	for _, results := range []string{dir, filepath.Join(dir, "new", "results")} {
+		out, errs, code := runA(t, bin, "bench", "--url", "http://127.0.0.1:1", "--results", results)
+		refused(t, "--results "+results, out, errs, code, "127.0.0.1:1", "start the server")
+		noTemps(t, dir)
+	}
+}

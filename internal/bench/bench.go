@@ -8,7 +8,9 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -207,6 +209,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	res.URL = replay.RedactURL(rc.URL)
 
+	made := missingFolders(cfg.Results)
 	if err := os.MkdirAll(cfg.Results, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create the results folder %s: %w", cfg.Results, err)
 	}
@@ -217,15 +220,23 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	exts := []string{".workload.zst", ".trace.zst", ".md", ".json", ".report.html"}
 	stem, err := outfile.ClaimNumbered(filepath.Join(cfg.Results, trace.RunName(rc.Label, rc.Model, "bench", cfg.Now)), exts...)
 	if err != nil {
+		removeFolders(made)
 		return nil, fmt.Errorf("cannot name the results: %w; choose another --results folder", err)
 	}
 	res.Workload, res.Trace, res.TableFile, res.JSONFile, res.ReportFile = stem+exts[0], stem+exts[1], stem+exts[2], stem+exts[3], stem+exts[4]
-	// Whatever ends the run, a claim no step filled is removed.
+	// Whatever ends the run, a claim no step filled is removed; and when
+	// the trace got nothing (the server was never reached), the run
+	// measured nothing and leaves nothing: not its workload, not the
+	// folders it made.
 	defer func() {
 		for _, p := range []string{res.Trace, res.TableFile, res.JSONFile, res.ReportFile} {
 			if st, err := os.Stat(p); err == nil && st.Size() == 0 {
 				os.Remove(p)
 			}
+		}
+		if _, err := os.Stat(res.Trace); err != nil {
+			os.Remove(res.Workload)
+			removeFolders(made)
 		}
 	}()
 	if err := workload.Create(res.Workload, wl); err != nil {
@@ -275,6 +286,31 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// missingFolders lists dir and those of its parents that do not exist,
+// deepest first: the folders MkdirAll is about to make.
+func missingFolders(dir string) []string {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return made
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			return made
+		}
+	}
+}
+
+// removeFolders removes the folders a run made, deepest first, where
+// they are still empty.
+func removeFolders(made []string) {
+	for _, d := range made {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // header is the Markdown table file's preamble: what was measured, where.
