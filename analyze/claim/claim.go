@@ -3,6 +3,7 @@ package claim
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -31,8 +32,41 @@ type Claim struct {
 	Line     int     // 1-based line in a claims file; 0 on the command line
 }
 
-// ParseClaim parses one claim. Text after # is a comment.
+// ParseError is a claim that cannot be read: the claim as written and
+// what is wrong with it. It is a type, not only text, so that a caller
+// that took the claim from a flag or a file line can say where it came
+// from in its own words, and reach Err (an unknown metric is LookupMetric's
+// *fielderr.Error) to word that for its users too.
+type ParseError struct {
+	Text string // the claim, without its comment
+	Line int    // its 1-based line in a claims file; 0 when not from one
+	Err  error  // what is wrong with it
+}
+
+func (e *ParseError) Error() string {
+	msg := e.Err.Error()
+	if e.Text != "" {
+		msg = fmt.Sprintf("claim %q: %s", e.Text, msg)
+	}
+	if e.Line > 0 {
+		msg = fmt.Sprintf("line %d: %s", e.Line, msg)
+	}
+	return msg
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// ParseClaim parses one claim. Text after # is a comment. Its errors are
+// *ParseError.
 func ParseClaim(s string) (Claim, error) {
+	c, err := parseClaim(s)
+	if err != nil {
+		return c, &ParseError{Text: c.Text, Err: err}
+	}
+	return c, nil
+}
+
+func parseClaim(s string) (Claim, error) {
 	comment := ""
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		s, comment = s[:i], strings.TrimSpace(s[i+1:])
@@ -40,7 +74,7 @@ func ParseClaim(s string) (Claim, error) {
 	s = strings.TrimSpace(s)
 	c := Claim{Text: s, Comment: comment, Selector: map[string]string{}}
 	if s == "" {
-		return c, fmt.Errorf("empty claim: write e.g. 'per_stream_tps{concurrency=1} >= 490'")
+		return c, errors.New("empty claim: write e.g. 'per_stream_tps{concurrency=1} >= 490'")
 	}
 	// metric name
 	i := 0
@@ -49,17 +83,17 @@ func ParseClaim(s string) (Claim, error) {
 	}
 	c.Metric = s[:i]
 	if c.Metric == "" {
-		return c, fmt.Errorf("claim %q: start with a metric name such as per_stream_tps", s)
+		return c, errors.New("start with a metric name such as per_stream_tps")
 	}
 	m, _, err := analyze.LookupMetric(c.Metric)
 	if err != nil {
-		return c, fmt.Errorf("claim %q: %v", s, err)
+		return c, err
 	}
 	rest := strings.TrimLeft(s[i:], " \t")
 	if strings.HasPrefix(rest, "{") {
 		end := strings.IndexByte(rest, '}')
 		if end < 0 {
-			return c, fmt.Errorf("claim %q: the selector has no closing }", s)
+			return c, errors.New("the selector has no closing }")
 		}
 		for _, kv := range strings.Split(rest[1:end], ",") {
 			kv = strings.TrimSpace(kv)
@@ -68,25 +102,25 @@ func ParseClaim(s string) (Claim, error) {
 			}
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
-				return c, fmt.Errorf("claim %q: selector part %q must be key=value", s, kv)
+				return c, fmt.Errorf("selector part %q must be key=value", kv)
 			}
 			key, err := analyze.NormalizeKey(k)
 			if err != nil {
-				return c, fmt.Errorf("claim %q: %v", s, err)
+				return c, err
 			}
 			v = strings.Trim(strings.TrimSpace(v), `"'`)
 			if v == "" {
-				return c, fmt.Errorf("claim %q: key %s has an empty value", s, key)
+				return c, fmt.Errorf("key %s has an empty value", key)
 			}
 			if key != analyze.KeyLabel && key != analyze.KeyPhase {
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 {
-					return c, fmt.Errorf("claim %q: %s=%s must be a whole number", s, key, v)
+					return c, fmt.Errorf("%s=%s must be a whole number", key, v)
 				}
 				v = strconv.Itoa(n)
 			}
 			if _, dup := c.Selector[key]; dup {
-				return c, fmt.Errorf("claim %q: key %s given twice", s, key)
+				return c, fmt.Errorf("key %s given twice", key)
 			}
 			c.Selector[key] = v
 		}
@@ -100,11 +134,11 @@ func ParseClaim(s string) (Claim, error) {
 		}
 	}
 	if c.Op == "" {
-		return c, fmt.Errorf("claim %q: expected one of >= > <= < == after the metric", s)
+		return c, errors.New("expected one of >= > <= < == after the metric")
 	}
 	c.Bound, err = parseBound(rest, m)
 	if err != nil {
-		return c, fmt.Errorf("claim %q: %v", s, err)
+		return c, err
 	}
 	return c, nil
 }
@@ -148,7 +182,7 @@ func parseBound(s string, m *analyze.Metric) (float64, error) {
 }
 
 // ParseClaims reads a claims file: one claim per line, # comments and
-// blank lines ignored. Errors name the line.
+// blank lines ignored. A claim's error is a *ParseError naming its line.
 func ParseClaims(r io.Reader) ([]Claim, error) {
 	var out []Claim
 	sc := bufio.NewScanner(r)
@@ -165,7 +199,9 @@ func ParseClaims(r io.Reader) ([]Claim, error) {
 		}
 		c, err := ParseClaim(t)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", line, err)
+			pe := err.(*ParseError)
+			pe.Line = line
+			return nil, pe
 		}
 		c.Line = line
 		out = append(out, c)
