@@ -45,7 +45,7 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.Result, error) {
 	slo, err := analyze.ParseSLO(f.slo)
 	if err != nil {
-		return nil, flagError(err)
+		return nil, goodputBoundsError("--slo", err)
 	}
 	inputs := make([]analyze.Input, len(args))
 	for i, arg := range args {
@@ -134,7 +134,7 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 			}
 			for _, m := range metrics {
 				if _, _, err := analyze.LookupMetric(m); err != nil {
-					return flagError(usageError(err))
+					return metricFlagError("--metrics", m, err)
 				}
 			}
 			switch format {
@@ -339,7 +339,7 @@ func parseClaimFlags(claims []string, claimsFile string) ([]claim.Claim, error) 
 	for _, s := range claims {
 		c, err := claim.ParseClaim(s)
 		if err != nil {
-			return nil, flagError(usageError(err))
+			return nil, claimError("", err)
 		}
 		cs = append(cs, c)
 	}
@@ -351,7 +351,7 @@ func parseClaimFlags(claims []string, claimsFile string) ([]claim.Claim, error) 
 		more, err := claim.ParseClaims(f)
 		f.Close()
 		if err != nil {
-			return nil, usagef("%s: %v", claimsFile, err)
+			return nil, claimError(claimsFile, err)
 		}
 		cs = append(cs, more...)
 	}
