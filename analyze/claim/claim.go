@@ -309,8 +309,25 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 		v.Verdict, v.Reason = Inconclusive, "a ratio of medians without an interval (a point estimate): pass --accept-point to judge it on the value itself"
 		return v
 	}
-	if val.N < minN {
-		v.Verdict, v.Reason = Inconclusive, fmt.Sprintf("%d sample(s); at least %d are needed", val.N, minN)+moreToBound(m, stat, val.N)
+	// One rule for how many samples a verdict needs, and the reason
+	// states that number. Without --accept-point a verdict needs the
+	// statistic's 95% interval bounded on both sides, and an order
+	// statistic's interval is unbounded below a fixed count (6 for a
+	// median, 36 for a p10 or p90, 368 for a p99), whatever --min-samples
+	// says; --min-samples (default MinSamples) is a floor on top, and the
+	// only rule for values judged without an interval (_mean, _min, _max,
+	// and point estimates under --accept-point). A reason saying "at
+	// least 3" next to "4 more would bound it" (2 in hand: 6 needed) told
+	// the user two different numbers; the larger one is what the code
+	// requires, so it is the one said.
+	need, forInterval := minN, false
+	if !o.AcceptPoint && val.HasInterval() && (math.IsInf(val.Lo, 0) || math.IsInf(val.Hi, 0)) {
+		if k := toBound(m, stat); k > need && k > val.N {
+			need, forInterval = k, true
+		}
+	}
+	if val.N < need {
+		v.Verdict, v.Reason = Inconclusive, tooFew(m, stat, val.N, need, forInterval, minN)
 		return v
 	}
 	sat := func(x float64) bool {
@@ -366,25 +383,81 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 	return v
 }
 
-// moreToBound says in a few words how many more samples would give the
-// statistic a bounded 95% order-statistic interval (so a verdict): for a
-// per-run metric a sample is a run, so it counts repeats of the level.
-// "" for statistics without an order-statistic interval (mean, min, max).
-func moreToBound(m *analyze.Metric, stat string, n int64) string {
+// quantileOf is the quantile an order-statistic interval is computed for
+// ("" is the median), and its name in a reason; ok is false for
+// statistics without one (mean, min, max) and for fits across inputs.
+func quantileOf(m *analyze.Metric, stat string) (q float64, name string, ok bool) {
 	if m.Scope == analyze.AcrossInputs {
-		return "" // a fit's interval, not an order statistic's
+		return 0, "", false // a fit's interval, not an order statistic's
 	}
-	q, ok := map[string]float64{"": 0.5, "p50": 0.5, "p10": 0.1, "p90": 0.9, "p99": 0.99}[stat]
+	switch stat {
+	case "", "p50":
+		return 0.5, "a median", true
+	case "p10":
+		return 0.1, "a p10", true
+	case "p90":
+		return 0.9, "a p90", true
+	case "p99":
+		return 0.99, "a p99", true
+	}
+	return 0, "", false
+}
+
+// toBound is the fewest samples for which the statistic's 95%
+// order-statistic interval is bounded on both sides (analyze's own ranks:
+// a median needs 6, P(x(1) ≤ median ≤ x(6)) = 1 − 2·(1/2)⁶ = 0.969), or 0
+// for statistics without one.
+func toBound(m *analyze.Metric, stat string) int64 {
+	q, _, ok := quantileOf(m, stat)
 	if !ok {
-		return ""
+		return 0
 	}
-	for k := max(n+1, 1); k <= n+100000; k++ {
+	for k := int64(1); k <= 100000; k++ {
 		if l, h := analyze.OrderCI(k, q, 0.95); l >= 1 && h <= k {
-			if m.Scope == analyze.PerRun {
-				return fmt.Sprintf(": %d more run(s) of this level (--repeats %d in all) would bound it", k-n, k)
-			}
-			return fmt.Sprintf(": %d more successful request(s) would bound it", k-n)
+			return k
 		}
+	}
+	return 0
+}
+
+// tooFew says why n samples give no verdict: how many are needed, by
+// which rule (the interval's, or the --min-samples floor), and how many
+// more runs or requests that is; for a per-run metric a sample is a run,
+// so it counts repeats of the level.
+func tooFew(m *analyze.Metric, stat string, n, need int64, forInterval bool, minN int64) string {
+	what, verb := "a verdict", "give one"
+	if forInterval {
+		_, name, _ := quantileOf(m, stat)
+		what, verb = "the 95% interval of "+name, "bound it"
+	}
+	reason := fmt.Sprintf("%d sample(s); %s needs at least %d", n, what, need) + more(m, n, need, verb)
+	if forInterval && n >= minN {
+		reason += ", or --accept-point judges the measured value itself"
+	}
+	return reason
+}
+
+// moreToBound says how many more samples than n would bound the
+// statistic's 95% interval, for an interval left unbounded by a count
+// the rule above let through; "" for statistics without an
+// order-statistic interval.
+func moreToBound(m *analyze.Metric, stat string, n int64) string {
+	if k := toBound(m, stat); k > n {
+		return more(m, n, k, "bound it")
+	}
+	return ""
+}
+
+// more says what need − n more samples of m are: runs of the level for a
+// per-run metric, else successful requests or token gaps.
+func more(m *analyze.Metric, n, need int64, verb string) string {
+	switch m.Scope {
+	case analyze.PerRun:
+		return fmt.Sprintf(": %d more run(s) of this level (--repeats %d in all) would %s", need-n, need, verb)
+	case analyze.PerRequest:
+		return fmt.Sprintf(": %d more successful request(s) would %s", need-n, verb)
+	case analyze.PerToken:
+		return fmt.Sprintf(": %d more inter-token gap(s) would %s", need-n, verb)
 	}
 	return ""
 }

@@ -121,3 +121,100 @@ func TestWordingBadNamesNameTheFlag(t *testing.T) {
 		t.Errorf("%s was created although every capacity and bench case was refused", results)
 	}
 }
+
+// verdict runs check and returns its one verdict line and exit status.
+func verdict(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	out, errs, code := run(t, nil, bin, append([]string{"check"}, args...)...)
+	if code == 2 {
+		t.Fatalf("check %q: exit 2: %s", args, errs)
+	}
+	return strings.TrimSpace(out), code
+}
+
+// TestWordingCheckSamplesOneRule: check states one number of samples a
+// verdict needs, and it is the number the code requires. Two runs used
+// to read "at least 3 are needed: 4 more run(s) … would bound it" — a
+// minimum of 3 beside a count adding up to 6. Now: a median needs 6
+// samples for its 95% interval (adding the "more" the message names gives
+// a verdict, one fewer does not); --min-samples (default 3) is a floor on
+// top and the whole rule for a _mean or an --accept-point value; and
+// report's claims follow the same rule.
+func TestWordingCheckSamplesOneRule(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	tr := map[int]string{}
+	for _, n := range []int{1, 2, 3, 5, 6} {
+		tr[n] = runsTrace(t, dir, n)
+	}
+	const agg = "aggregate_tps{concurrency=1} >= 1"
+	const ttft = "ttft_p50{concurrency=1} < 10s"
+	cases := []struct {
+		n    int
+		args []string
+		code int
+		want []string
+		not  []string
+	}{
+		// The interval's number, said once, with the runs that reach it.
+		{2, []string{"--claim", agg}, exitInconclusive,
+			[]string{"2 sample(s); the 95% interval of a median needs at least 6: 4 more run(s) of this level (--repeats 6 in all) would bound it"},
+			[]string{"at least 3"}},
+		{2, []string{"--claim", ttft}, exitInconclusive,
+			[]string{"2 sample(s); the 95% interval of a median needs at least 6: 4 more successful request(s) would bound it"},
+			[]string{"at least 3"}},
+		// Past the floor, the reason also offers --accept-point.
+		{3, []string{"--claim", agg}, exitInconclusive,
+			[]string{"3 sample(s); the 95% interval of a median needs at least 6: 3 more run(s) of this level (--repeats 6 in all) would bound it", "--accept-point"}, nil},
+		{5, []string{"--claim", agg}, exitInconclusive,
+			[]string{"5 sample(s); the 95% interval of a median needs at least 6: 1 more run(s)"}, nil},
+		// 6 in all, as promised: a verdict, no --min-samples needed.
+		{6, []string{"--claim", agg}, 0, []string{"HOLDS", "the whole 95% interval is on one side of the bound"}, nil},
+		{6, []string{"--claim", ttft}, 0, []string{"HOLDS", "the whole 95% interval is on one side of the bound"}, nil},
+		// --min-samples above the interval's need is the number said.
+		{6, []string{"--claim", agg, "--min-samples", "10"}, exitInconclusive,
+			[]string{"6 sample(s); a verdict needs at least 10: 4 more run(s) of this level (--repeats 10 in all) would give one"}, nil},
+		// No interval (a mean) or a point judged as such: the floor alone.
+		{2, []string{"--claim", "ttft_mean{concurrency=1} < 10s"}, exitInconclusive,
+			[]string{"2 sample(s); a verdict needs at least 3: 1 more successful request(s) would give one"}, []string{"at least 6"}},
+		{3, []string{"--claim", "ttft_mean{concurrency=1} < 10s"}, 0, []string{"HOLDS"}, nil},
+		{2, []string{"--claim", agg, "--accept-point"}, exitInconclusive,
+			[]string{"2 sample(s); a verdict needs at least 3: 1 more run(s) of this level (--repeats 3 in all) would give one"}, []string{"at least 6"}},
+		{3, []string{"--claim", agg, "--accept-point"}, 0, []string{"HOLDS", "point estimates accepted"}, nil},
+		// The help's single published run: --accept-point --min-samples 1.
+		{1, []string{"--claim", agg, "--accept-point", "--min-samples", "1"}, 0, []string{"HOLDS", "point estimates accepted"}, nil},
+	}
+	for _, c := range cases {
+		line, code := verdict(t, bin, append([]string{tr[c.n]}, c.args...)...)
+		if code != c.code {
+			t.Errorf("%d runs, %q: exit %d, want %d\n%s", c.n, c.args, code, c.code, line)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("%d runs, %q: %q lacks %q", c.n, c.args, line, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(line, w) {
+				t.Errorf("%d runs, %q: %q says %q", c.n, c.args, line, w)
+			}
+		}
+	}
+	// report --claim judges as check does: 3 runs with --accept-point
+	// hold there too (its own floor of 6 refused them).
+	html := filepath.Join(dir, "r.html")
+	if _, errs, code := run(t, nil, bin, "report", tr[3], "-o", html, "--accept-point", "--claim", agg); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `class="verdict-HOLDS"`) {
+		t.Errorf("report with 3 runs and --accept-point: no HOLDS verdict in the page")
+	}
+	// --min-samples below 1 is refused in the user's words.
+	if _, errs, code := run(t, nil, bin, "check", tr[6], "--claim", agg, "--min-samples", "0"); code != 2 || !strings.Contains(errs, "--min-samples 0: give at least 1") {
+		t.Errorf("--min-samples 0: exit %d, %s", code, errs)
+	}
+}
