@@ -186,7 +186,8 @@ func TestParseSLO(t *testing.T) {
 	}
 	bad := []struct{ in, want string }{
 		{"", "empty SLO"},
-		{"ttfx_p90<=1s", "unknown"},
+		{"ttfx_p90<=1s", `no metric "ttfx_p90": use ttft, tpot or e2e`},
+		{"ttft_p90<=1s,", "empty term"},
 		{"ttft_p90<=5tok/s", "unit"},
 		{"ttft_p90>=1s", "upper limit"},
 		{"ttft<=1s", "percentile"},

@@ -7,6 +7,7 @@
 package capacity
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/analyze/claim"
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 )
 
 // Term is one bound of an SLO: the q-quantile of a per-request time metric
@@ -79,9 +81,12 @@ func ParseSLO(s string) (SLO, error) {
 			out = append(out, t)
 			continue
 		}
+		if part == "" {
+			return nil, fmt.Errorf("SLO %q has an empty term: write terms like 'ttft_p90<=2s,tpot_p90<=50ms', one comma between them", s)
+		}
 		c, err := claim.ParseClaim(part)
 		if err != nil {
-			return nil, fmt.Errorf("SLO term %v", strings.TrimPrefix(err.Error(), "claim "))
+			return nil, termError(part, c.Metric, err)
 		}
 		if len(c.Selector) > 0 {
 			return nil, fmt.Errorf("SLO term %q: drop the {…} selector, the search chooses the load itself", part)
@@ -106,6 +111,21 @@ func ParseSLO(s string) (SLO, error) {
 		out = append(out, Term{Text: part, Metric: m.Name, Q: q, Bound: c.Bound})
 	}
 	return out, nil
+}
+
+// termError words the claim parser's error for an SLO term. An unknown
+// metric is named with what an SLO takes: the parser's own fix points at
+// every metric the analysis knows, most of which a probe does not measure.
+func termError(part, metric string, err error) error {
+	if fe := fielderr.As(err); fe != nil && fe.Field == "Metric" {
+		names := strings.Join(Metrics[:len(Metrics)-1], ", ") + " or " + Metrics[len(Metrics)-1]
+		return fmt.Errorf("SLO term %q: there is no metric %q: use %s at a percentile (e.g. ttft_p90<=1s), or goodput>=P%%", part, metric, names)
+	}
+	var pe *claim.ParseError
+	if errors.As(err, &pe) {
+		err = pe.Err // the term is named here already
+	}
+	return fmt.Errorf("SLO term %q: %w", part, err)
 }
 
 func percentile(stat string) (float64, bool) {

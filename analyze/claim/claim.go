@@ -3,6 +3,7 @@ package claim
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -31,8 +32,41 @@ type Claim struct {
 	Line     int     // 1-based line in a claims file; 0 on the command line
 }
 
-// ParseClaim parses one claim. Text after # is a comment.
+// ParseError is a claim that cannot be read: the claim as written and
+// what is wrong with it. It is a type, not only text, so that a caller
+// that took the claim from a flag or a file line can say where it came
+// from in its own words, and reach Err (an unknown metric is LookupMetric's
+// *fielderr.Error) to word that for its users too.
+type ParseError struct {
+	Text string // the claim, without its comment
+	Line int    // its 1-based line in a claims file; 0 when not from one
+	Err  error  // what is wrong with it
+}
+
+func (e *ParseError) Error() string {
+	msg := e.Err.Error()
+	if e.Text != "" {
+		msg = fmt.Sprintf("claim %q: %s", e.Text, msg)
+	}
+	if e.Line > 0 {
+		msg = fmt.Sprintf("line %d: %s", e.Line, msg)
+	}
+	return msg
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// ParseClaim parses one claim. Text after # is a comment. Its errors are
+// *ParseError.
 func ParseClaim(s string) (Claim, error) {
+	c, err := parseClaim(s)
+	if err != nil {
+		return c, &ParseError{Text: c.Text, Err: err}
+	}
+	return c, nil
+}
+
+func parseClaim(s string) (Claim, error) {
 	comment := ""
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		s, comment = s[:i], strings.TrimSpace(s[i+1:])
@@ -40,7 +74,7 @@ func ParseClaim(s string) (Claim, error) {
 	s = strings.TrimSpace(s)
 	c := Claim{Text: s, Comment: comment, Selector: map[string]string{}}
 	if s == "" {
-		return c, fmt.Errorf("empty claim: write e.g. 'per_stream_tps{concurrency=1} >= 490'")
+		return c, errors.New("empty claim: write e.g. 'per_stream_tps{concurrency=1} >= 490'")
 	}
 	// metric name
 	i := 0
@@ -49,17 +83,17 @@ func ParseClaim(s string) (Claim, error) {
 	}
 	c.Metric = s[:i]
 	if c.Metric == "" {
-		return c, fmt.Errorf("claim %q: start with a metric name such as per_stream_tps", s)
+		return c, errors.New("start with a metric name such as per_stream_tps")
 	}
 	m, _, err := analyze.LookupMetric(c.Metric)
 	if err != nil {
-		return c, fmt.Errorf("claim %q: %v", s, err)
+		return c, err
 	}
 	rest := strings.TrimLeft(s[i:], " \t")
 	if strings.HasPrefix(rest, "{") {
 		end := strings.IndexByte(rest, '}')
 		if end < 0 {
-			return c, fmt.Errorf("claim %q: the selector has no closing }", s)
+			return c, errors.New("the selector has no closing }")
 		}
 		for _, kv := range strings.Split(rest[1:end], ",") {
 			kv = strings.TrimSpace(kv)
@@ -68,25 +102,25 @@ func ParseClaim(s string) (Claim, error) {
 			}
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
-				return c, fmt.Errorf("claim %q: selector part %q must be key=value", s, kv)
+				return c, fmt.Errorf("selector part %q must be key=value", kv)
 			}
 			key, err := analyze.NormalizeKey(k)
 			if err != nil {
-				return c, fmt.Errorf("claim %q: %v", s, err)
+				return c, err
 			}
 			v = strings.Trim(strings.TrimSpace(v), `"'`)
 			if v == "" {
-				return c, fmt.Errorf("claim %q: key %s has an empty value", s, key)
+				return c, fmt.Errorf("key %s has an empty value", key)
 			}
 			if key != analyze.KeyLabel && key != analyze.KeyPhase {
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 {
-					return c, fmt.Errorf("claim %q: %s=%s must be a whole number", s, key, v)
+					return c, fmt.Errorf("%s=%s must be a whole number", key, v)
 				}
 				v = strconv.Itoa(n)
 			}
 			if _, dup := c.Selector[key]; dup {
-				return c, fmt.Errorf("claim %q: key %s given twice", s, key)
+				return c, fmt.Errorf("key %s given twice", key)
 			}
 			c.Selector[key] = v
 		}
@@ -100,11 +134,11 @@ func ParseClaim(s string) (Claim, error) {
 		}
 	}
 	if c.Op == "" {
-		return c, fmt.Errorf("claim %q: expected one of >= > <= < == after the metric", s)
+		return c, errors.New("expected one of >= > <= < == after the metric")
 	}
 	c.Bound, err = parseBound(rest, m)
 	if err != nil {
-		return c, fmt.Errorf("claim %q: %v", s, err)
+		return c, err
 	}
 	return c, nil
 }
@@ -148,7 +182,7 @@ func parseBound(s string, m *analyze.Metric) (float64, error) {
 }
 
 // ParseClaims reads a claims file: one claim per line, # comments and
-// blank lines ignored. Errors name the line.
+// blank lines ignored. A claim's error is a *ParseError naming its line.
 func ParseClaims(r io.Reader) ([]Claim, error) {
 	var out []Claim
 	sc := bufio.NewScanner(r)
@@ -165,7 +199,9 @@ func ParseClaims(r io.Reader) ([]Claim, error) {
 		}
 		c, err := ParseClaim(t)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", line, err)
+			pe := err.(*ParseError)
+			pe.Line = line
+			return nil, pe
 		}
 		c.Line = line
 		out = append(out, c)
@@ -273,8 +309,25 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 		v.Verdict, v.Reason = Inconclusive, "a ratio of medians without an interval (a point estimate): pass --accept-point to judge it on the value itself"
 		return v
 	}
-	if val.N < minN {
-		v.Verdict, v.Reason = Inconclusive, fmt.Sprintf("%d sample(s); at least %d are needed", val.N, minN)+moreToBound(m, stat, val.N)
+	// One rule for how many samples a verdict needs, and the reason
+	// states that number. Without --accept-point a verdict needs the
+	// statistic's 95% interval bounded on both sides, and an order
+	// statistic's interval is unbounded below a fixed count (6 for a
+	// median, 36 for a p10 or p90, 368 for a p99), whatever --min-samples
+	// says; --min-samples (default MinSamples) is a floor on top, and the
+	// only rule for values judged without an interval (_mean, _min, _max,
+	// and point estimates under --accept-point). A reason saying "at
+	// least 3" next to "4 more would bound it" (2 in hand: 6 needed) told
+	// the user two different numbers; the larger one is what the code
+	// requires, so it is the one said.
+	need, forInterval := minN, false
+	if !o.AcceptPoint && val.HasInterval() && (math.IsInf(val.Lo, 0) || math.IsInf(val.Hi, 0)) {
+		if k := toBound(m, stat); k > need && k > val.N {
+			need, forInterval = k, true
+		}
+	}
+	if val.N < need {
+		v.Verdict, v.Reason = Inconclusive, tooFew(m, stat, val.N, need, forInterval, minN)
 		return v
 	}
 	sat := func(x float64) bool {
@@ -330,25 +383,81 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 	return v
 }
 
-// moreToBound says in a few words how many more samples would give the
-// statistic a bounded 95% order-statistic interval (so a verdict): for a
-// per-run metric a sample is a run, so it counts repeats of the level.
-// "" for statistics without an order-statistic interval (mean, min, max).
-func moreToBound(m *analyze.Metric, stat string, n int64) string {
+// quantileOf is the quantile an order-statistic interval is computed for
+// ("" is the median), and its name in a reason; ok is false for
+// statistics without one (mean, min, max) and for fits across inputs.
+func quantileOf(m *analyze.Metric, stat string) (q float64, name string, ok bool) {
 	if m.Scope == analyze.AcrossInputs {
-		return "" // a fit's interval, not an order statistic's
+		return 0, "", false // a fit's interval, not an order statistic's
 	}
-	q, ok := map[string]float64{"": 0.5, "p50": 0.5, "p10": 0.1, "p90": 0.9, "p99": 0.99}[stat]
+	switch stat {
+	case "", "p50":
+		return 0.5, "a median", true
+	case "p10":
+		return 0.1, "a p10", true
+	case "p90":
+		return 0.9, "a p90", true
+	case "p99":
+		return 0.99, "a p99", true
+	}
+	return 0, "", false
+}
+
+// toBound is the fewest samples for which the statistic's 95%
+// order-statistic interval is bounded on both sides (analyze's own ranks:
+// a median needs 6, P(x(1) ≤ median ≤ x(6)) = 1 − 2·(1/2)⁶ = 0.969), or 0
+// for statistics without one.
+func toBound(m *analyze.Metric, stat string) int64 {
+	q, _, ok := quantileOf(m, stat)
 	if !ok {
-		return ""
+		return 0
 	}
-	for k := max(n+1, 1); k <= n+100000; k++ {
+	for k := int64(1); k <= 100000; k++ {
 		if l, h := analyze.OrderCI(k, q, 0.95); l >= 1 && h <= k {
-			if m.Scope == analyze.PerRun {
-				return fmt.Sprintf(": %d more run(s) of this level (--repeats %d in all) would bound it", k-n, k)
-			}
-			return fmt.Sprintf(": %d more successful request(s) would bound it", k-n)
+			return k
 		}
+	}
+	return 0
+}
+
+// tooFew says why n samples give no verdict: how many are needed, by
+// which rule (the interval's, or the --min-samples floor), and how many
+// more runs or requests that is; for a per-run metric a sample is a run,
+// so it counts repeats of the level.
+func tooFew(m *analyze.Metric, stat string, n, need int64, forInterval bool, minN int64) string {
+	what, verb := "a verdict", "give one"
+	if forInterval {
+		_, name, _ := quantileOf(m, stat)
+		what, verb = "the 95% interval of "+name, "bound it"
+	}
+	reason := fmt.Sprintf("%d sample(s); %s needs at least %d", n, what, need) + more(m, n, need, verb)
+	if forInterval && n >= minN {
+		reason += ", or --accept-point judges the measured value itself"
+	}
+	return reason
+}
+
+// moreToBound says how many more samples than n would bound the
+// statistic's 95% interval, for an interval left unbounded by a count
+// the rule above let through; "" for statistics without an
+// order-statistic interval.
+func moreToBound(m *analyze.Metric, stat string, n int64) string {
+	if k := toBound(m, stat); k > n {
+		return more(m, n, k, "bound it")
+	}
+	return ""
+}
+
+// more says what need − n more samples of m are: runs of the level for a
+// per-run metric, else successful requests or token gaps.
+func more(m *analyze.Metric, n, need int64, verb string) string {
+	switch m.Scope {
+	case analyze.PerRun:
+		return fmt.Sprintf(": %d more run(s) of this level (--repeats %d in all) would %s", need-n, need, verb)
+	case analyze.PerRequest:
+		return fmt.Sprintf(": %d more successful request(s) would %s", need-n, verb)
+	case analyze.PerToken:
+		return fmt.Sprintf(": %d more inter-token gap(s) would %s", need-n, verb)
 	}
 	return ""
 }

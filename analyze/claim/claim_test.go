@@ -285,3 +285,21 @@ func TestCheckPrefillExponent(t *testing.T) {
 		t.Errorf("two requests: %s %v (%s)", v.Verdict, v.Measured, v.Reason)
 	}
 }
+
+// TestToBound: the sample counts check's help and docs/METRICS.md state
+// for a bounded 95% interval are the ones the verdict rule uses: a median
+// 6, a p10 or p90 36 (0.9³⁶ = 0.0225 ≤ 0.025 < 0.9³⁵), a p99 368; a mean
+// has no order-statistic interval, so only --min-samples applies to it.
+func TestToBound(t *testing.T) {
+	ttft, _, _ := analyze.LookupMetric("ttft")
+	agg, _, _ := analyze.LookupMetric("aggregate_tps")
+	for _, c := range []struct {
+		m    *analyze.Metric
+		stat string
+		want int64
+	}{{ttft, "", 6}, {ttft, "p50", 6}, {agg, "", 6}, {ttft, "p10", 36}, {ttft, "p90", 36}, {ttft, "p99", 368}, {ttft, "mean", 0}, {ttft, "max", 0}} {
+		if got := toBound(c.m, c.stat); got != c.want {
+			t.Errorf("toBound(%s, %q) = %d, want %d", c.m.Name, c.stat, got, c.want)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.Result, error) {
 	slo, err := analyze.ParseSLO(f.slo)
 	if err != nil {
-		return nil, flagError(err)
+		return nil, goodputBoundsError("--slo", err)
 	}
 	inputs := make([]analyze.Input, len(args))
 	for i, arg := range args {
@@ -134,7 +134,7 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 			}
 			for _, m := range metrics {
 				if _, _, err := analyze.LookupMetric(m); err != nil {
-					return flagError(usageError(err))
+					return metricFlagError("--metrics", m, err)
 				}
 			}
 			switch format {
@@ -261,9 +261,15 @@ e.g. per_stream_tps{concurrency=1} >= 490 or ttft_p50{concurrency=32} < 0.3s,
 against every run of the traces that the selector matches (keys: label, phase,
 concurrency, rate, input_tokens, repeat, turn). A claim holds when the metric's whole 95%
 interval satisfies it, does not hold when none of it does, and is
-inconclusive when the interval straddles the bound or there are fewer than
---min-samples samples. Most published figures come from one run, which has
-no interval: --accept-point judges those on the measured value itself.
+inconclusive when the interval straddles the bound or there are too few
+samples. A median's interval needs 6 samples (runs, for a per-run metric
+such as aggregate_tps; requests, for a per-request one), a p10 or p90's 36,
+a p99's 368; --min-samples (default 3) is a floor on top, and the only rule
+for values without an interval (_mean, _min, _max). The reason of an
+inconclusive claim says which number applies and how many more samples
+would reach it. Most published figures come from one run, which has no
+interval: --accept-point judges such values on the measured value itself
+once --min-samples samples stand behind it (--min-samples 1 for one run).
 
 Exit status: 0 every claim holds; 1 at least one does not hold;
 3 none fails but at least one is inconclusive; 2 bad input.`,
@@ -280,7 +286,7 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 				return usagef("no claims: give --claim 'metric{key=value} >= N' or --claims FILE")
 			}
 			if minSamples < 1 {
-				return usagef("--min-samples must be at least 1")
+				return usagef("--min-samples %d: give at least 1", minSamples)
 			}
 			if format != "text" && format != "json" {
 				return usagef("unknown --format %q: use text or json", format)
@@ -326,9 +332,9 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 	tf.register(cmd)
 	cmd.Flags().StringArrayVar(&claims, "claim", nil, "a claim, e.g. 'per_stream_tps{concurrency=1} >= 490' (repeatable)")
 	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, # comments")
-	cmd.Flags().IntVar(&minSamples, "min-samples", claim.MinSamples, "fewest samples behind a value for a verdict other than inconclusive")
+	cmd.Flags().IntVar(&minSamples, "min-samples", claim.MinSamples, "fewest samples behind a value for a verdict other than inconclusive (a median's 95% interval needs 6 however low this is, unless --accept-point)")
 	cmd.Flags().BoolVar(&acceptPart, "accept-partial", false, "judge claims over traces that hold fewer requests than their run planned (stopped or cut off); otherwise they are at most inconclusive")
-	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "judge single values (one run, too few samples for an interval) on the value itself, as published figures are; the reason says so")
+	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "judge values with too few samples for a 95% interval (a few runs, as published figures are) on the value itself, given --min-samples of them (1 for a single run); the reason says so")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
 	return cmd
 }
@@ -339,7 +345,7 @@ func parseClaimFlags(claims []string, claimsFile string) ([]claim.Claim, error) 
 	for _, s := range claims {
 		c, err := claim.ParseClaim(s)
 		if err != nil {
-			return nil, flagError(usageError(err))
+			return nil, claimError("", err)
 		}
 		cs = append(cs, c)
 	}
@@ -351,7 +357,7 @@ func parseClaimFlags(claims []string, claimsFile string) ([]claim.Claim, error) 
 		more, err := claim.ParseClaims(f)
 		f.Close()
 		if err != nil {
-			return nil, usagef("%s: %v", claimsFile, err)
+			return nil, claimError(claimsFile, err)
 		}
 		cs = append(cs, more...)
 	}

@@ -42,7 +42,9 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
   llmreplay bench --url http://127.0.0.1:8000 --label "vLLM bf16" --concurrency 1,4,8,16,32`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if findCap != "" {
+			// Given empty it is still asked for (a variable that expanded
+			// to nothing): refuse it rather than run the sweep instead.
+			if findCap != "" || cmd.Flags().Changed("find-capacity") {
 				return benchFindCapacity(cmd, &f, findCap, profile, shape, cfg)
 			}
 			cfg.Shape = workload.Shape(shape)

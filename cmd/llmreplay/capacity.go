@@ -64,10 +64,10 @@ func (cf *capacityFlags) search() (capacity.Config, analyze.SLO, error) {
 	}
 	slo, err := capacity.ParseSLO(cf.slo)
 	if err != nil {
-		return c, good, usagef("--slo: %v", err)
+		return c, good, sloFlagError("--slo", err)
 	}
 	if good, err = analyze.ParseSLO(cf.goodput); err != nil {
-		return c, good, usagef("--goodput-bounds: %v", err)
+		return c, good, goodputBoundsError("--goodput-bounds", err)
 	}
 	c.SLO = slo
 	switch cf.axis {
@@ -400,12 +400,12 @@ func reanalyseCapacity(cmd *cobra.Command, cf *capacityFlags) error {
 	var err error
 	if strings.TrimSpace(cf.slo) != "" {
 		if slo, err = capacity.ParseSLO(cf.slo); err != nil {
-			return usagef("--slo: %v", err)
+			return sloFlagError("--slo", err)
 		}
 	}
 	if cmd.Flags().Changed("goodput-bounds") {
 		if good, err = analyze.ParseSLO(cf.goodput); err != nil {
-			return usagef("--goodput-bounds: %v", err)
+			return goodputBoundsError("--goodput-bounds", err)
 		}
 	}
 	for _, name := range []string{"url", "axis", "range", "resolution", "max-requests", "max-duration", "time-scale", "profile", "out", "resume"} {
@@ -638,6 +638,22 @@ func benchFindCapacity(cmd *cobra.Command, f *replayFlags, slo, profile, shape s
 	}
 	if len(cfg.InputTokens) != 1 {
 		return usagef("--find-capacity takes one --input-tokens length, not %d", len(cfg.InputTokens))
+	}
+	// The search's own checks name capacity's flags (--slo, --range),
+	// which bench does not have: what the user typed here is checked
+	// first, in bench's words.
+	if strings.TrimSpace(slo) == "" {
+		return usagef("--find-capacity is empty: give the SLO the load must meet, e.g. --find-capacity 'ttft_p90<=1s'")
+	}
+	if _, err := capacity.ParseSLO(slo); err != nil {
+		return sloFlagError("--find-capacity", err)
+	}
+	if fs.Changed("concurrency") {
+		for _, c := range cfg.Concurrency {
+			if c < 1 || c > live.MaxUsers {
+				return usagef("--concurrency %d: with --find-capacity give levels from 1 to %d (the lowest and highest bound the search)", c, live.MaxUsers)
+			}
+		}
 	}
 	cf := &capacityFlags{slo: slo, axis: live.AxisConcurrency, goodput: analyze.DefaultSLO.String(), timeScale: 1}
 	if fs.Changed("concurrency") {

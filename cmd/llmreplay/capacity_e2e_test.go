@@ -192,7 +192,7 @@ func TestCapacityBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--slo", "ttfx_p90<=1s"}, "unknown"},
+		{[]string{"--slo", "ttfx_p90<=1s"}, `no metric "ttfx_p90"`},
 		{[]string{"--slo", "ttft_p90<=5tok/s"}, "unit"},
 		{[]string{"--slo", "goodput>=95ms"}, "percent"},
 		{[]string{"--slo", "ttft_p90<=1s", "--range", "8:4"}, "empty"},

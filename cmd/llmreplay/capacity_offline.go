@@ -38,7 +38,7 @@ func capacityViews(errw io.Writer, args []string, sloText string, good analyze.S
 	if strings.TrimSpace(sloText) != "" {
 		var err error
 		if slo, err = capacity.ParseSLO(sloText); err != nil {
-			return nil, usagef("--capacity-slo: %v", err)
+			return nil, sloFlagError("--capacity-slo", err)
 		}
 	}
 	var views []capacityView

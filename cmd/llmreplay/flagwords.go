@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/llmreplay/llmreplay/analyze/claim"
+	"github.com/llmreplay/llmreplay/internal/fielderr"
+)
+
+// The libraries word their errors for Go callers: an unknown metric is
+// "analyze.Metric … see analyze.Metrics", a bad goodput bound is
+// "analyze: Options.SLO …". These helpers say the same in the command
+// line's words: the flag the user typed, the value, and where the names
+// are. All are bad input (exit status 2).
+
+// listMetrics is where a user finds the metric names.
+const listMetrics = "run 'llmreplay analyze --list-metrics' for the names"
+
+// unknownMetric rewords LookupMetric's unknown-metric error; ok is false
+// for any other error.
+func unknownMetric(err error) (problem string, ok bool) {
+	if fe := fielderr.As(err); fe != nil && fe.Field == "Metric" {
+		return "metric " + fe.Problem + ": " + listMetrics, true
+	}
+	return "", false
+}
+
+// metricFlagError is a metric name given to flag (analyze --metrics)
+// that LookupMetric refused.
+func metricFlagError(flag, value string, err error) error {
+	if p, ok := unknownMetric(err); ok {
+		return usagef("%s %q: %s", flag, value, p)
+	}
+	return usagef("%s %q: %v", flag, value, err)
+}
+
+// claimError is a claim that does not parse, named by where it came from:
+// --claim's value, or the line of the --claims file.
+func claimError(claimsFile string, err error) error {
+	var pe *claim.ParseError
+	if !errors.As(err, &pe) {
+		if claimsFile != "" {
+			return usagef("--claims %s: %v", claimsFile, err)
+		}
+		return usagef("--claim: %v", err)
+	}
+	problem := pe.Err.Error()
+	if p, ok := unknownMetric(pe.Err); ok {
+		problem = p
+	}
+	switch {
+	case claimsFile != "" && pe.Text != "":
+		return usagef("--claims %s, line %d: %q: %s", claimsFile, pe.Line, pe.Text, problem)
+	case claimsFile != "":
+		return usagef("--claims %s, line %d: %s", claimsFile, pe.Line, problem)
+	case pe.Text == "":
+		// Nothing before a # comment: the parser's "empty claim" would
+		// only repeat it.
+		return usagef("--claim is empty: write a claim such as 'per_stream_tps{concurrency=1} >= 490'")
+	}
+	return usagef("--claim %q: %s", pe.Text, problem)
+}
+
+// goodputBoundsError is analyze.ParseSLO's error for the flag that held
+// the bounds (--slo of analyze, check and report; --goodput-bounds of
+// capacity): the library names its Options.SLO field.
+func goodputBoundsError(flag string, err error) error {
+	if out, ok := fielderr.Rename(err, map[string]string{"SLO": flag}); ok {
+		return usageError(out)
+	}
+	return usagef("%s: %v", flag, err)
+}
+
+// sloFlagError is capacity.ParseSLO's error for the flag that held the
+// SLO (--slo, --capacity-slo, bench's --find-capacity).
+func sloFlagError(flag string, err error) error {
+	return usageError(fmt.Errorf("%s: %w", flag, err))
+}
