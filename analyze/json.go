@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/llmreplay/llmreplay/internal/safetext"
 )
 
 // SchemaName and SchemaVersion identify the JSON document `analyze --format
@@ -117,9 +119,11 @@ func sloJSON(s SLO) map[string]any {
 	return m
 }
 
-// WriteJSON writes doc indented, with a final newline.
+// WriteJSON writes doc indented, with a final newline. Labels and
+// warnings hold the server's strings: exact for programs, with bidi and C1
+// controls spelled as \u escapes for whoever reads the JSON on a terminal.
 func WriteJSON(w io.Writer, doc *Document) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(safetext.JSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 )
 
 // Claim is one written statement about a metric:
@@ -548,7 +549,9 @@ func WriteVerdictsJSON(w io.Writer, vs []Verdict) error {
 	for _, v := range vs {
 		out.Verdicts = append(out.Verdicts, jv{v.Text, v.Claim.Comment, v.Claim.Line, v.Verdict, num(v.Measured), num(v.Lo), num(v.Hi), v.N, v.Unit, v.Reason, v.Warnings})
 	}
-	enc := json.NewEncoder(w)
+	// Reasons quote labels (often the server's model id): exact values,
+	// with bidi and C1 controls as \u escapes (safetext.JSONWriter).
+	enc := json.NewEncoder(safetext.JSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }

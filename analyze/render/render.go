@@ -15,7 +15,7 @@ import (
 
 // RenderText prints t as aligned columns with footnotes below.
 func RenderText(w io.Writer, t *Table) error {
-	t = escaped(t, safetext.Show)
+	t = Escaped(t, safetext.Show)
 	widths := make([]int, len(t.Columns))
 	for i, c := range t.Columns {
 		widths[i] = utf8.RuneCountInString(c)
@@ -66,7 +66,7 @@ func writeNotes(b *strings.Builder, notes []string) {
 
 // RenderMarkdown prints t as a GitHub table with footnotes below.
 func RenderMarkdown(w io.Writer, t *Table) error {
-	t = escaped(t, safetext.Markdown)
+	t = Escaped(t, safetext.Markdown)
 	var b strings.Builder
 	if t.Title != "" {
 		b.WriteString("**" + t.Title + "**\n\n")
@@ -97,10 +97,10 @@ func RenderMarkdown(w io.Writer, t *Table) error {
 	return err
 }
 
-// escaped is t with every string a person will read escaped: labels default
+// Escaped is a copy of t with every string a person will read escaped: labels default
 // to the server's model id, and notes quote server messages. Raw values stay
-// in JSON and CSV (for machines) and in the trace.
-func escaped(t *Table, esc func(string) string) *Table {
+// in the trace, and in JSON (exact, see safetext.JSONWriter).
+func Escaped(t *Table, esc func(string) string) *Table {
 	c := *t
 	c.Title = esc(t.Title)
 	c.Columns = make([]string, len(t.Columns))
@@ -122,8 +122,13 @@ func escaped(t *Table, esc func(string) string) *Table {
 }
 
 // RenderCSV prints the columns and rows only; the caller sends the notes
-// (warnings) to stderr so the CSV stays machine-readable.
+// (warnings) to stderr so the CSV stays machine-readable. Cells are
+// escaped with safetext.CSV: a CSV is opened by people, in a spreadsheet
+// or a terminal, and a label (by default the server's model id) must not
+// reorder what they read or run as a spreadsheet formula. A program that
+// wants the exact strings reads --format json.
 func RenderCSV(w io.Writer, t *Table) error {
+	t = Escaped(t, safetext.CSV)
 	cw := csv.NewWriter(w)
 	if err := cw.Write(t.Columns); err != nil {
 		return err

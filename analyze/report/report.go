@@ -5,8 +5,11 @@
 // every figure on the page is one the analysis computed.
 //
 // Every string that came from a trace (model, label, server, error class,
-// warning text) goes through html/template, which escapes it for its
-// context: a model named "<script>" is shown as text.
+// warning text) goes through safetext.Show, as on a terminal, and then
+// html/template, which escapes it for its context: a model named
+// "<script>" is shown as text, and one holding a right-to-left override
+// or an escape sequence shows them as \u202e and \x1b instead of
+// reordering or hiding what the page says (HTML escaping leaves them).
 package report
 
 import (
@@ -14,11 +17,13 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/analyze/render"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 )
 
 // Options choose what the page shows beyond the analysis itself.
@@ -304,8 +309,56 @@ func build(res *analyze.Result, o Options) (*page, error) {
 	}
 	full.Title = "Every metric (raw numbers; _lo/_hi are 95% intervals)"
 	p.Tables = []*render.Table{seed, full}
+	p.show()
 	return p, nil
 }
+
+// show passes every string the page template prints through
+// safetext.Show. It works on copies: res.Traces and the options belong to
+// the caller. Charts and timelines are template.HTML, escaped as they are
+// drawn (esc).
+func (p *page) show() {
+	p.Title, p.When = safetext.Show(p.Title), safetext.Show(p.When)
+	p.Problems, p.Answers = showAll(p.Problems), showAll(p.Answers)
+	p.Traces = append([]analyze.TraceInfo(nil), p.Traces...)
+	for i := range p.Traces {
+		showFields(&p.Traces[i])
+	}
+	for i := range p.Warnings {
+		showFields(&p.Warnings[i])
+	}
+	p.Claims = append([]ClaimRow(nil), p.Claims...)
+	for i := range p.Claims {
+		showFields(&p.Claims[i])
+	}
+	for i, t := range p.Tables {
+		p.Tables[i] = render.Escaped(t, safetext.Show)
+	}
+}
+
+func showAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = safetext.Show(s)
+	}
+	return out
+}
+
+// showFields escapes every string field of the struct *v, so a field the
+// template starts printing later (TraceInfo has many) is escaped without
+// anyone having to remember it. Fields of other types are left alone.
+func showFields(v any) {
+	s := reflect.ValueOf(v).Elem()
+	for i := range s.NumField() {
+		if f := s.Field(i); f.Kind() == reflect.String && f.CanSet() {
+			f.SetString(safetext.Show(f.String()))
+		}
+	}
+}
+
+// esc escapes a string from a trace for the SVG drawn by hand: Show's
+// visible escapes for control and bidirectional characters, then HTML's.
+func esc(s string) string { return template.HTMLEscapeString(safetext.Show(s)) }
 
 func kv(m map[string]any) string {
 	keys := make([]string, 0, len(m))

@@ -17,9 +17,8 @@ const (
 
 // drawChart writes c as inline SVG. Colours are CSS classes (s0…s7) so the
 // page's prefers-color-scheme rules pick them; every text goes through
-// HTMLEscapeString because series names come from traces.
+// esc because series names come from traces.
 func drawChart(c Chart) template.HTML {
-	esc := template.HTMLEscapeString
 	var b strings.Builder
 	points := 0
 	for _, s := range c.Series {

@@ -157,7 +157,6 @@ const (
 // mark per chunk, and for a failed request a red line to its end with the
 // error class.
 func drawTimeline(t *Timeline) template.HTML {
-	esc := template.HTMLEscapeString
 	var b strings.Builder
 	ticks := 0
 	t0, t1 := int64(math.MaxInt64), int64(math.MinInt64)

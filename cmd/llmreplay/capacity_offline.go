@@ -225,7 +225,8 @@ func writeAnalyzeJSON(w io.Writer, doc *analyze.Document, views []capacityView) 
 	for _, v := range views {
 		out.Capacity = append(out.Capacity, v.json())
 	}
-	enc := json.NewEncoder(w)
+	// As analyze.WriteJSON: exact values, bidi and C1 controls as \u.
+	enc := json.NewEncoder(safetext.JSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }

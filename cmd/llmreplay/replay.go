@@ -15,6 +15,7 @@ import (
 	"github.com/llmreplay/llmreplay/internal/outfile"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
@@ -53,10 +54,15 @@ type replayFlags struct {
 	sessionHeader          string
 	timestamps             string
 	chunkUserTimes         bool
+
+	// flags is the command's flag set, to tell a --api-key-env the user
+	// typed from its default.
+	flags *pflag.FlagSet
 }
 
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs := cmd.Flags()
+	f.flags = fs
 	fs.StringVar(&f.api, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", or auto (ask the server which it speaks)")
 	fs.StringVar(&f.model, "model", "", "model name to request (default: the server's first model from /v1/models)")
 	fs.StringVar(&f.label, "label", "", "label for this run in tables (default: the model name)")
@@ -103,6 +109,10 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 	if err != nil {
 		return cfg, err
 	}
+	key, err := f.apiKey()
+	if err != nil {
+		return cfg, err
+	}
 	cfg = replay.Config{
 		Headers:         headers,
 		ExtraBody:       extra,
@@ -111,7 +121,7 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 		API:             f.api,
 		Model:           f.model,
 		Label:           f.label,
-		APIKey:          os.Getenv(f.apiKeyEnv),
+		APIKey:          key,
 		Trace:           out,
 		Timeout:         f.timeout,
 		IdleTimeout:     f.idleTimeout,
@@ -135,6 +145,48 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 		ChunkUserTimes:        f.chunkUserTimes,
 	}
 	return cfg, nil
+}
+
+// apiKey reads the key from the variable --api-key-env names. The default
+// variable (OPENAI_API_KEY) may be unset: local servers take no key. A
+// variable the user named must hold one: an unset or empty one would
+// otherwise send every request without a key, and the run would measure
+// a server that refuses them, or a different, unauthenticated route. The
+// error names the variable, never its value, and does not repeat a "name"
+// that looks like a key: --api-key-env "$OPENAI_API_KEY" passes the key.
+func (f *replayFlags) apiKey() (string, error) {
+	key := os.Getenv(f.apiKeyEnv)
+	if f.flags == nil || !f.flags.Changed("api-key-env") || strings.TrimSpace(key) != "" {
+		return key, nil
+	}
+	name := f.apiKeyEnv
+	switch {
+	case name == "":
+		return "", usagef("--api-key-env needs the name of the environment variable holding the key, e.g. --api-key-env OPENAI_API_KEY; to send no key, drop the flag")
+	case !envVarName(name):
+		return "", usagef("--api-key-env takes the name of an environment variable, and what was given is not one (not repeated here: it may be the key itself); write --api-key-env OPENAI_API_KEY, not --api-key-env \"$OPENAI_API_KEY\"")
+	}
+	return "", usagef("--api-key-env %s: the environment variable %s is not set or is empty, so no API key would be sent; export %s=YOUR_KEY first, or drop --api-key-env (the default, OPENAI_API_KEY, is used when set)", name, name, name)
+}
+
+// envVarName reports whether s is shaped like an environment variable's
+// name (letters, digits, _; not starting with a digit) and not like a key:
+// a long mix of lower case and digits is a token (Hugging Face's hf_…,
+// hex keys) more likely than a name, so it is not echoed.
+func envVarName(s string) bool {
+	lower, digit := false, false
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= '0' && r <= '9' && i > 0:
+			digit = true
+		case r >= 'A' && r <= 'Z', r == '_':
+		default:
+			return false
+		}
+	}
+	return len(s) <= 64 && !(lower && digit && len(s) > 24)
 }
 
 // parseHeaders reads --header values, "NAME: VALUE" or "NAME:VALUE". The

@@ -88,6 +88,10 @@ func TestSecretsNeverWritten(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	t.Setenv("LLMREPLAY_TEST_SECRET", secretKey)
+	// The URL's password is used when no variable holds a key: the default
+	// variable must be empty for "key in the URL" (naming an unset one is
+	// refused, TestAPIKeyEnvUnset).
+	t.Setenv("OPENAI_API_KEY", "")
 
 	dir := t.TempDir()
 	wl := filepath.Join(dir, "s.workload.zst")
@@ -101,7 +105,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 		args []string
 	}{
 		{"key from --api-key-env", []string{"--url", ts.URL, "--api-key-env", "LLMREPLAY_TEST_SECRET"}},
-		{"key in the URL", []string{"--url", withCreds, "--api-key-env", "LLMREPLAY_NO_SUCH_VAR"}},
+		{"key in the URL", []string{"--url", withCreds}},
 		{"both, model discovered", []string{"--url", withCreds + "/v1", "--api-key-env", "LLMREPLAY_TEST_SECRET"}},
 	}
 	var artifacts []struct{ what, data string }

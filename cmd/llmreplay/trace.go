@@ -439,7 +439,11 @@ rows' per_stream_tps is analyze's per-stream figure.`,
 				return flagError(usageError(err))
 			}
 			bw := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
-			enc := json.NewEncoder(bw)
+			// Records hold the server's own strings, exact for jq; the
+			// bidirectional and C1 controls among them are written as \u
+			// escapes (same value when decoded), so the lines cannot be
+			// reordered on a terminal (encoding/json escapes C0 itself).
+			enc := json.NewEncoder(safetext.JSONWriter(bw))
 			enc.SetEscapeHTML(false)
 			for _, path := range args {
 				var err error

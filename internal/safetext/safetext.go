@@ -3,13 +3,17 @@
 // person. A hostile model id such as "evil\x1b[2J\x1b]0;TITLE\x07\nFAKE
 // LINE: 999999 tok/s\r" must not clear the screen, set the terminal's
 // title, or add a line that looks like a result, on a terminal or in a
-// Markdown table. Raw values stay in the trace and in JSON; only what is
-// rendered for people goes through here, and it all goes through Show (or
-// Markdown, which is Show plus the table syntax).
+// Markdown table. Raw values stay in the trace; only what is rendered for
+// people goes through here, and it all goes through Show (or Markdown and
+// CSV, which are Show plus their format's own hazards). JSON keeps exact
+// values for programs, and JSONWriter spells the dangerous characters in
+// it as \u escapes, which decode to the same value.
 package safetext
 
 import (
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -89,4 +93,83 @@ func unsafeRune(r rune) bool {
 		return true // bidirectional controls
 	}
 	return false
+}
+
+// CSV is Show for a spreadsheet cell, which people read in a spreadsheet
+// program or a terminal: control and bidirectional characters are escaped
+// as Show escapes them, and a cell that is not a number and starts with
+// = + - or @ gets a leading apostrophe, so a spreadsheet shows it as text
+// instead of running it as a formula (a model id "=HYPERLINK(…)" would
+// otherwise become a link). Numbers, negative ones included, stay numbers.
+func CSV(s string) string {
+	s = Show(s)
+	if s == "" || !strings.ContainsRune("=+-@", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
+}
+
+// JSONWriter returns a writer for JSON text (what encoding/json writes)
+// that spells every non-ASCII character Show would escape (C1 controls,
+// bidirectional controls, line and paragraph separators) as a JSON \u
+// escape. The decoded value is exactly what was encoded, so programs (jq)
+// read the server's strings unchanged, while a person looking at the JSON
+// in a terminal sees "\u202e" instead of text reordered by it.
+// encoding/json already writes C0 controls as \u escapes inside strings;
+// raw ASCII controls outside strings are the JSON's own whitespace and
+// are left alone. A character outside ASCII can only occur inside a JSON
+// string, so an escape there is always valid JSON.
+//
+// Each Write is rewritten on its own, without buffering: json.Encoder
+// writes each value in one call. A character split across two calls
+// would pass through as it came (never lost or corrupted).
+func JSONWriter(w io.Writer) io.Writer { return jsonWriter{w} }
+
+type jsonWriter struct{ w io.Writer }
+
+func (j jsonWriter) Write(p []byte) (int, error) {
+	i := firstUnsafeNonASCII(p)
+	if i < 0 {
+		return j.w.Write(p)
+	}
+	b := make([]byte, 0, len(p)+16)
+	b = append(b, p[:i]...)
+	for i < len(p) {
+		if p[i] < utf8.RuneSelf {
+			b = append(b, p[i])
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(p[i:])
+		if r != utf8.RuneError && unsafeRune(r) {
+			b = fmt.Appendf(b, `\u%04x`, r)
+		} else {
+			b = append(b, p[i:i+n]...)
+		}
+		i += n
+	}
+	if _, err := j.w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// firstUnsafeNonASCII is the offset of the first character outside ASCII
+// that Show would escape, or -1: most JSON has none and is passed on as is.
+func firstUnsafeNonASCII(p []byte) int {
+	for i := 0; i < len(p); {
+		if p[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(p[i:])
+		if r != utf8.RuneError && unsafeRune(r) {
+			return i
+		}
+		i += n
+	}
+	return -1
 }

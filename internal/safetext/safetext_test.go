@@ -1,6 +1,7 @@
 package safetext
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -48,4 +49,54 @@ func FuzzShow(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCSV(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"llama-3.1-8b", "llama-3.1-8b"},
+		{"", ""},
+		{"-3.5", "-3.5"},
+		{"+7", "+7"},
+		{"1e-3", "1e-3"},
+		{`=HYPERLINK("http://x","y")`, `'=HYPERLINK("http://x","y")`},
+		{"+cmd", "'+cmd"},
+		{"-2+3", "'-2+3"},
+		{"@SUM(A1)", "'@SUM(A1)"},
+		{"=\x1b[31m\u202e", `'=\x1b[31m\u202e`},
+		{"\u202e=1", `\u202e=1`},
+	} {
+		if got := CSV(c.in); got != c.want {
+			t.Errorf("CSV(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestJSONWriter: what JSONWriter writes decodes to exactly what was
+// encoded, and holds no character Show would escape but JSON's whitespace.
+func TestJSONWriter(t *testing.T) {
+	v := map[string]string{"model": Hostile + "\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b\xff é 模型", "plain": "x"}
+	var b strings.Builder
+	enc := json.NewEncoder(JSONWriter(&b))
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range b.String() {
+		if r != '\n' && unsafeRune(r) {
+			t.Errorf("JSONWriter left %U: %q", r, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), `\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b`) || !strings.Contains(b.String(), "é 模型") {
+		t.Errorf("JSONWriter output %q", b.String())
+	}
+	var back map[string]string
+	if err := json.Unmarshal([]byte(b.String()), &back); err != nil {
+		t.Fatal(err)
+	}
+	// encoding/json writes invalid UTF-8 as U+FFFD; everything else is
+	// exactly as encoded.
+	want := strings.Replace(v["model"], "\xff", "\ufffd", 1)
+	if back["model"] != want || back["plain"] != "x" {
+		t.Errorf("decoded %q, want %q", back["model"], want)
+	}
 }

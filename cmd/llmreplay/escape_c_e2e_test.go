@@ -1,0 +1,361 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// spoofID is a model id a hostile server could send: an escape sequence
+// (red text), a bell, every bidirectional control (the right-to-left
+// override U+202E reverses what follows on screen, the isolates U+2066–9,
+// the embeddings and marks), a C1 CSI and HTML.
+const spoofID = "m\x1b[31mRED\x07\u202eevil\u2066iso\u2069\u202a\u202b\u202c\u202d\u2067\u2068\u200e\u200f\u061c\u009b<script>alert(1)</script>"
+
+// spoofShown is spoofID as a person must see it: every such character a
+// visible escape (safetext.Show).
+const spoofShown = `m\x1b[31mRED\x07\u202eevil\u2066iso\u2069\u202a\u202b\u202c\u202d\u2067\u2068\u200e\u200f\u061c\u009b<script>alert(1)</script>`
+
+// spoofRune reports a character that must not reach a person raw: C0
+// controls but the line feed (the output's own line ends), DEL, C1, the
+// line and paragraph separators and the bidirectional controls.
+func spoofRune(r rune) bool {
+	switch {
+	case r == '\n':
+		return false
+	case r < 0x20, r >= 0x7f && r <= 0x9f, r == '\u2028', r == '\u2029',
+		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069', r == '\u200e', r == '\u200f', r == '\u061c':
+		return true
+	}
+	return false
+}
+
+// checkNoSpoof fails when out holds a spoofRune.
+func checkNoSpoof(t *testing.T, what, out string) {
+	t.Helper()
+	for i, r := range out {
+		if spoofRune(r) {
+			lo, hi := max(i-40, 0), min(i+40, len(out))
+			t.Errorf("%s holds a raw %U: …%q…", what, r, out[lo:hi])
+			return
+		}
+	}
+}
+
+// spoofTrace writes a hand-made trace whose every server-sent string
+// (model, label as replay defaults it, the server's address, finish
+// reasons, notes, an error message and body) is text, and returns its
+// path: six streamed requests and one HTTP 500.
+func spoofTrace(t *testing.T, dir, name, label, text string) string {
+	t.Helper()
+	const ms = int64(1_000_000)
+	h := trace.Header{Label: label, Tokenizer: "o200k_base", Model: text, API: "openai-chat", URL: "http://127.0.0.1:1/" + text,
+		Phases: []trace.Phase{{Index: 0, Name: "c2", Kind: "burst", Concurrency: 2, InputTokens: 100, MaxTokens: 4, Requests: 7}}}
+	var recs []trace.Record
+	for i := range 6 {
+		at := int64(i) * 10 * ms
+		recs = append(recs, trace.Record{ID: fmt.Sprintf("r%d", i), Index: i, InputTokens: 100, MaxTokens: 4,
+			Scheduled: at, Sent: at, Headers: at + 20*ms, Done: at + 100*ms, Status: 200,
+			Chunks: []trace.Chunk{
+				{T: at + 30*ms, Bytes: 40, Text: "1"}, {T: at + 60*ms, Bytes: 40, Text: ", 2"}, {T: at + 90*ms, Bytes: 40, Text: ", 3"}},
+			FinishReason: text, Notes: text})
+	}
+	recs = append(recs, trace.Record{ID: "fail", Index: 6, InputTokens: 100, MaxTokens: 4, Done: 5 * ms, Status: 500,
+		Error: &trace.Error{Class: trace.ErrHTTPStatus, Message: text, Body: text}})
+	p := filepath.Join(dir, name)
+	writeTrace(t, p, h, recs)
+	return p
+}
+
+// TestReportEscapesServerStrings: `llmreplay report` on a trace whose
+// model id, label, server address, finish reasons, notes and error message
+// hold escape sequences, bidi controls and HTML writes a page with none of
+// them raw: each is shown as a visible escape (as the terminal shows it)
+// and the HTML as text. Before the fix html/template escaped the HTML but
+// passed the control and bidi characters into the page.
+func TestReportEscapesServerStrings(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	tr := spoofTrace(t, dir, "spoof.trace.zst", spoofID, spoofID)
+	page := filepath.Join(dir, "r.html")
+	out, e, code := run(t, nil, bin, "report", tr, "-o", page)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s%s", code, out, e)
+	}
+	checkNoSpoof(t, "report's stdout and stderr", out+e)
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	checkNoSpoof(t, "the HTML page", html)
+	if strings.Contains(html, "<script>") {
+		t.Error("the page holds the model id's <script> as markup")
+	}
+	shown := strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(spoofShown)
+	for _, want := range []string{
+		"<dt>model</dt><dd>" + shown + "</dd>",
+		"<dt>label</dt><dd>" + shown + "</dd>",
+		"<dt>server</dt><dd>http://127.0.0.1:1/" + shown + "</dd>",
+		`data-name="` + shown[:strings.Index(shown, "&lt;")], // a chart's series, drawn by hand (attribute context)
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+}
+
+// TestAnalyzeCSVEscapes: `analyze --format csv` writes the label (by
+// default the server's model id) with its escape sequences and bidi
+// controls as visible escapes, the way the table does; and a label that a
+// spreadsheet would run as a formula (= + - @) is written as text, behind
+// an apostrophe. The numbers are unchanged. Before the fix the cell held
+// the raw characters.
+func TestAnalyzeCSVEscapes(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	formula := `=HYPERLINK("http://evil.example/","click")`
+	a := spoofTrace(t, dir, "a.trace.zst", spoofID, spoofID)
+	f := spoofTrace(t, dir, "f.trace.zst", formula, "plain-model")
+	at := spoofTrace(t, dir, "at.trace.zst", "@SUM(1+1)", "plain-model")
+	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", a, f, at)
+	if code != 0 {
+		t.Fatalf("analyze: exit %d\n%s", code, e)
+	}
+	checkNoSpoof(t, "the CSV", out)
+	checkNoSpoof(t, "analyze's stderr", e)
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("the CSV does not parse: %v\n%s", err, out)
+	}
+	labels := map[string]bool{}
+	for _, r := range rows[1:] {
+		labels[r[0]] = true
+		if r[1] != "2" || r[10] != "6" || r[11] != "1" {
+			t.Errorf("row %q: concurrency, ok, failed %s, %s, %s; want 2, 6, 1", r[0], r[1], r[10], r[11])
+		}
+	}
+	for _, want := range []string{spoofShown, "'" + formula, "'@SUM(1+1)"} {
+		if !labels[want] {
+			t.Errorf("no row labelled %q in\n%s", want, out)
+		}
+	}
+	if rows[0][10] != "requests_ok" || rows[0][11] != "requests_failed" {
+		t.Fatalf("columns moved: %v", rows[0])
+	}
+}
+
+// TestJSONOutputsEscapeBidi: `trace cat` (records, --no-chunks,
+// --requests) and `analyze --format json` write the server's strings with
+// every bidirectional and C1 control as a JSON \u escape, as encoding/json
+// already writes C0 controls: nothing reorders a terminal showing them,
+// and a program decoding the JSON still gets the exact string. Before the
+// fix U+202E and the other bidi controls were written raw.
+func TestJSONOutputsEscapeBidi(t *testing.T) {
+	bin := builtBinary(t)
+	tr := spoofTrace(t, t.TempDir(), "s.trace.zst", spoofID, spoofID)
+	for _, args := range [][]string{
+		{"trace", "cat", tr},
+		{"trace", "cat", "--no-chunks", tr},
+		{"trace", "cat", "--requests", tr},
+		{"analyze", "--format", "json", tr},
+	} {
+		name := strings.Join(args[:len(args)-1], " ")
+		out, e, code := run(t, nil, bin, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", name, code, e)
+		}
+		checkNoSpoof(t, name, out)
+		checkNoSpoof(t, name+" stderr", e)
+		if !strings.Contains(out, `\u202eevil\u2066iso\u2069\u202a\u202b\u202c\u202d\u2067\u2068\u200e\u200f\u061c\u009b`) {
+			t.Errorf("%s: the bidi controls are not \\u escapes: %.400s", name, out)
+		}
+		// Decoded, every string is the server's own.
+		dec := json.NewDecoder(strings.NewReader(out))
+		found := 0
+		for {
+			var v any
+			if err := dec.Decode(&v); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: not JSON: %v", name, err)
+			}
+			found += countString(v, spoofID)
+		}
+		if found == 0 {
+			t.Errorf("%s: no string decodes to the exact model id", name)
+		}
+	}
+}
+
+// countString counts the strings in a decoded JSON value equal to s.
+func countString(v any, s string) int {
+	switch x := v.(type) {
+	case string:
+		if x == s {
+			return 1
+		}
+	case []any:
+		n := 0
+		for _, e := range x {
+			n += countString(e, s)
+		}
+		return n
+	case map[string]any:
+		n := 0
+		for _, e := range x {
+			n += countString(e, s)
+		}
+		return n
+	}
+	return 0
+}
+
+// TestAPIKeyEnvUnset: every command that takes --api-key-env, given a
+// variable that is unset or empty, exits 2 before sending anything, with
+// one line naming the variable and the fix; a "name" that looks like a
+// key (--api-key-env "$OPENAI_API_KEY") is refused without being
+// repeated. Without the flag an unset OPENAI_API_KEY still means no key
+// (local servers take none), and a set variable is sent as the bearer
+// token. Before the fix the named-but-unset variable was ignored and the
+// run went unauthenticated.
+func TestAPIKeyEnvUnset(t *testing.T) {
+	bin := builtBinary(t)
+	var mu sync.Mutex
+	var auth []string
+	var hits int // every request, of any kind
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		if r.URL.Path != "/v1/chat/completions" {
+			return // pre-warming, /metrics, /tokenize probes: not the workload's requests
+		}
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"1, 2\"},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	posts := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), auth...)
+	}
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "w.workload.zst")
+	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "2",
+		"--schedule", "closed:1", "--requests", "2", "-o", wl); code != 0 {
+		t.Fatalf("workload build: %s", e)
+	}
+	// What each command needs besides the flag to get as far as sending;
+	// a command that gains --api-key-env must be added here.
+	common := []string{"--url", srv.URL, "--model", "m"}
+	argsFor := map[string][]string{
+		"replay":             append([]string{wl, "-o", filepath.Join(dir, "t.trace.zst")}, common...),
+		"bench":              append([]string{"--results", dir, "--max-tokens", "2", "--repeats", "1"}, common...),
+		"capacity":           append([]string{"--slo", "ttft_p90<=1s", "-o", filepath.Join(dir, "c.trace.zst")}, common...),
+		"probe prefix-cache": common,
+	}
+	cmds := commandsWithFlag(NewRootCmd(io.Discard, io.Discard), "api-key-env")
+	if len(cmds) < 4 {
+		t.Fatalf("commands with --api-key-env: %v; want at least replay, bench, capacity, probe prefix-cache", cmds)
+	}
+	const secret = "sk-llmreplay-C-7e2b94d05a1c38f6"
+	env := []string{"OPENAI_API_KEY=", "LLMREPLAY_C_EMPTY=", "LLMREPLAY_C_SPACE=  "}
+	for _, c := range cmds {
+		extra, ok := argsFor[c]
+		if !ok {
+			t.Errorf("%s takes --api-key-env: add the arguments it needs to this test", c)
+			continue
+		}
+		base := append(strings.Fields(c), extra...)
+		for _, v := range []string{"LLMREPLAY_C_UNSET", "LLMREPLAY_C_EMPTY", "LLMREPLAY_C_SPACE"} {
+			out, e, code := run(t, env, bin, append(base, "--api-key-env", v)...)
+			line := strings.TrimSpace(e)
+			if code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "--api-key-env "+v+": the environment variable "+v+" is not set or is empty") ||
+				!strings.Contains(line, "export "+v+"=") || !strings.Contains(line, "drop --api-key-env") {
+				t.Errorf("%s --api-key-env %s: exit %d, stderr %q; want 2 and one line naming %s and the fix", c, v, code, e, v)
+			}
+			if out != "" {
+				t.Errorf("%s --api-key-env %s printed %q", c, v, out)
+			}
+		}
+		// The key itself where its variable's name belongs.
+		out, e, code := run(t, env, bin, append(base, "--api-key-env", secret)...)
+		if code != 2 || strings.Count(strings.TrimSpace(e), "\n") != 0 || !strings.Contains(e, "not repeated here") {
+			t.Errorf("%s --api-key-env KEY: exit %d, stderr %q; want 2 and one line", c, code, e)
+		}
+		if strings.Contains(out+e, secret[3:]) {
+			t.Errorf("%s --api-key-env KEY printed the key: %q", c, out+e)
+		}
+	}
+	mu.Lock()
+	refused := hits
+	mu.Unlock()
+	if refused != 0 {
+		t.Fatalf("the refused runs sent %d requests", refused)
+	}
+	// The working cases, through replay: the default variable unset sends
+	// no key; a named, set variable is the bearer token.
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{env, nil, ""},
+		{[]string{"OPENAI_API_KEY=", "LLMREPLAY_C_KEY=" + secret}, []string{"--api-key-env", "LLMREPLAY_C_KEY"}, "Bearer " + secret},
+	} {
+		mu.Lock()
+		auth = nil
+		mu.Unlock()
+		args := append([]string{"replay", wl, "-o", filepath.Join(dir, "ok.trace.zst"), "--force"}, common...)
+		out, e, code := run(t, c.env, bin, append(args, c.args...)...)
+		if code != 0 {
+			t.Fatalf("replay %v: exit %d\n%s%s", c.args, code, out, e)
+		}
+		p := posts()
+		if len(p) != 2 {
+			t.Fatalf("replay %v: %d requests reached the server, want 2", c.args, len(p))
+		}
+		for _, a := range p {
+			if a != c.want {
+				t.Errorf("replay %v sent Authorization %q, want %q", c.args, a, c.want)
+			}
+		}
+	}
+}
+
+// commandsWithFlag lists, sorted, the commands under root ("bench",
+// "probe prefix-cache") that have the flag: the test covers commands
+// added later without being told.
+func commandsWithFlag(root *cobra.Command, flag string) []string {
+	var out []string
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Flags().Lookup(flag) != nil {
+			out = append(out, strings.TrimPrefix(c.CommandPath(), root.Name()+" "))
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	sort.Strings(out)
+	return out
+}
