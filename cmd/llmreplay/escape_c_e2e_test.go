@@ -359,3 +359,27 @@ func commandsWithFlag(root *cobra.Command, flag string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestEscapeLookalikeText: a server that sends the six characters \u202e
+// (text, not the character) is shown with its backslash doubled, so a
+// person can tell it from a server that sent U+202E itself, which is shown
+// as \u202e. Before, both printed the same.
+func TestEscapeLookalikeText(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	fake := spoofTrace(t, dir, "fake.trace.zst", "", `fake\u202e`)
+	real := spoofTrace(t, dir, "real.trace.zst", "", "fake\u202e")
+	show := func(p string) string {
+		o, e, code := run(t, nil, bin, "trace", "info", p)
+		if code != 0 {
+			t.Fatalf("trace info: exit %d: %s", code, e)
+		}
+		return o
+	}
+	if o := show(fake); !strings.Contains(o, `fake\\u202e`) {
+		t.Errorf("the text \\u202e is not shown with its backslash doubled:\n%s", o)
+	}
+	if o := show(real); !strings.Contains(o, `fake\u202e`) || strings.Contains(o, `fake\\u202e`) || strings.ContainsRune(o, '\u202e') {
+		t.Errorf("U+202E is not shown as \\u202e:\n%s", o)
+	}
+}

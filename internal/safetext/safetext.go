@@ -34,6 +34,8 @@ func Show(s string) string {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == '\\' && escapeLike(s[i+1:]):
+			b.WriteString(`\\`)
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\n':
@@ -65,19 +67,39 @@ func Markdown(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
+// escapeLike reports whether rest, the text after a backslash, would make
+// that backslash read as one of Show's escapes: the backslash is doubled
+// then, so a server sending the six characters \u202e does not look like
+// one that sent U+202E. That is the case when rest starts with x, u, n, r,
+// t or a backslash, or with anything Show escapes itself (a backslash
+// before ESC would otherwise read as \\x1b).
+func escapeLike(rest string) bool {
+	if rest == "" {
+		return false
+	}
+	if strings.IndexByte(`xunrt\`, rest[0]) >= 0 {
+		return true
+	}
+	r, n := utf8.DecodeRuneInString(rest)
+	return (r == utf8.RuneError && n == 1) || r < 0x20 || unsafeRune(r)
+}
+
 func clean(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
-			if c < 0x80 {
+		c := s[i]
+		if c == '\\' && escapeLike(s[i+1:]) {
+			return false
+		}
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+		if c >= 0x80 {
+			// Non-ASCII: decide rune by rune.
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError || unsafeRune(r) {
 				return false
 			}
-			// Non-ASCII: decide rune by rune.
-			for _, r := range s[i:] {
-				if r == utf8.RuneError || unsafeRune(r) {
-					return false
-				}
-			}
-			return utf8.ValidString(s)
+			i += n - 1
 		}
 	}
 	return true

@@ -2,6 +2,7 @@ package safetext
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,6 +18,13 @@ func TestShow(t *testing.T) {
 		{"a\u202eb\u2028c\u009bd", `a\u202eb\u2028c\u009bd`},
 		{"bad\xffutf8", `bad\xffutf8`},
 		{"tab\there", `tab\there`},
+		// Text that reads as an escape is told apart from one: the
+		// backslash is doubled. A lone backslash (a Windows path) is not.
+		{`fake\u202e`, `fake\\u202e`},
+		{"real\u202e", `real\u202e`},
+		{`C:\Models\qwen`, `C:\Models\qwen`},
+		{`C:\new\x`, `C:\\new\\x`},
+		{`end\`, `end\`},
 	} {
 		got := Show(c.in)
 		if got != c.want {
@@ -41,12 +49,18 @@ func FuzzShow(f *testing.F) {
 	f.Add(Hostile)
 	f.Add("plain")
 	f.Add("\u202e\xff\x00")
+	f.Add(`C:\\new\\u202e\\`)
 	f.Fuzz(func(t *testing.T, s string) {
 		got := Show(s)
 		for _, r := range got {
 			if unsafeRune(r) || r == '\n' || r == '\r' {
 				t.Fatalf("Show(%q) = %q holds %U", s, got, r)
 			}
+		}
+		// What a person reads names one input only: two server strings
+		// never look the same.
+		if back := unshow(t, got); back != s {
+			t.Fatalf("Show(%q) = %q reads back as %q", s, got, back)
 		}
 	})
 }
@@ -99,4 +113,43 @@ func TestJSONWriter(t *testing.T) {
 	if back["model"] != want || back["plain"] != "x" {
 		t.Errorf("decoded %q, want %q", back["model"], want)
 	}
+}
+
+// unshow reads Show's output back the way a person does: a backslash
+// followed by x, u, n, r, t or a backslash is an escape, any other is
+// itself.
+func unshow(t *testing.T, s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) || !strings.ContainsRune(`xunrt\\`, rune(s[i+1])) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case '\\':
+			b.WriteByte('\\')
+		case 'x':
+			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			if err != nil {
+				t.Fatalf("bad \\x escape in %q", s)
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		case 'u':
+			v, err := strconv.ParseUint(s[i+1:i+5], 16, 32)
+			if err != nil {
+				t.Fatalf("bad \\u escape in %q", s)
+			}
+			b.WriteRune(rune(v))
+			i += 4
+		}
+	}
+	return b.String()
 }
