@@ -18,7 +18,9 @@ package export
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,9 +149,26 @@ const batch = 4096
 
 // Export writes inputs' tables into o.Dir. Every file is written under a
 // temporary name and renamed when whole, so a failure leaves no half file.
-func Export(o Options, inputs ...analyze.Input) (*Counts, error) {
+func Export(o Options, inputs ...analyze.Input) (c *Counts, err error) {
 	if o.Format != "parquet" && o.Format != "csv" {
 		return nil, fmt.Errorf("unknown format %q: use parquet or csv", o.Format)
+	}
+	// Every input is opened (its header read) before the folder is made:
+	// a missing or broken trace is the common mistake, and it should leave
+	// nothing behind, not even an empty folder.
+	for _, in := range inputs {
+		r, err := trace.Open(in.Path)
+		if err != nil {
+			return nil, err
+		}
+		r.Close()
+	}
+	if _, serr := os.Stat(o.Dir); errors.Is(serr, fs.ErrNotExist) {
+		defer func() {
+			if err != nil {
+				os.Remove(o.Dir) // only if still empty
+			}
+		}()
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
@@ -163,7 +182,7 @@ func Export(o Options, inputs ...analyze.Input) (*Counts, error) {
 		}
 		paths[n] = p
 	}
-	c := &Counts{}
+	c = &Counts{}
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
