@@ -33,10 +33,7 @@ func oneLine(t *testing.T, what, stderr string, want ...string) {
 func TestKubeJobChecksReplayFlags(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:4", "--repeats", "1", "-o", wl); code != 0 {
-		t.Fatal(e)
-	}
+	wl := kubeWorkload(t, bin, dir)
 	job := filepath.Join(dir, "job.yaml")
 	base := []string{"kube", "job", wl, "--shards", "2", "--image", "i", "--url", "http://vllm:8000", "--results-claim", "r",
 		"--start-at", "2030-01-02T03:04:05Z", "-o", job, "--"}

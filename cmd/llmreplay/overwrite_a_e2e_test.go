@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,24 +13,6 @@ import (
 
 	"github.com/llmreplay/llmreplay/trace"
 )
-
-// runA runs the built binary in a fresh folder and returns stdout, stderr
-// and the exit status.
-func runA(t *testing.T, bin string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return out.String(), errb.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), 0
-}
 
 // refused fails the test unless the run was refused as bad input: exit 2,
 // nothing on stdout, one line on stderr containing every want.
@@ -74,7 +54,7 @@ func TestSelftestCPUProfileNeverOverwrites(t *testing.T) {
 	if err := os.WriteFile(prof, []byte("my own file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errs, code := runA(t, bin, append(selftestQuick, "--cpuprofile", prof)...)
+	out, errs, code := runCap(t, bin, append(selftestQuick, "--cpuprofile", prof)...)
 	refused(t, "existing --cpuprofile", out, errs, code, "--cpuprofile", prof, "exists", "--force")
 	if b, _ := os.ReadFile(prof); string(b) != "my own file" {
 		t.Errorf("the existing file was changed: %.60q", b)
@@ -83,10 +63,10 @@ func TestSelftestCPUProfileNeverOverwrites(t *testing.T) {
 
 	// The profile and the table are different outputs: one name for both
 	// would lose one of them.
-	out, errs, code = runA(t, bin, append(selftestQuick, "--cpuprofile", prof, "-o", prof, "--force")...)
+	out, errs, code = runCap(t, bin, append(selftestQuick, "--cpuprofile", prof, "-o", prof, "--force")...)
 	refused(t, "--cpuprofile same as -o", out, errs, code, "--cpuprofile", "-o", "another name")
 
-	if _, errs, code := runA(t, bin, append(selftestQuick, "--cpuprofile", prof, "--force")...); code != 0 {
+	if _, errs, code := runCap(t, bin, append(selftestQuick, "--cpuprofile", prof, "--force")...); code != 0 {
 		t.Fatalf("--force: exit %d: %s", code, errs)
 	}
 	// A CPU profile is gzip-compressed protobuf.
@@ -131,7 +111,7 @@ func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
 func TestSelftestRepeatZero(t *testing.T) {
 	bin := builtBinary(t)
 	for _, n := range []string{"0", "-1"} {
-		out, errs, code := runA(t, bin, append(selftestQuick, "--repeat", n)...)
+		out, errs, code := runCap(t, bin, append(selftestQuick, "--repeat", n)...)
 		refused(t, "--repeat "+n, out, errs, code, "--repeat "+n, "give 1 or more runs")
 	}
 }
@@ -148,7 +128,7 @@ func TestSelftestSectionOnly(t *testing.T) {
 		sections string
 		want     string
 	}{{"1", "01"}, {"1,5", "015"}} {
-		out, errs, code := runA(t, bin, "selftest", "--short", "--floor-wakeups", "10", "--section", tc.sections)
+		out, errs, code := runCap(t, bin, "selftest", "--short", "--floor-wakeups", "10", "--section", tc.sections)
 		if code != 0 {
 			t.Fatalf("--section %s: exit %d: %s", tc.sections, code, errs)
 		}
@@ -199,7 +179,7 @@ func TestBenchDefaultNameTaken(t *testing.T) {
 					taken[stem+ext] = true
 				}
 			}
-			_, errs, code := runA(t, bin, append(benchQuick, "--results", results)...)
+			_, errs, code := runCap(t, bin, append(benchQuick, "--results", results)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
@@ -242,7 +222,7 @@ func TestBenchUnreachableLeavesNothing(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	for _, results := range []string{dir, filepath.Join(dir, "new", "results")} {
-		out, errs, code := runA(t, bin, "bench", "--url", "http://127.0.0.1:1", "--results", results)
+		out, errs, code := runCap(t, bin, "bench", "--url", "http://127.0.0.1:1", "--results", results)
 		refused(t, "--results "+results, out, errs, code, "127.0.0.1:1", "start the server")
 		noTemps(t, dir)
 	}

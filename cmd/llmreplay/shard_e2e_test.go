@@ -216,16 +216,23 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 	}
 }
 
+// kubeWorkload builds the small workload the kube job tests hand out.
+func kubeWorkload(t *testing.T, bin, dir string) string {
+	t.Helper()
+	wl := filepath.Join(dir, "w.workload.zst")
+	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:4", "--repeats", "1", "-o", wl); code != 0 {
+		t.Fatal(e)
+	}
+	return wl
+}
+
 // TestKubeJob writes the Job for a workload through the binary; the
 // manifest's fields are checked against k8s.io/api's types in
 // internal/kube. Here: the command's own behaviour and bad input.
 func TestKubeJob(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:4", "--repeats", "1", "-o", wl); code != 0 {
-		t.Fatal(e)
-	}
+	wl := kubeWorkload(t, bin, dir)
 	job := filepath.Join(dir, "job.yaml")
 	_, e, code := run(t, nil, bin, "kube", "job", wl, "--shards", "4", "--image", "registry.example/llmreplay:1", "--url", "http://vllm:8000",
 		"--results-claim", "results", "--start-at", "2030-01-02T03:04:05Z", "-o", job, "--", "--label", "vLLM bf16")
