@@ -26,10 +26,11 @@ func oneLine(t *testing.T, what, stderr string, want ...string) {
 }
 
 // TestKubeJobChecksReplayFlags: the flags after -- go into every pod of the
-// Job. kube job parses them as replay would, so a typo or a bad value is
-// refused on the user's machine (exit 2, no manifest), and a flag the Job
-// sets itself (--url, --shards, --shard, --start-at, -o) is refused rather
-// than silently overriding the Job's own value in every pod.
+// Job. kube job parses them as replay would, so a typo, a bad value or a
+// flag given twice is refused on the user's machine (exit 2, no manifest),
+// and a flag the Job sets itself (--url, --shards, --shard, --start-at,
+// -o) is refused rather than silently overriding the Job's own value in
+// every pod.
 func TestKubeJobChecksReplayFlags(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
@@ -52,6 +53,8 @@ func TestKubeJobChecksReplayFlags(t *testing.T) {
 		{[]string{"-oother.trace.zst"}, []string{"-o/--output after --", "drop it"}},
 		{[]string{"--label", "x", "--bogus"}, []string{"replay flags after --", "unknown flag: --bogus", "llmreplay replay --help"}},
 		{[]string{"--timeout", "soon"}, []string{"replay flags after --", `"soon"`, "--timeout"}},
+		// replay refuses a single-value flag given twice: so must kube.
+		{[]string{"--label", "a", "--label", "b"}, []string{"replay flags after --", "--label", "given twice"}},
 		{[]string{"--label", "x", "second.workload.zst"}, []string{`"second.workload.zst"`, "not a flag"}},
 	} {
 		_, e, code := run(t, nil, bin, append(base, c.after...)...)
