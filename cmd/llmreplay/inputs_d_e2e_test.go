@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,18 +207,65 @@ func TestServerMetricsDeadEndpointWarns(t *testing.T) {
 // TestStartAtPastWarns: a --start-at that has already passed (a shard
 // started after the team's common start) starts the run at once; one
 // warning line says how long ago the start time passed and that the run
-// starts now, and the run succeeds.
+// starts now, and the run succeeds. A start more than a day past is a
+// wrong date, as one more than a day ahead is: exit 2, nothing written.
 func TestStartAtPastWarns(t *testing.T) {
 	bin := builtBinary(t)
 	url := startSim(t, bin)
 	wl := smallWorkload(t, bin)
+	dir := t.TempDir()
 	at := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--start-at", at, "-o", filepath.Join(t.TempDir(), "late.trace.zst"))
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--start-at", at, "-o", filepath.Join(dir, "late.trace.zst"))
 	if code != 0 {
 		t.Fatalf("replay --start-at an hour ago: exit %d, want 0: %s", code, e)
 	}
 	re := regexp.MustCompile(`(?m)^warning: --start-at ` + regexp.QuoteMeta(at) + ` passed 1h\d+m\d+s ago: this run starts now\b.*$`)
 	if n := len(re.FindAllString(e, -1)); n != 1 {
 		t.Errorf("want one late-start warning line, got %d:\n%s", n, e)
+	}
+
+	old := time.Now().Add(-49 * time.Hour).UTC().Format(time.RFC3339)
+	out := filepath.Join(dir, "old.trace.zst")
+	_, e, code = run(t, nil, bin, "replay", wl, "--url", url, "--start-at", old, "-o", out)
+	if code != 2 {
+		t.Errorf("replay --start-at two days ago: exit %d, want 2: %s", code, e)
+	}
+	oneLine(t, "--start-at two days ago", e, "--start-at "+old+" passed 49h", "check the date and time zone", "leave --start-at out")
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written from a refused --start-at", out)
+	}
+}
+
+// TestStartInPassedWarns: a --start-in shorter than finding the model
+// (here /v1/models answers after 2 s, through a proxy in front of the
+// simulator) has passed when the run can start: the warning names the
+// flag the user gave, not --start-at.
+func TestStartInPassedWarns(t *testing.T) {
+	bin := builtBinary(t)
+	target, err := neturl.Parse(startSim(t, bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1 // streamed chunks pass as they come
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			// A sleep bounds the delay from below: the start time
+			// (1 ms after the command began) has surely passed by more
+			// than the warning's 1 s margin, however busy the machine.
+			time.Sleep(2 * time.Second)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	wl := smallWorkload(t, bin)
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", slow.URL, "--start-in", "1ms", "--server-metrics", "off", "--server-tokenize", "off",
+		"-o", filepath.Join(t.TempDir(), "late.trace.zst"))
+	if code != 0 {
+		t.Fatalf("replay --start-in 1ms: exit %d, want 0: %s", code, e)
+	}
+	re := regexp.MustCompile(`(?m)^warning: the start time \S+ \(--start-in 1ms\) passed \S+ ago: this run starts now\b.*$`)
+	if n := len(re.FindAllString(e, -1)); n != 1 {
+		t.Errorf("want one late-start warning line naming --start-in, got %d:\n%s", n, e)
 	}
 }
