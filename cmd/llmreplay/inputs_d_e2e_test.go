@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -201,6 +202,52 @@ func TestServerMetricsDeadEndpointWarns(t *testing.T) {
 	// is true then); a working endpoint never leaves the trace without any.
 	if strings.Contains(e, "no server-side view") {
 		t.Errorf("a working /metrics warns:\n%s", e)
+	}
+}
+
+// TestServerMetricsWarningEscaped: the warning carries the last scrape's
+// error, which can hold the server's own bytes (a parse error quotes the
+// bad token): a bidi override or an escape sequence from the server is
+// shown escaped, never sent to the terminal as it is. bench (its own run
+// loop) warns about a dead endpoint the same way.
+func TestServerMetricsWarningEscaped(t *testing.T) {
+	bin := builtBinary(t)
+	url := startSim(t, bin)
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		io.WriteString(w, "bad\u202emetric{ 1\n\x1b[31mred\n")
+	}))
+	t.Cleanup(evil.Close)
+	_, e, code := run(t, nil, bin, "replay", smallWorkload(t, bin), "--url", url, "--server-metrics", evil.URL+"/metrics",
+		"-o", filepath.Join(t.TempDir(), "evil.trace.zst"))
+	if code != 0 {
+		t.Fatalf("replay: exit %d, want 0: %s", code, e)
+	}
+	oneWarning(t, e, `\u202emetric`)
+	if strings.ContainsAny(e, "\u202e\x1b") {
+		t.Errorf("the server's bytes reached stderr unescaped: %q", e)
+	}
+
+	_, e, code = run(t, nil, bin, "bench", "--concurrency", "1", "--repeats", "1", "--input-tokens", "100", "--max-tokens", "8",
+		"--results", t.TempDir(), "--server-metrics", "http://127.0.0.1:1/metrics")
+	if code != 0 {
+		t.Fatalf("bench with a dead --server-metrics: exit %d, want 0: %s", code, e)
+	}
+	oneWarning(t, e, "no server-side view")
+}
+
+// oneWarning fails unless stderr has exactly one server-metrics warning
+// line, holding want.
+func oneWarning(t *testing.T, stderr, want string) {
+	t.Helper()
+	var warns []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "warning: server metrics") {
+			warns = append(warns, l)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], want) {
+		t.Errorf("want one server-metrics warning line holding %q, got:\n%s", want, stderr)
 	}
 }
 
