@@ -111,8 +111,8 @@ func TestFolderFlagIsAFile(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"bench", "--results", file}, []string{"--results " + file + ": it is a file, not a folder", "give a folder's path"}},
-		{[]string{"bench", "--results", under}, []string{"--results " + under + ": " + file + " is a file, not a folder", "give a folder's path"}},
+		{[]string{"bench", "--results", file}, []string{"--results " + file + ": it is a file, not a folder; give a folder's path"}},
+		{[]string{"bench", "--results", under}, []string{"--results " + under + ": " + file + " is a file, not a folder, so nothing can go under it; give a folder's path"}},
 		{[]string{"capacity", "--slo", "ttft_p90<=1s", "--results", file}, []string{"--results " + file + ": it is a file, not a folder"}},
 		{[]string{"capacity", "--slo", "ttft_p90<=1s", "--results", under}, []string{"--results " + under + ": " + file + " is a file, not a folder"}},
 		{[]string{"selftest", "--short", "--dir", file}, []string{"--dir " + file + ": it is a file, not a folder"}},
