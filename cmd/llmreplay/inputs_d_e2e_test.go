@@ -2,6 +2,11 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,10 +31,11 @@ func oneLine(t *testing.T, what, stderr string, want ...string) {
 }
 
 // TestKubeJobChecksReplayFlags: the flags after -- go into every pod of the
-// Job. kube job parses them as replay would, so a typo or a bad value is
-// refused on the user's machine (exit 2, no manifest), and a flag the Job
-// sets itself (--url, --shards, --shard, --start-at, -o) is refused rather
-// than silently overriding the Job's own value in every pod.
+// Job. kube job parses them as replay would, so a typo, a bad value or a
+// flag given twice is refused on the user's machine (exit 2, no manifest),
+// and a flag the Job sets itself (--url, --shards, --shard, --start-at,
+// -o) is refused rather than silently overriding the Job's own value in
+// every pod.
 func TestKubeJobChecksReplayFlags(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
@@ -49,6 +55,8 @@ func TestKubeJobChecksReplayFlags(t *testing.T) {
 		{[]string{"-oother.trace.zst"}, []string{"-o/--output after --", "drop it"}},
 		{[]string{"--label", "x", "--bogus"}, []string{"replay flags after --", "unknown flag: --bogus", "llmreplay replay --help"}},
 		{[]string{"--timeout", "soon"}, []string{"replay flags after --", `"soon"`, "--timeout"}},
+		// replay refuses a single-value flag given twice: so must kube.
+		{[]string{"--label", "a", "--label", "b"}, []string{"replay flags after --", "--label", "given twice"}},
 		{[]string{"--label", "x", "second.workload.zst"}, []string{`"second.workload.zst"`, "not a flag"}},
 	} {
 		_, e, code := run(t, nil, bin, append(base, c.after...)...)
@@ -100,8 +108,8 @@ func TestFolderFlagIsAFile(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"bench", "--results", file}, []string{"--results " + file + ": it is a file, not a folder", "give a folder's path"}},
-		{[]string{"bench", "--results", under}, []string{"--results " + under + ": " + file + " is a file, not a folder", "give a folder's path"}},
+		{[]string{"bench", "--results", file}, []string{"--results " + file + ": it is a file, not a folder; give a folder's path"}},
+		{[]string{"bench", "--results", under}, []string{"--results " + under + ": " + file + " is a file, not a folder, so nothing can go under it; give a folder's path"}},
 		{[]string{"capacity", "--slo", "ttft_p90<=1s", "--results", file}, []string{"--results " + file + ": it is a file, not a folder"}},
 		{[]string{"capacity", "--slo", "ttft_p90<=1s", "--results", under}, []string{"--results " + under + ": " + file + " is a file, not a folder"}},
 		{[]string{"selftest", "--short", "--dir", file}, []string{"--dir " + file + ": it is a file, not a folder"}},
@@ -194,21 +202,114 @@ func TestServerMetricsDeadEndpointWarns(t *testing.T) {
 	}
 }
 
+// TestServerMetricsWarningEscaped: the warning carries the last scrape's
+// error, which can hold the server's own bytes (a parse error quotes the
+// bad token): a bidi override or an escape sequence from the server is
+// shown escaped, never sent to the terminal as it is. bench (its own run
+// loop) warns about a dead endpoint the same way.
+func TestServerMetricsWarningEscaped(t *testing.T) {
+	bin := builtBinary(t)
+	url := startSim(t, bin)
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		io.WriteString(w, "bad\u202emetric{ 1\n\x1b[31mred\n")
+	}))
+	t.Cleanup(evil.Close)
+	_, e, code := run(t, nil, bin, "replay", smallWorkload(t, bin), "--url", url, "--server-metrics", evil.URL+"/metrics",
+		"-o", filepath.Join(t.TempDir(), "evil.trace.zst"))
+	if code != 0 {
+		t.Fatalf("replay: exit %d, want 0: %s", code, e)
+	}
+	oneWarning(t, e, `\u202emetric`)
+	if strings.ContainsAny(e, "\u202e\x1b") {
+		t.Errorf("the server's bytes reached stderr unescaped: %q", e)
+	}
+
+	_, e, code = run(t, nil, bin, "bench", "--concurrency", "1", "--repeats", "1", "--input-tokens", "100", "--max-tokens", "8",
+		"--results", t.TempDir(), "--server-metrics", "http://127.0.0.1:1/metrics")
+	if code != 0 {
+		t.Fatalf("bench with a dead --server-metrics: exit %d, want 0: %s", code, e)
+	}
+	oneWarning(t, e, "no server-side view")
+}
+
+// oneWarning fails unless stderr has exactly one server-metrics warning
+// line, holding want.
+func oneWarning(t *testing.T, stderr, want string) {
+	t.Helper()
+	var warns []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "warning: server metrics") {
+			warns = append(warns, l)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], want) {
+		t.Errorf("want one server-metrics warning line holding %q, got:\n%s", want, stderr)
+	}
+}
+
 // TestStartAtPastWarns: a --start-at that has already passed (a shard
 // started after the team's common start) starts the run at once; one
 // warning line says how long ago the start time passed and that the run
-// starts now, and the run succeeds.
+// starts now, and the run succeeds. A start more than a day past is a
+// wrong date, as one more than a day ahead is: exit 2, nothing written.
 func TestStartAtPastWarns(t *testing.T) {
 	bin := builtBinary(t)
 	url := startSim(t, bin)
 	wl := smallWorkload(t, bin)
+	dir := t.TempDir()
 	at := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--start-at", at, "-o", filepath.Join(t.TempDir(), "late.trace.zst"))
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--start-at", at, "-o", filepath.Join(dir, "late.trace.zst"))
 	if code != 0 {
 		t.Fatalf("replay --start-at an hour ago: exit %d, want 0: %s", code, e)
 	}
 	re := regexp.MustCompile(`(?m)^warning: --start-at ` + regexp.QuoteMeta(at) + ` passed 1h\d+m\d+s ago: this run starts now\b.*$`)
 	if n := len(re.FindAllString(e, -1)); n != 1 {
 		t.Errorf("want one late-start warning line, got %d:\n%s", n, e)
+	}
+
+	old := time.Now().Add(-49 * time.Hour).UTC().Format(time.RFC3339)
+	out := filepath.Join(dir, "old.trace.zst")
+	_, e, code = run(t, nil, bin, "replay", wl, "--url", url, "--start-at", old, "-o", out)
+	if code != 2 {
+		t.Errorf("replay --start-at two days ago: exit %d, want 2: %s", code, e)
+	}
+	oneLine(t, "--start-at two days ago", e, "--start-at "+old+" passed 49h", "check the date and time zone", "leave --start-at out")
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written from a refused --start-at", out)
+	}
+}
+
+// TestStartInPassedWarns: a --start-in shorter than finding the model
+// (here /v1/models answers after 2 s, through a proxy in front of the
+// simulator) has passed when the run can start: the warning names the
+// flag the user gave, not --start-at.
+func TestStartInPassedWarns(t *testing.T) {
+	bin := builtBinary(t)
+	target, err := neturl.Parse(startSim(t, bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1 // streamed chunks pass as they come
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			// A sleep bounds the delay from below: the start time
+			// (1 ms after the command began) has surely passed by more
+			// than the warning's 1 s margin, however busy the machine.
+			time.Sleep(2 * time.Second)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	wl := smallWorkload(t, bin)
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", slow.URL, "--start-in", "1ms", "--server-metrics", "off", "--server-tokenize", "off",
+		"-o", filepath.Join(t.TempDir(), "late.trace.zst"))
+	if code != 0 {
+		t.Fatalf("replay --start-in 1ms: exit %d, want 0: %s", code, e)
+	}
+	re := regexp.MustCompile(`(?m)^warning: the start time \S+ \(--start-in 1ms\) passed \S+ ago: this run starts now\b.*$`)
+	if n := len(re.FindAllString(e, -1)); n != 1 {
+		t.Errorf("want one late-start warning line naming --start-in, got %d:\n%s", n, e)
 	}
 }

@@ -171,7 +171,11 @@ var jobOwnedFlags = []struct{ name, fix string }{
 // a typo or a bad value is refused here, before anything is written, not
 // in every pod once the Job runs; and it refuses the flags the Job sets.
 func checkReplayArgs(args []string) error {
-	fs := newReplayCmd().Flags()
+	rc := newReplayCmd()
+	// As the root does for every command: a flag given twice after --
+	// would otherwise pass here and fail in every pod.
+	singleValueFlags(rc)
+	fs := rc.Flags()
 	fs.SetOutput(io.Discard) // the error is returned and said once, below
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {

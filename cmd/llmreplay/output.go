@@ -60,9 +60,9 @@ func checkFolder(flag, dir string) error {
 	case p == "":
 		return nil
 	case p == filepath.Clean(dir):
-		return usagef("%s %s: it is a file, not a folder: give a folder's path (created if missing), or move the file away", flag, dir)
+		return usagef("%s %s: it is a file, not a folder; give a folder's path (created if missing), or move the file away", flag, dir)
 	default:
-		return usagef("%s %s: %s is a file, not a folder, so nothing can go under it: give a folder's path (created if missing)", flag, dir, p)
+		return usagef("%s %s: %s is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)", flag, dir, p)
 	}
 }
 

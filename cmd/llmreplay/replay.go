@@ -295,7 +295,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 			}
 			if defaultOut {
 				if p := fileInTheWay(filepath.Dir(cfg.Trace)); p != "" {
-					return usagef("replay writes its trace to %s when no -o is given, but %s is a file, not a folder: give -o NAME.trace.zst, or move the file away", cfg.Trace, p)
+					return usagef("replay writes its trace to %s when no -o is given, but %s is a file, not a folder; give -o NAME.trace.zst, or move the file away", cfg.Trace, p)
 				}
 				if err := os.MkdirAll(filepath.Dir(cfg.Trace), 0o755); err != nil {
 					return err
@@ -309,7 +309,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 					return err
 				}
 			}
-			return runReplay(cmd, cfg, &f)
+			return runReplay(cmd, cfg, &f, sf.startIn)
 		},
 	}
 	f.register(cmd, replay.DefaultAPI)
@@ -383,14 +383,15 @@ func announceWatch(w io.Writer, every time.Duration) func(string, bool) {
 	}
 }
 
-// runReplay runs one replay and prints its summary line.
-func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags) error {
+// runReplay runs one replay and prints its summary line. startIn is
+// --start-in when it set cfg.StartAt, for the late-start warning's words.
+func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags, startIn time.Duration) error {
 	errw := cmd.ErrOrStderr()
 	failOnError := f.failOnError
 	cfg.OnAPI = announceAPI(errw)
 	cfg.OnServerMetrics = announceMetrics(errw)
 	cfg.OnWatch = announceWatch(errw, cfg.ServerMetricsInterval)
-	notes := &runNotes{w: errw, startAt: cfg.StartAt}
+	notes := &runNotes{w: errw, startAt: cfg.StartAt, startIn: startIn}
 	cfg.Sinks = append(cfg.Sinks, notes)
 	disp := f.progress(cmd, &cfg)
 	sum, err := replay.Run(cmd.Context(), cfg)
@@ -430,16 +431,18 @@ const lateStart = time.Second
 // view, silently.
 type runNotes struct {
 	w       io.Writer
-	startAt time.Time // --start-at; zero: none
+	startAt time.Time     // --start-at or now + --start-in; zero: none
+	startIn time.Duration // --start-in, when it set startAt
 
 	mu              sync.Mutex // Scrape runs on the scraping goroutine
 	scrapes, failed int
 	target, lastErr string
 }
 
-// Start says when the run starts later than --start-at. The header's start
-// is the engine's own, taken after the wait (and after model discovery),
-// so a start time that passed during discovery counts too.
+// Start says when the run starts later than --start-at (or --start-in,
+// whose time passes when finding the model takes longer). The header's
+// start is the engine's own, taken after the wait (and after model
+// discovery), so a start time that passed during discovery counts too.
 func (n *runNotes) Start(h trace.Header) error {
 	if n.startAt.IsZero() {
 		return nil
@@ -453,8 +456,14 @@ func (n *runNotes) Start(h trace.Header) error {
 		if late > time.Minute {
 			round = time.Second
 		}
-		fmt.Fprintf(n.w, "warning: --start-at %s passed %v ago: this run starts now, that much behind any shard that started on time (its trace records how late)\n",
-			n.startAt.UTC().Format(time.RFC3339), late.Round(round))
+		// Named as the user gave it.
+		at := n.startAt.UTC().Format("2006-01-02T15:04:05.999Z07:00")
+		what := "--start-at " + at
+		if n.startIn > 0 {
+			what = fmt.Sprintf("the start time %s (--start-in %v)", at, n.startIn)
+		}
+		fmt.Fprintf(n.w, "warning: %s passed %v ago: this run starts now, that much behind any shard that started on time (its trace records how late)\n",
+			what, late.Round(round))
 	}
 	return nil
 }

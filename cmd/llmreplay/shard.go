@@ -25,8 +25,10 @@ type shardFlags struct {
 // jobIndexEnv is set by Kubernetes in every pod of an Indexed Job.
 const jobIndexEnv = "JOB_COMPLETION_INDEX"
 
-// maxStartWait bounds --start-at: a start further away is a typo (a wrong
-// day or time zone), not a plan.
+// maxStartWait bounds --start-at both ways: a start further away is a
+// typo (a wrong day or time zone), not a plan. One that passed within it
+// is a shard that started late (a retried pod, a slow machine): it runs,
+// and says so (runNotes), since it no longer lines up with the others.
 const maxStartWait = 24 * time.Hour
 
 func (f *shardFlags) register(cmd *cobra.Command) {
@@ -78,6 +80,9 @@ func (f *shardFlags) apply(cfg *replay.Config, wl *workload.Workload, now time.T
 		}
 		if t.Sub(now) > maxStartWait {
 			return usagef("--start-at %s is more than %v away: check the date and time zone", f.startAt, maxStartWait)
+		}
+		if late := now.Sub(t); late > maxStartWait {
+			return usagef("--start-at %s passed %v ago, more than %v: check the date and time zone, or leave --start-at out to start now", f.startAt, late.Round(time.Minute), maxStartWait)
 		}
 		cfg.StartAt = t
 	} else if f.startIn > 0 {
