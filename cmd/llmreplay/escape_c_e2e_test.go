@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -31,16 +32,75 @@ const spoofShown = `m\x1b[31mRED\x07\u202eevil\u2066iso\u2069\u202a\u202b\u202c\
 
 // spoofRune reports a character that must not reach a person raw: C0
 // controls but the line feed (the output's own line ends), DEL, C1, the
-// line and paragraph separators and the bidirectional controls.
+// line and paragraph separators, the bidirectional controls and every
+// other format character (zero-width space and joiners, BOM, tags).
 func spoofRune(r rune) bool {
 	switch {
 	case r == '\n':
 		return false
 	case r < 0x20, r >= 0x7f && r <= 0x9f, r == '\u2028', r == '\u2029',
-		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069', r == '\u200e', r == '\u200f', r == '\u061c':
+		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069', r == '\u200e', r == '\u200f', r == '\u061c',
+		unicode.Is(unicode.Cf, r):
 		return true
 	}
 	return false
+}
+
+// invisibleID is a model id that passes for "gpt-4o" on screen: format
+// characters that draw nothing (zero-width space, non-joiner, joiner,
+// word joiner, BOM, soft hyphen) and, in tag characters (U+E0000 block),
+// the hidden ASCII "HI". invisibleShown is how a person must see it.
+const (
+	invisibleID    = "gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad\U000E0048\U000E0049"
+	invisibleShown = `gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad\U000e0048\U000e0049`
+)
+
+// TestInvisibleFormatCharsEscaped: a model id padded with invisible format
+// characters is shown with each of them as a visible escape by analyze's
+// table and CSV, trace info and report's HTML page, so it cannot pass for
+// the plain id it looks like; trace cat and analyze --format json write
+// them as JSON \u escapes (the tag characters as surrogate pairs) that
+// decode to the exact id. Before the fix only the bidirectional format
+// characters were escaped, and these reached every output raw.
+func TestInvisibleFormatCharsEscaped(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	tr := spoofTrace(t, dir, "z.trace.zst", invisibleID, invisibleID)
+	page := filepath.Join(dir, "z.html")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"analyze", tr}, invisibleShown},
+		{[]string{"analyze", "--format", "csv", tr}, "\n" + invisibleShown + ","},
+		{[]string{"trace", "info", tr}, "model=" + invisibleShown},
+		{[]string{"trace", "cat", "--requests", tr}, `"label":"gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad\udb40\udc48\udb40\udc49"`},
+		{[]string{"report", tr, "-o", page}, ""},
+	} {
+		name := strings.Join(c.args[:2], " ")
+		out, e, code := run(t, nil, bin, c.args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", name, code, e)
+		}
+		checkNoSpoof(t, name, out+e)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s does not show %q:\n%.600s", name, c.want, out)
+		}
+		if c.args[1] == "cat" {
+			var rec struct{ Label string }
+			if err := json.Unmarshal([]byte(out[:strings.IndexByte(out, '\n')]), &rec); err != nil || rec.Label != invisibleID {
+				t.Errorf("trace cat: the label decodes to %q (%v), want the exact id", rec.Label, err)
+			}
+		}
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoSpoof(t, "the HTML page", string(b))
+	if !strings.Contains(string(b), "<dt>model</dt><dd>"+invisibleShown+"</dd>") {
+		t.Errorf("the page does not show the model as %q", invisibleShown)
+	}
 }
 
 // checkNoSpoof fails when out holds a spoofRune.

@@ -17,6 +17,11 @@ func TestShow(t *testing.T) {
 		{"a\u202eb\u2028c\u009bd", `a\u202eb\u2028c\u009bd`},
 		{"bad\xffutf8", `bad\xffutf8`},
 		{"tab\there", `tab\there`},
+		// Format characters that draw nothing: a name that passes for
+		// another (zero-width space, joiner, word joiner, BOM, soft
+		// hyphen) and hidden ASCII in tag characters, above U+FFFF.
+		{"gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad", `gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad`},
+		{"m\U000E0041\U000E007F", `m\U000e0041\U000e007f`},
 	} {
 		got := Show(c.in)
 		if got != c.want {
@@ -74,7 +79,7 @@ func TestCSV(t *testing.T) {
 // TestJSONWriter: what JSONWriter writes decodes to exactly what was
 // encoded, and holds no character Show would escape but JSON's whitespace.
 func TestJSONWriter(t *testing.T) {
-	v := map[string]string{"model": Hostile + "\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b\xff é 模型", "plain": "x"}
+	v := map[string]string{"model": Hostile + "\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b\u200b\ufeff\U000E0041\xff é 模型 😀", "plain": "x"}
 	var b strings.Builder
 	enc := json.NewEncoder(JSONWriter(&b))
 	enc.SetIndent("", "  ")
@@ -86,7 +91,9 @@ func TestJSONWriter(t *testing.T) {
 			t.Errorf("JSONWriter left %U: %q", r, b.String())
 		}
 	}
-	if !strings.Contains(b.String(), `\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b`) || !strings.Contains(b.String(), "é 模型") {
+	// U+E0041 is beyond \u's four digits: JSON spells it as a UTF-16
+	// surrogate pair. The emoji, also beyond, is not escaped.
+	if !strings.Contains(b.String(), `\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b\u200b\ufeff\udb40\udc41`) || !strings.Contains(b.String(), "é 模型 😀") {
 		t.Errorf("JSONWriter output %q", b.String())
 	}
 	var back map[string]string
