@@ -371,6 +371,10 @@ func TestAPIKeyEnvUnset(t *testing.T) {
 	if refused != 0 {
 		t.Fatalf("the refused runs sent %d requests", refused)
 	}
+	// Nor wrote anything: no trace, no --results files, only the workload.
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 1 || ents[0].Name() != "w.workload.zst" {
+		t.Fatalf("the refused runs left files in %s: %v (%v)", dir, ents, err)
+	}
 	// The working cases, through replay: the default variable unset sends
 	// no key; a named, set variable is the bearer token.
 	for _, c := range []struct {
