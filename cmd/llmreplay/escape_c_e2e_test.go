@@ -182,7 +182,8 @@ func TestReportEscapesServerStrings(t *testing.T) {
 // default the server's model id) with its escape sequences and bidi
 // controls as visible escapes, the way the table does; and a label that a
 // spreadsheet would run as a formula (= + - @) is written as text, behind
-// an apostrophe. The numbers are unchanged. Before the fix the cell held
+// an apostrophe, "-Inf" included (a number to Go, a formula to a
+// spreadsheet). The numbers are unchanged. Before the fix the cell held
 // the raw characters.
 func TestAnalyzeCSVEscapes(t *testing.T) {
 	bin := builtBinary(t)
@@ -191,7 +192,9 @@ func TestAnalyzeCSVEscapes(t *testing.T) {
 	a := spoofTrace(t, dir, "a.trace.zst", spoofID, spoofID)
 	f := spoofTrace(t, dir, "f.trace.zst", formula, "plain-model")
 	at := spoofTrace(t, dir, "at.trace.zst", "@SUM(1+1)", "plain-model")
-	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", a, f, at)
+	// Go parses "-Inf" as a number; a spreadsheet takes it for a formula.
+	inf := spoofTrace(t, dir, "inf.trace.zst", "-Inf", "plain-model")
+	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", a, f, at, inf)
 	if code != 0 {
 		t.Fatalf("analyze: exit %d\n%s", code, e)
 	}
@@ -208,7 +211,7 @@ func TestAnalyzeCSVEscapes(t *testing.T) {
 			t.Errorf("row %q: concurrency, ok, failed %s, %s, %s; want 2, 6, 1", r[0], r[1], r[10], r[11])
 		}
 	}
-	for _, want := range []string{spoofShown, "'" + formula, "'@SUM(1+1)"} {
+	for _, want := range []string{spoofShown, "'" + formula, "'@SUM(1+1)", "'-Inf"} {
 		if !labels[want] {
 			t.Errorf("no row labelled %q in\n%s", want, out)
 		}

@@ -118,10 +118,21 @@ func CSV(s string) string {
 	if s == "" || !strings.ContainsRune("=+-@", rune(s[0])) {
 		return s
 	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
+	if decimal(s) {
 		return s
 	}
 	return "'" + s
+}
+
+// decimal reports whether s is a plain decimal number (sign, digits, a
+// point, an exponent). strconv.ParseFloat also takes "-Inf", "+NaN" and
+// hex floats such as "-0x1p-2", which a spreadsheet reads as formulas
+// naming something, not as numbers: those are guarded like any text.
+func decimal(s string) bool {
+	if _, err := strconv.ParseFloat(s, 64); err != nil {
+		return false
+	}
+	return strings.Trim(s, "+-.0123456789eE") == "" && strings.ContainsAny(s, "0123456789")
 }
 
 // JSONWriter returns a writer for JSON text (what encoding/json writes)

@@ -69,6 +69,11 @@ func TestCSV(t *testing.T) {
 		{"@SUM(A1)", "'@SUM(A1)"},
 		{"=\x1b[31m\u202e", `'=\x1b[31m\u202e`},
 		{"\u202e=1", `\u202e=1`},
+		// ParseFloat's numbers that a spreadsheet takes for formulas.
+		{"-Inf", "'-Inf"},
+		{"+NaN", "'+NaN"},
+		{"-0x1p-2", "'-0x1p-2"},
+		{"-1.5E+3", "-1.5E+3"},
 	} {
 		if got := CSV(c.in); got != c.want {
 			t.Errorf("CSV(%q) = %q, want %q", c.in, got, c.want)
