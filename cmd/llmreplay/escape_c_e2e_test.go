@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -31,16 +32,75 @@ const spoofShown = `m\x1b[31mRED\x07\u202eevil\u2066iso\u2069\u202a\u202b\u202c\
 
 // spoofRune reports a character that must not reach a person raw: C0
 // controls but the line feed (the output's own line ends), DEL, C1, the
-// line and paragraph separators and the bidirectional controls.
+// line and paragraph separators, the bidirectional controls and every
+// other format character (zero-width space and joiners, BOM, tags).
 func spoofRune(r rune) bool {
 	switch {
 	case r == '\n':
 		return false
 	case r < 0x20, r >= 0x7f && r <= 0x9f, r == '\u2028', r == '\u2029',
-		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069', r == '\u200e', r == '\u200f', r == '\u061c':
+		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069', r == '\u200e', r == '\u200f', r == '\u061c',
+		unicode.Is(unicode.Cf, r):
 		return true
 	}
 	return false
+}
+
+// invisibleID is a model id that passes for "gpt-4o" on screen: format
+// characters that draw nothing (zero-width space, non-joiner, joiner,
+// word joiner, BOM, soft hyphen) and, in tag characters (U+E0000 block),
+// the hidden ASCII "HI". invisibleShown is how a person must see it.
+const (
+	invisibleID    = "gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad\U000E0048\U000E0049"
+	invisibleShown = `gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad\U000e0048\U000e0049`
+)
+
+// TestInvisibleFormatCharsEscaped: a model id padded with invisible format
+// characters is shown with each of them as a visible escape by analyze's
+// table and CSV, trace info and report's HTML page, so it cannot pass for
+// the plain id it looks like; trace cat and analyze --format json write
+// them as JSON \u escapes (the tag characters as surrogate pairs) that
+// decode to the exact id. Before the fix only the bidirectional format
+// characters were escaped, and these reached every output raw.
+func TestInvisibleFormatCharsEscaped(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	tr := spoofTrace(t, dir, "z.trace.zst", invisibleID, invisibleID)
+	page := filepath.Join(dir, "z.html")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"analyze", tr}, invisibleShown},
+		{[]string{"analyze", "--format", "csv", tr}, "\n" + invisibleShown + ","},
+		{[]string{"trace", "info", tr}, "model=" + invisibleShown},
+		{[]string{"trace", "cat", "--requests", tr}, `"label":"gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad\udb40\udc48\udb40\udc49"`},
+		{[]string{"report", tr, "-o", page}, ""},
+	} {
+		name := strings.Join(c.args[:2], " ")
+		out, e, code := run(t, nil, bin, c.args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", name, code, e)
+		}
+		checkNoSpoof(t, name, out+e)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s does not show %q:\n%.600s", name, c.want, out)
+		}
+		if c.args[1] == "cat" {
+			var rec struct{ Label string }
+			if err := json.Unmarshal([]byte(out[:strings.IndexByte(out, '\n')]), &rec); err != nil || rec.Label != invisibleID {
+				t.Errorf("trace cat: the label decodes to %q (%v), want the exact id", rec.Label, err)
+			}
+		}
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoSpoof(t, "the HTML page", string(b))
+	if !strings.Contains(string(b), "<dt>model</dt><dd>"+invisibleShown+"</dd>") {
+		t.Errorf("the page does not show the model as %q", invisibleShown)
+	}
 }
 
 // checkNoSpoof fails when out holds a spoofRune.
@@ -122,7 +182,8 @@ func TestReportEscapesServerStrings(t *testing.T) {
 // default the server's model id) with its escape sequences and bidi
 // controls as visible escapes, the way the table does; and a label that a
 // spreadsheet would run as a formula (= + - @) is written as text, behind
-// an apostrophe. The numbers are unchanged. Before the fix the cell held
+// an apostrophe, "-Inf" included (a number to Go, a formula to a
+// spreadsheet). The numbers are unchanged. Before the fix the cell held
 // the raw characters.
 func TestAnalyzeCSVEscapes(t *testing.T) {
 	bin := builtBinary(t)
@@ -131,7 +192,9 @@ func TestAnalyzeCSVEscapes(t *testing.T) {
 	a := spoofTrace(t, dir, "a.trace.zst", spoofID, spoofID)
 	f := spoofTrace(t, dir, "f.trace.zst", formula, "plain-model")
 	at := spoofTrace(t, dir, "at.trace.zst", "@SUM(1+1)", "plain-model")
-	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", a, f, at)
+	// Go parses "-Inf" as a number; a spreadsheet takes it for a formula.
+	inf := spoofTrace(t, dir, "inf.trace.zst", "-Inf", "plain-model")
+	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", a, f, at, inf)
 	if code != 0 {
 		t.Fatalf("analyze: exit %d\n%s", code, e)
 	}
@@ -148,7 +211,7 @@ func TestAnalyzeCSVEscapes(t *testing.T) {
 			t.Errorf("row %q: concurrency, ok, failed %s, %s, %s; want 2, 6, 1", r[0], r[1], r[10], r[11])
 		}
 	}
-	for _, want := range []string{spoofShown, "'" + formula, "'@SUM(1+1)"} {
+	for _, want := range []string{spoofShown, "'" + formula, "'@SUM(1+1)", "'-Inf"} {
 		if !labels[want] {
 			t.Errorf("no row labelled %q in\n%s", want, out)
 		}
@@ -310,6 +373,10 @@ func TestAPIKeyEnvUnset(t *testing.T) {
 	mu.Unlock()
 	if refused != 0 {
 		t.Fatalf("the refused runs sent %d requests", refused)
+	}
+	// Nor wrote anything: no trace, no --results files, only the workload.
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 1 || ents[0].Name() != "w.workload.zst" {
+		t.Fatalf("the refused runs left files in %s: %v (%v)", dir, ents, err)
 	}
 	// The working cases, through replay: the default variable unset sends
 	// no key; a named, set variable is the bearer token.

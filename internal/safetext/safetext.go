@@ -16,13 +16,17 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // Show escapes every control character (C0, DEL, C1: ESC, BEL, CR, LF,
-// tab …), the Unicode line and paragraph separators and the bidirectional
-// overrides (which reorder what a terminal shows), and bytes that are not
-// UTF-8, as visible Go-style escapes (\x1b, \n, \u202e). A backslash is
+// tab …), the Unicode line and paragraph separators, every format
+// character (the bidirectional overrides, isolates and marks, which
+// reorder what a terminal shows, and the invisible ones: zero-width space
+// and joiners, word joiner, byte order mark, soft hyphen, the tag
+// characters that spell hidden ASCII), and bytes that are not UTF-8, as
+// visible Go-style escapes (\x1b, \n, \u202e, \U000e0041). A backslash is
 // doubled only where it could be mistaken for such an escape, so plain
 // Windows paths stay readable. Strings with nothing to escape are returned
 // as they are, without allocating.
@@ -46,6 +50,8 @@ func Show(s string) string {
 			b.WriteString(`\t`)
 		case r < 0x80 && unsafeRune(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r) && r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r) // \u takes four digits only
 		case unsafeRune(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
@@ -70,14 +76,14 @@ func Markdown(s string) string {
 // escapeLike reports whether rest, the text after a backslash, would make
 // that backslash read as one of Show's escapes: the backslash is doubled
 // then, so a server sending the six characters \u202e does not look like
-// one that sent U+202E. That is the case when rest starts with x, u, n, r,
-// t or a backslash, or with anything Show escapes itself (a backslash
+// one that sent U+202E. That is the case when rest starts with x, u, U, n,
+// r, t or a backslash, or with anything Show escapes itself (a backslash
 // before ESC would otherwise read as \\x1b).
 func escapeLike(rest string) bool {
 	if rest == "" {
 		return false
 	}
-	if strings.IndexByte(`xunrt\`, rest[0]) >= 0 {
+	if strings.IndexByte(`xuUnrt\`, rest[0]) >= 0 {
 		return true
 	}
 	r, n := utf8.DecodeRuneInString(rest)
@@ -111,8 +117,14 @@ func unsafeRune(r rune) bool {
 		return true
 	case r == '\u2028' || r == '\u2029': // line and paragraph separators
 		return true
-	case r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069', r == '\u200e' || r == '\u200f', r == '\u061c':
-		return true // bidirectional controls
+	case unicode.Is(unicode.Cf, r):
+		// Format characters: the bidirectional controls (U+202A–U+202E,
+		// U+2066–U+2069, U+200E/U+200F, U+061C) reorder the text around
+		// them; the rest draw nothing, so "gpt-4o\u200b" looks like
+		// "gpt-4o" and tag characters (U+E0020–U+E007F) carry ASCII no one
+		// sees. An emoji joined by U+200D shows its joiner escaped: a
+		// small price for a name that cannot pass for another.
+		return true
 	}
 	return false
 }
@@ -128,16 +140,27 @@ func CSV(s string) string {
 	if s == "" || !strings.ContainsRune("=+-@", rune(s[0])) {
 		return s
 	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
+	if decimal(s) {
 		return s
 	}
 	return "'" + s
 }
 
+// decimal reports whether s is a plain decimal number (sign, digits, a
+// point, an exponent). strconv.ParseFloat also takes "-Inf", "+NaN" and
+// hex floats such as "-0x1p-2", which a spreadsheet reads as formulas
+// naming something, not as numbers: those are guarded like any text.
+func decimal(s string) bool {
+	if _, err := strconv.ParseFloat(s, 64); err != nil {
+		return false
+	}
+	return strings.Trim(s, "+-.0123456789eE") == "" && strings.ContainsAny(s, "0123456789")
+}
+
 // JSONWriter returns a writer for JSON text (what encoding/json writes)
 // that spells every non-ASCII character Show would escape (C1 controls,
-// bidirectional controls, line and paragraph separators) as a JSON \u
-// escape. The decoded value is exactly what was encoded, so programs (jq)
+// format characters such as the bidirectional controls and zero-width
+// space, line and paragraph separators) as a JSON \u escape. The decoded value is exactly what was encoded, so programs (jq)
 // read the server's strings unchanged, while a person looking at the JSON
 // in a terminal sees "\u202e" instead of text reordered by it.
 // encoding/json already writes C0 controls as \u escapes inside strings;
@@ -167,7 +190,13 @@ func (j jsonWriter) Write(p []byte) (int, error) {
 		}
 		r, n := utf8.DecodeRune(p[i:])
 		if r != utf8.RuneError && unsafeRune(r) {
-			b = fmt.Appendf(b, `\u%04x`, r)
+			// JSON's \u takes one UTF-16 unit: a character above U+FFFF
+			// (a tag character) is written as its surrogate pair.
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+				b = fmt.Appendf(b, `\u%04x\u%04x`, r1, r2)
+			} else {
+				b = fmt.Appendf(b, `\u%04x`, r)
+			}
 		} else {
 			b = append(b, p[i:i+n]...)
 		}

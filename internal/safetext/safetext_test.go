@@ -25,6 +25,12 @@ func TestShow(t *testing.T) {
 		{`C:\Models\qwen`, `C:\Models\qwen`},
 		{`C:\new\x`, `C:\\new\\x`},
 		{`end\`, `end\`},
+		{`tag\U000e0041`, `tag\\U000e0041`},
+		// Format characters that draw nothing: a name that passes for
+		// another (zero-width space, joiner, word joiner, BOM, soft
+		// hyphen) and hidden ASCII in tag characters, above U+FFFF.
+		{"gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad", `gpt-4o\u200b\u200c\u200d\u2060\ufeff\u00ad`},
+		{"m\U000E0041\U000E007F", `m\U000e0041\U000e007f`},
 	} {
 		got := Show(c.in)
 		if got != c.want {
@@ -78,6 +84,11 @@ func TestCSV(t *testing.T) {
 		{"@SUM(A1)", "'@SUM(A1)"},
 		{"=\x1b[31m\u202e", `'=\x1b[31m\u202e`},
 		{"\u202e=1", `\u202e=1`},
+		// ParseFloat's numbers that a spreadsheet takes for formulas.
+		{"-Inf", "'-Inf"},
+		{"+NaN", "'+NaN"},
+		{"-0x1p-2", "'-0x1p-2"},
+		{"-1.5E+3", "-1.5E+3"},
 	} {
 		if got := CSV(c.in); got != c.want {
 			t.Errorf("CSV(%q) = %q, want %q", c.in, got, c.want)
@@ -88,7 +99,7 @@ func TestCSV(t *testing.T) {
 // TestJSONWriter: what JSONWriter writes decodes to exactly what was
 // encoded, and holds no character Show would escape but JSON's whitespace.
 func TestJSONWriter(t *testing.T) {
-	v := map[string]string{"model": Hostile + "\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b\xff é 模型", "plain": "x"}
+	v := map[string]string{"model": Hostile + "\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b\u200b\ufeff\U000E0041\xff é 模型 😀", "plain": "x"}
 	var b strings.Builder
 	enc := json.NewEncoder(JSONWriter(&b))
 	enc.SetIndent("", "  ")
@@ -100,7 +111,9 @@ func TestJSONWriter(t *testing.T) {
 			t.Errorf("JSONWriter left %U: %q", r, b.String())
 		}
 	}
-	if !strings.Contains(b.String(), `\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b`) || !strings.Contains(b.String(), "é 模型") {
+	// U+E0041 is beyond \u's four digits: JSON spells it as a UTF-16
+	// surrogate pair. The emoji, also beyond, is not escaped.
+	if !strings.Contains(b.String(), `\u202eR\u2066I\u2069\u061c\u200e\u200f\u0085\u009b\u200b\ufeff\udb40\udc41`) || !strings.Contains(b.String(), "é 模型 😀") {
 		t.Errorf("JSONWriter output %q", b.String())
 	}
 	var back map[string]string
@@ -116,12 +129,12 @@ func TestJSONWriter(t *testing.T) {
 }
 
 // unshow reads Show's output back the way a person does: a backslash
-// followed by x, u, n, r, t or a backslash is an escape, any other is
+// followed by x, u, U, n, r, t or a backslash is an escape, any other is
 // itself.
 func unshow(t *testing.T, s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) || !strings.ContainsRune(`xunrt\\`, rune(s[i+1])) {
+		if s[i] != '\\' || i+1 == len(s) || !strings.ContainsRune(`xuUnrt\\`, rune(s[i+1])) {
 			b.WriteByte(s[i])
 			continue
 		}
@@ -142,13 +155,17 @@ func unshow(t *testing.T, s string) string {
 			}
 			b.WriteByte(byte(v))
 			i += 2
-		case 'u':
-			v, err := strconv.ParseUint(s[i+1:i+5], 16, 32)
+		case 'u', 'U':
+			digits := 4
+			if s[i] == 'U' {
+				digits = 8
+			}
+			v, err := strconv.ParseUint(s[i+1:i+1+digits], 16, 32)
 			if err != nil {
-				t.Fatalf("bad \\u escape in %q", s)
+				t.Fatalf("bad \\%c escape in %q", s[i], s)
 			}
 			b.WriteRune(rune(v))
-			i += 4
+			i += digits
 		}
 	}
 	return b.String()
