@@ -19,9 +19,11 @@ import (
 // analysis of the trace reads each engine's names as the fixture's values
 // say: the whole chain, endpoint to table, for every known engine.
 func TestScrapeEngineFixtures(t *testing.T) {
-	// A paced profile: the run lasts a few hundred ms, several scrapes.
+	// A paced profile: 1,024 tokens make the run last about 2.5 s, some 50
+	// scrapes at 50 ms. With 48 tokens (0.3 s) a loaded machine (two race
+	// suites at once) fitted only 2 scrapes in, none inside the phase.
 	srv := startSim(t, "llamacpp-rtx5090-q4km", nil)
-	wl := build(t, workload.ShapeChat, "burst:2", 48, "unique")
+	wl := build(t, workload.ShapeChat, "burst:2", 1024, "unique")
 	for _, tc := range []struct {
 		file, ctype      string
 		running, waiting float64

@@ -84,7 +84,10 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 	bin := builtBinary(t)
 	simURL := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km", "--slots", "2")
 	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "48", "--schedule", "burst:6", "--repeats", "1")
+	// 256 tokens: four requests wait for about 0.8 s, many scrapes even
+	// on a loaded machine (with 48, 0.15 s of waiting fell between the 5
+	// scrapes a loaded run managed, and no queueing was seen).
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "256", "--schedule", "burst:6", "--repeats", "1")
 	tr := filepath.Join(dir, "q.trace.zst")
 	out, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--server-metrics-interval", "50ms", "-q", "-o", tr)
 	if code != 0 {
