@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
@@ -27,25 +26,9 @@ func writeOutput(out string, force bool, inputs []string, write func(io.Writer) 
 	return f.Commit()
 }
 
-// fileInTheWay returns the part of dir's path that exists as something
-// other than a folder (dir itself, or a parent), "" when there is none.
-// Errors on the way are skipped: a folder that cannot be made for another
-// reason (permissions) is the mkdir's to report.
-func fileInTheWay(dir string) string {
-	for p := filepath.Clean(dir); ; {
-		if st, err := os.Stat(p); err == nil {
-			if st.IsDir() {
-				return ""
-			}
-			return p
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return ""
-		}
-		p = parent
-	}
-}
+// fileInTheWay is outfile.FileInTheWay: the part of dir's path that is a
+// file, "" when none.
+func fileInTheWay(dir string) string { return outfile.FileInTheWay(dir) }
 
 // checkFolder refuses a folder flag's path that is a file or lies under
 // one, as bad input and before the command starts anything: the folder's

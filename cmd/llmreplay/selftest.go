@@ -96,6 +96,9 @@ about half an hour; --short takes seconds and is what CI runs.`,
 			if out != "" {
 				if dir := filepath.Dir(out); dir != "" {
 					if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+						if p := fileInTheWay(dir); p != "" {
+							return usagef("cannot write %s: %s is a file, not a folder; choose another output path", out, p)
+						}
 						return usagef("cannot write %s: folder %s does not exist (create it first)", out, dir)
 					}
 				}

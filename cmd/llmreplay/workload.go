@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/llmreplay/llmreplay/internal/outfile"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/llmreplay/llmreplay/internal/outfile"
 
 	"github.com/spf13/cobra"
 
@@ -84,6 +85,9 @@ Schedules:
 			}
 			if dir := filepath.Dir(out); dir != "" {
 				if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+					if p := fileInTheWay(dir); p != "" {
+						return usagef("cannot write %s: %s is a file, not a folder; choose another output path", out, p)
+					}
 					return usagef("cannot write %s: folder %s does not exist (create it first)", out, dir)
 				}
 			}

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"syscall"
 )
 
 // Check returns nil when dest may be written. force allows replacing an
@@ -32,6 +34,11 @@ func Check(dest string, force bool, inputs ...string) error {
 		return nil
 	}
 	lst, err := os.Lstat(dest)
+	if errors.Is(err, syscall.ENOTDIR) {
+		// A file where a folder of the path should be: say which, not
+		// the bare "lstat …: not a directory".
+		return fmt.Errorf("cannot write %s: %s is a file, not a folder; choose another output path", dest, FileInTheWay(filepath.Dir(dest)))
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -150,3 +157,23 @@ type allTaken string
 
 func (e allTaken) Error() string { return string(e) }
 func (e allTaken) Unwrap() error { return fs.ErrExist }
+
+// FileInTheWay returns the part of dir's path that exists as something
+// other than a folder (dir itself, or a parent), "" when there is none.
+// Errors on the way are skipped: a folder that cannot be made for another
+// reason (permissions) is the mkdir's to report.
+func FileInTheWay(dir string) string {
+	for p := filepath.Clean(dir); ; {
+		if st, err := os.Stat(p); err == nil {
+			if st.IsDir() {
+				return ""
+			}
+			return p
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return ""
+		}
+		p = parent
+	}
+}
