@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
@@ -26,9 +27,19 @@ func writeOutput(out string, force bool, inputs []string, write func(io.Writer) 
 	return f.Commit()
 }
 
-// fileInTheWay is outfile.FileInTheWay: the part of dir's path that is a
-// file, "" when none.
-func fileInTheWay(dir string) string { return outfile.FileInTheWay(dir) }
+// checkOutFolder refuses an output file whose folder is missing (it is
+// not created behind the user's back) or is a file, before the command
+// does any work.
+func checkOutFolder(out string) error {
+	dir := filepath.Dir(out)
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return nil
+	}
+	if p := outfile.FileInTheWay(dir); p != "" {
+		return usagef("cannot write %s: %s is a file, not a folder; choose another output path", out, p)
+	}
+	return usagef("cannot write %s: folder %s does not exist (create it first)", out, dir)
+}
 
 // checkFolder refuses a folder flag's path that is a file or lies under
 // one, as bad input and before the command starts anything: the folder's
@@ -39,7 +50,7 @@ func checkFolder(flag, dir string) error {
 	if dir == "" {
 		return nil
 	}
-	switch p := fileInTheWay(dir); {
+	switch p := outfile.FileInTheWay(dir); {
 	case p == "":
 		return nil
 	case p == filepath.Clean(dir):

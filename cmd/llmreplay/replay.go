@@ -294,7 +294,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in the workload)\n", res.TokenizerSource)
 			}
 			if defaultOut {
-				if p := fileInTheWay(filepath.Dir(cfg.Trace)); p != "" {
+				if p := outfile.FileInTheWay(filepath.Dir(cfg.Trace)); p != "" {
 					return usagef("replay writes its trace to %s when no -o is given, but %s is a file, not a folder; give -o NAME.trace.zst, or move the file away", cfg.Trace, p)
 				}
 				if err := os.MkdirAll(filepath.Dir(cfg.Trace), 0o755); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 
@@ -94,13 +93,8 @@ about half an hour; --short takes seconds and is what CI runs.`,
 				return err
 			}
 			if out != "" {
-				if dir := filepath.Dir(out); dir != "" {
-					if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-						if p := fileInTheWay(dir); p != "" {
-							return usagef("cannot write %s: %s is a file, not a folder; choose another output path", out, p)
-						}
-						return usagef("cannot write %s: folder %s does not exist (create it first)", out, dir)
-					}
+				if err := checkOutFolder(out); err != nil {
+					return err
 				}
 				if err := outfile.Check(out, force); err != nil {
 					return usageError(err)

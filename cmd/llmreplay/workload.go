@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -83,13 +81,8 @@ Schedules:
 			if out == "" {
 				return usagef("no output file: add -o NAME.workload.zst")
 			}
-			if dir := filepath.Dir(out); dir != "" {
-				if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-					if p := fileInTheWay(dir); p != "" {
-						return usagef("cannot write %s: %s is a file, not a folder; choose another output path", out, p)
-					}
-					return usagef("cannot write %s: folder %s does not exist (create it first)", out, dir)
-				}
+			if err := checkOutFolder(out); err != nil {
+				return err
 			}
 			if err := outfile.Check(out, force, cfg.Tokenizer, strings.TrimPrefix(cfg.Schedule, workload.KindTrace+":")); err != nil {
 				return usageError(err)
