@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmreplay/llmreplay/internal/outfile"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 
 	"github.com/spf13/cobra"
 
@@ -196,7 +197,7 @@ func newWorkloadInspectCmd() *cobra.Command {
 			rep := workload.Summarize(args[0], wl)
 			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
+				enc := json.NewEncoder(safetext.JSONWriter(w))
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
 				return enc.Encode(rep)
@@ -211,30 +212,33 @@ func newWorkloadInspectCmd() *cobra.Command {
 
 func printInspect(w io.Writer, rep workload.Summary) {
 	p := rep.Params
-	fmt.Fprintf(w, "workload:   %s\n", rep.File)
-	fmt.Fprintf(w, "format:     %s %d.%d (written by llmreplay %s)\n", rep.Format, rep.Major, rep.Minor, rep.ToolVersion)
-	fmt.Fprintf(w, "digest:     %s\n", rep.Digest)
-	fmt.Fprintf(w, "tokenizer:  %s (%s)\n", rep.Tokenizer, rep.TokenizerDigest)
-	fmt.Fprintf(w, "shape:      %s, prefix %s, %d salt words, seed %d\n", rep.Shape, p.Prefix, p.SaltWords, rep.Seed)
-	sched := rep.Schedule
+	// Every string here comes from the file, which may be someone else's:
+	// shown escaped, so it cannot move the cursor or fake a line.
+	e := func(v any) string { return safetext.Show(fmt.Sprint(v)) }
+	fmt.Fprintf(w, "workload:   %s\n", e(rep.File))
+	fmt.Fprintf(w, "format:     %s %d.%d (written by llmreplay %s)\n", e(rep.Format), rep.Major, rep.Minor, e(rep.ToolVersion))
+	fmt.Fprintf(w, "digest:     %s\n", e(rep.Digest))
+	fmt.Fprintf(w, "tokenizer:  %s (%s)\n", e(rep.Tokenizer), e(rep.TokenizerDigest))
+	fmt.Fprintf(w, "shape:      %s, prefix %s, %d salt words, seed %d\n", e(rep.Shape), e(p.Prefix), p.SaltWords, rep.Seed)
+	sched := e(rep.Schedule)
 	if p.Repeats > 1 {
 		sched += fmt.Sprintf(", %d repeats", p.Repeats)
 	}
 	if p.Arrival != "" {
-		sched += ", arrival " + p.Arrival
+		sched += ", arrival " + e(p.Arrival)
 	}
 	if p.Trace != "" {
 		sched += fmt.Sprintf(", time scale %g", p.TimeScale)
 		if p.Window != "" {
-			sched += ", window " + p.Window
+			sched += ", window " + e(p.Window)
 		}
 	}
 	fmt.Fprintf(w, "schedule:   %s\n", sched)
 	if p.Trace != "" {
-		fmt.Fprintf(w, "log:        %s %s (%s)\n", p.TraceFormat, p.Trace, p.TraceDigest)
+		fmt.Fprintf(w, "log:        %s %s (%s)\n", e(p.TraceFormat), e(p.Trace), e(p.TraceDigest))
 	}
 	if p.Note != "" {
-		fmt.Fprintf(w, "note:       %s\n", p.Note)
+		fmt.Fprintf(w, "note:       %s\n", e(p.Note))
 	}
 	if p.Turns != "" {
 		sessions := 0
@@ -245,7 +249,7 @@ func printInspect(w io.Writer, rep workload.Summary) {
 		if think == "" {
 			think = "0"
 		}
-		fmt.Fprintf(w, "sessions:   %d of %s turns, think time %s; a later turn holds its follow-up, the replay resends the conversation before it\n", sessions, p.Turns, think)
+		fmt.Fprintf(w, "sessions:   %d of %s turns, think time %s; a later turn holds its follow-up, the replay resends the conversation before it\n", sessions, e(p.Turns), e(think))
 	}
 	if logSessions := 0; p.Trace != "" {
 		for _, s := range rep.Phases {
@@ -283,7 +287,7 @@ func printInspect(w io.Writer, rep workload.Summary) {
 				hist = append(hist, fmt.Sprintf("%d–%d×%d", b.Lo, b.Hi, b.Count))
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Index, s.Name, s.Kind, conc, rate, s.Requests, s.OutputMax, last, strings.Join(hist, " "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Index, e(s.Name), e(s.Kind), conc, rate, s.Requests, s.OutputMax, last, strings.Join(hist, " "))
 	}
 	tw.Flush()
 }
@@ -301,7 +305,9 @@ func newWorkloadCatCmd() *cobra.Command {
 				return err
 			}
 			bw := bufio.NewWriter(cmd.OutOrStdout())
-			enc := json.NewEncoder(bw)
+			// JSONWriter: a prompt's bidi controls reach jq exact but a
+			// terminal as \u escapes.
+			enc := json.NewEncoder(safetext.JSONWriter(bw))
 			enc.SetEscapeHTML(false)
 			for i := range wl.Requests {
 				if err := enc.Encode(&wl.Requests[i]); err != nil {
@@ -335,11 +341,11 @@ an o200k workload lands from N under a model's own tokenizer.json.`,
 				return usagef("%s: %v (--tokenizer PATH)", args[0], err)
 			}
 			if source != "" && tokSpec == "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in the workload)\n", source)
+				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in the workload)\n", safetext.Show(source))
 			}
 			w := cmd.OutOrStdout()
 			if tok.Digest() != wl.Header.TokenizerDigest {
-				fmt.Fprintf(w, "note: %s is not the tokenizer the workload was built with (%s); counts may differ by a token or two\n", tok.Name(), wl.Header.Tokenizer)
+				fmt.Fprintf(w, "note: %s is not the tokenizer the workload was built with (%s); counts may differ by a token or two\n", safetext.Show(tok.Name()), safetext.Show(wl.Header.Tokenizer))
 			}
 			v := workload.Verify(wl, tok)
 			for i, m := range v.Off {
@@ -347,12 +353,12 @@ an o200k workload lands from N under a model's own tokenizer.json.`,
 					fmt.Fprintf(w, "… and %d more\n", len(v.Off)-20)
 					break
 				}
-				fmt.Fprintf(w, "%s: %d tokens under %s, recorded %d (%+d)\n", m.ID, m.Counted, tok.Name(), m.Recorded, m.Counted-m.Recorded)
+				fmt.Fprintf(w, "%s: %d tokens under %s, recorded %d (%+d)\n", safetext.Show(m.ID), m.Counted, safetext.Show(tok.Name()), m.Recorded, m.Counted-m.Recorded)
 			}
 			if len(v.Off) > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("%d of %d prompts are off under %s (by up to %d tokens)", len(v.Off), len(wl.Requests), tok.Name(), v.Worst)}
 			}
-			fmt.Fprintf(w, "verified %d prompts under %s: every count exact\n", len(wl.Requests), tok.Name())
+			fmt.Fprintf(w, "verified %d prompts under %s: every count exact\n", len(wl.Requests), safetext.Show(tok.Name()))
 			return nil
 		},
 	}
