@@ -340,6 +340,7 @@ func TestAPIKeyEnvUnset(t *testing.T) {
 		t.Fatalf("commands with --api-key-env: %v; want at least replay, bench, capacity, probe prefix-cache", cmds)
 	}
 	const secret = "sk-llmreplay-C-7e2b94d05a1c38f6"
+	const upperHexKey = "F93A7C21D84B6E05A2C9F71B3D8E4A60"
 	env := []string{"OPENAI_API_KEY=", "LLMREPLAY_C_EMPTY=", "LLMREPLAY_C_SPACE=  "}
 	for _, c := range cmds {
 		extra, ok := argsFor[c]
@@ -359,13 +360,16 @@ func TestAPIKeyEnvUnset(t *testing.T) {
 				t.Errorf("%s --api-key-env %s printed %q", c, v, out)
 			}
 		}
-		// The key itself where its variable's name belongs.
-		out, e, code := run(t, env, bin, append(base, "--api-key-env", secret)...)
-		if code != 2 || strings.Count(strings.TrimSpace(e), "\n") != 0 || !strings.Contains(e, "not repeated here") {
-			t.Errorf("%s --api-key-env KEY: exit %d, stderr %q; want 2 and one line", c, code, e)
-		}
-		if strings.Contains(out+e, secret[3:]) {
-			t.Errorf("%s --api-key-env KEY printed the key: %q", c, out+e)
+		// The key itself where its variable's name belongs: a mixed-case
+		// one and an upper-case hex one, which is shaped like a name.
+		for _, key := range []string{secret, upperHexKey} {
+			out, e, code := run(t, env, bin, append(base, "--api-key-env", key)...)
+			if code != 2 || strings.Count(strings.TrimSpace(e), "\n") != 0 || !strings.Contains(e, "not repeated here") {
+				t.Errorf("%s --api-key-env KEY: exit %d, stderr %q; want 2 and one line", c, code, e)
+			}
+			if strings.Contains(out+e, key[3:]) {
+				t.Errorf("%s --api-key-env KEY printed the key: %q", c, out+e)
+			}
 		}
 	}
 	mu.Lock()
@@ -448,5 +452,33 @@ func TestEscapeLookalikeText(t *testing.T) {
 	}
 	if o := show(real); !strings.Contains(o, `fake\u202e`) || strings.Contains(o, `fake\\u202e`) || strings.ContainsRune(o, '\u202e') {
 		t.Errorf("U+202E is not shown as \\u202e:\n%s", o)
+	}
+}
+
+// TestEnvVarName: what --api-key-env may echo back. Names, however long,
+// are words joined by underscores; keys are not.
+func TestEnvVarName(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		name bool
+	}{
+		{"OPENAI_API_KEY", true},
+		{"HF_TOKEN", true},
+		{"MY_KEY_2", true},
+		{"AZURE_OPENAI_API_KEY_2025", true},
+		{"LLMREPLAY_SECONDARY_ENDPOINT_KEY", true},
+		{"openai_api_key", true},
+		{"", true},                                   // refused before, with its own message
+		{"F93A7C21D84B6E05A2C9F71B3D8E4A60", false},  // upper-case hex key
+		{"ABCDEFGHIJKLMNOPQRSTUVWXYZABCD", false},    // long, no underscore
+		{"hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123", false}, // Hugging Face token
+		{"KEY_1234567_ABCDEFGHIJKLMNOPQ", false},     // long with six digits
+		{"sk-llmreplay-C-7e2b94d05a1c38f6", false},   // a dash
+		{"9ABC", false},                              // leads with a digit
+		{"A" + strings.Repeat("_B", 40), false},      // past 64
+	} {
+		if got := envVarName(c.s); got != c.name {
+			t.Errorf("envVarName(%q) = %v, want %v", c.s, got, c.name)
+		}
 	}
 }

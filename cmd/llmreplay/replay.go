@@ -170,23 +170,31 @@ func (f *replayFlags) apiKey() (string, error) {
 }
 
 // envVarName reports whether s is shaped like an environment variable's
-// name (letters, digits, _; not starting with a digit) and not like a key:
-// a long mix of lower case and digits is a token (Hugging Face's hf_…,
-// hex keys) more likely than a name, so it is not echoed.
+// name (letters, digits, _; not starting with a digit) and not like a key.
+// Past 24 characters a mix of lower case and digits (Hugging Face's hf_…,
+// hex keys), six digits or more (an upper-case hex or base32 key), or no
+// underscore at all is a token more likely than a name, so it is not
+// echoed: names that long are words joined by underscores
+// (AZURE_OPENAI_API_KEY_2025).
 func envVarName(s string) bool {
-	lower, digit := false, false
+	lower, digits, under := false, 0, false
 	for i, r := range s {
 		switch {
 		case r >= 'a' && r <= 'z':
 			lower = true
 		case r >= '0' && r <= '9' && i > 0:
-			digit = true
-		case r >= 'A' && r <= 'Z', r == '_':
+			digits++
+		case r == '_':
+			under = true
+		case r >= 'A' && r <= 'Z':
 		default:
 			return false
 		}
 	}
-	return len(s) <= 64 && !(lower && digit && len(s) > 24)
+	if len(s) > 24 && (lower && digits > 0 || digits >= 6 || !under) {
+		return false
+	}
+	return len(s) <= 64
 }
 
 // parseHeaders reads --header values, "NAME: VALUE" or "NAME:VALUE". The
