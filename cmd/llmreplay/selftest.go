@@ -35,8 +35,9 @@ while the client's own CPU time (getrusage) is counted apart. It prints:
   2. the most streams held open together for 60 s without a client error
      (1,000, 4,000, 10,000; the open-file limit is raised to its hard limit)
   3. timestamp error (arrival minus the simulator's send time) at 16, 256 and
-     1,024 streams released together, the server pacing 20 ms per token, and
-     at 10,000 streams opened 1,000 a second and paced 500 ms; each level
+     1,024 streams released together, the server holding each first token
+     500 ms (its prefill) and then pacing 20 ms per token, and at 10,000
+     streams opened 1,000 a second and paced 1 s; each level
      over plain HTTP and again over TLS (the simulator child serving a
      self-signed certificate), both to loopback
   4. open-loop schedule lateness at 100, 500 and 2,000 requests/s, with the

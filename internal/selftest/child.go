@@ -33,18 +33,20 @@ const urlPrefix = "LLMREPLAY_SELFTEST_SIM_URL="
 // fast profile on a free loopback port, prints urlPrefix+URL on stdout and
 // serves until stdin reaches EOF (the parent closed it or died).
 //
-// Flags: -pace DURATION (sim.Config.TokenInterval), -send-times,
+// Flags: -pace DURATION (sim.Config.TokenInterval), -first-token DURATION
+// (sim.Config.FirstTokenDelay), -send-times,
 // -tokenizer SPEC, -tls (serve HTTPS with a self-signed certificate made
 // at start; the URL is then https://).
 func ServeChild(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet("selftest sim-child", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	pace := fs.Duration("pace", 0, "per-token pacing")
+	firstToken := fs.Duration("first-token", 0, "hold each stream's first token this long (sim.Config.FirstTokenDelay)")
 	sendTimes := fs.Bool("send-times", false, "stamp every chunk with its send time")
 	tokenizer := fs.String("tokenizer", "", "tokenizer spec")
 	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("selftest sim-child: %w: use -pace DURATION -send-times -tokenizer SPEC -tls", err)
+		return fmt.Errorf("selftest sim-child: %w: use -pace DURATION -first-token DURATION -send-times -tokenizer SPEC -tls", err)
 	}
 	// The server holds as many sockets as the client; it needs the same
 	// head-room.
@@ -53,7 +55,7 @@ func ServeChild(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := sim.New(sim.Config{Profile: p, SendTimes: *sendTimes, TokenInterval: *pace, Tokenizer: *tokenizer})
+	s, err := sim.New(sim.Config{Profile: p, SendTimes: *sendTimes, TokenInterval: *pace, FirstTokenDelay: *firstToken, Tokenizer: *tokenizer})
 	if err != nil {
 		return err
 	}
@@ -133,9 +135,10 @@ func selfSigned() (tls.Certificate, error) {
 // harness appends ServeChild's flags, and extra environment; TLS makes it
 // serve HTTPS.
 type childSpec struct {
-	Argv []string
-	Env  []string
-	TLS  bool
+	Argv       []string
+	Env        []string
+	TLS        bool
+	FirstToken time.Duration // -first-token; 0: none
 }
 
 // child is a running simulator child process.
@@ -181,6 +184,9 @@ func startChild(ctx context.Context, spec childSpec, pace time.Duration, sendTim
 	}
 	if spec.TLS {
 		args = append(args, "-tls")
+	}
+	if spec.FirstToken > 0 {
+		args = append(args, "-first-token", spec.FirstToken.String())
 	}
 	cmd := exec.Command(spec.Argv[0], args...)
 	cmd.Env = append(cmd.Environ(), spec.Env...)

@@ -93,6 +93,12 @@ type Plan struct {
 	StampStreams []int         // section 3, aligned bursts
 	StampPace    time.Duration
 	StampTokens  int
+	// StampFirstToken holds each burst stream's first token this long
+	// after the simulator received the request (its prefill), so that the
+	// streams begin once the whole burst is in: sending 1,024 requests
+	// and reading their first tokens at once is a burst's send, which is
+	// not what the level measures (stamps.go).
+	StampFirstToken time.Duration
 	// StampWide is section 3's largest level (0: none): so many streams
 	// opened at StampWideRate per second, each StampWideTokens tokens
 	// StampWidePace apart (stamps.go says why not a burst).
@@ -120,8 +126,8 @@ var (
 	FullPlan = Plan{
 		CPUStreams: []int{16, 256, 4096}, CPUTokens: 256, CPUTotal: 1 << 20,
 		HoldStreams: []int{1000, 4000, 10000}, HoldFor: 60 * time.Second, HoldInterval: time.Second, HoldRate: 500,
-		StampStreams: []int{16, 256, 1024}, StampPace: 20 * time.Millisecond, StampTokens: 100,
-		StampWide: 10000, StampWideRate: 1000, StampWidePace: 500 * time.Millisecond, StampWideTokens: 60, StampTLS: true,
+		StampStreams: []int{16, 256, 1024}, StampPace: 20 * time.Millisecond, StampTokens: 100, StampFirstToken: 500 * time.Millisecond,
+		StampWide: 10000, StampWideRate: 1000, StampWidePace: time.Second, StampWideTokens: 30, StampTLS: true,
 		SchedRates: []float64{100, 500, 2000}, SchedFor: 5 * time.Second, SchedTokens: 16,
 		SizeStreams: 256, SizeTokens: 256, SizePace: 10 * time.Millisecond,
 		AnalyzeTotal: 10_000_000,
@@ -130,7 +136,7 @@ var (
 	ShortPlan = Plan{
 		CPUStreams: []int{16, 256}, CPUTokens: 256, CPUTotal: 1 << 16,
 		HoldStreams: []int{200}, HoldFor: time.Second, HoldInterval: 50 * time.Millisecond, HoldRate: 2000,
-		StampStreams: []int{16, 256}, StampPace: 20 * time.Millisecond, StampTokens: 25,
+		StampStreams: []int{16, 256}, StampPace: 20 * time.Millisecond, StampTokens: 25, StampFirstToken: 100 * time.Millisecond,
 		StampWide: 300, StampWideRate: 2000, StampWidePace: 50 * time.Millisecond, StampWideTokens: 10, StampTLS: true,
 		SchedRates: []float64{100, 500}, SchedFor: 500 * time.Millisecond, SchedTokens: 16,
 		SizeStreams: 64, SizeTokens: 64, SizePace: 10 * time.Millisecond,
@@ -270,6 +276,9 @@ type StampRow struct {
 	// tokens.
 	OpenRate float64
 	Pace     time.Duration
+	// FirstToken is how long the simulator held each stream's first token
+	// after the request arrived (Plan.StampFirstToken; 0: none).
+	FirstToken time.Duration
 	// Peak is the most streams open at one instant (as HoldRow's).
 	Peak          int
 	Chunks        int
@@ -470,7 +479,10 @@ type harness struct {
 // --prewarm), so a burst's streams start together; userTimes keeps each
 // chunk's user-space time beside its kernel stamp (replay's
 // --chunk-user-times), so section 3 compares both sources event by event.
-type connOpts struct{ tls, prewarm, userTimes bool }
+type connOpts struct {
+	tls, prewarm, userTimes bool
+	firstToken              time.Duration // the child's sim.Config.FirstTokenDelay
+}
 
 func (h *harness) logf(format string, a ...any) {
 	if h.cfg.Progress != nil {
@@ -508,7 +520,7 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	}
 	h.logf("   workload built in %v", time.Since(t00).Round(time.Millisecond))
 	t00 = time.Now()
-	c, err := startChild(ctx, childSpec{Argv: h.cfg.Child, Env: h.cfg.ChildEnv, TLS: h.conn.tls}, pace, sendTimes, wl.Header.Tokenizer)
+	c, err := startChild(ctx, childSpec{Argv: h.cfg.Child, Env: h.cfg.ChildEnv, TLS: h.conn.tls, FirstToken: h.conn.firstToken}, pace, sendTimes, wl.Header.Tokenizer)
 	if err != nil {
 		return nil, err
 	}

@@ -23,8 +23,13 @@ import (
 // reason section 2 gives (10,000 connections released together swamp the
 // simulator's accept loop and it resets the ones it has not read within
 // 10 s, which measures the server's connection storm), and paced slower
-// (500 ms) so that client and simulator together stay within two cores
-// (10,000 streams at 20 ms would be 500,000 writes and reads a second).
+// (1 s, section 2's pace) so that client and simulator together stay
+// within two cores (10,000 streams at 20 ms would be 500,000 writes and
+// reads a second). At 500 ms the TLS level's chunks alone took 1.7 of the
+// two cores, and the last seconds of its opening, 1,000 handshakes a
+// second on top, saturated the machine: 1.2–1.7 % of the chunks read a
+// pace late in seconds 8–11, which measured the overload, not the stamps
+// (docs/PERFORMANCE.md, "The burst's start and the wide level's opening").
 // Each stream lasts long enough that all are open together for a while
 // after the last opened (the row's Peak says whether they were); their
 // tokens are then spread evenly over the pace rather than aligned.
@@ -78,13 +83,26 @@ func (h *harness) stamp(ctx context.Context) error {
 			// machine (472 of 1,024 open together), and the tokens were
 			// no longer aligned. The wide level opens its connections
 			// one by one as its streams start.
+			//
+			// A burst's first tokens wait StampFirstToken (the server's
+			// prefill): otherwise the first streams' tokens arrive while
+			// the client is still sending the last requests and the
+			// simulator still reading them, and the client reads a few
+			// hundred first tokens a pace late for reasons of the send,
+			// not of the stamps (docs/PERFORMANCE.md, "The burst's start").
 			h.conn = connOpts{tls: useTLS, prewarm: l.openRate == 0, userTimes: true}
-			row := StampRow{Run: h.run, Streams: l.streams, TLS: useTLS, OpenRate: l.openRate, Pace: l.pace}
+			if l.openRate == 0 {
+				h.conn.firstToken = p.StampFirstToken
+			}
+			row := StampRow{Run: h.run, Streams: l.streams, TLS: useTLS, OpenRate: l.openRate, Pace: l.pace, FirstToken: h.conn.firstToken}
 			bc := workload.BuildConfig{MaxTokens: l.tokens, Schedule: fmt.Sprintf("burst:%d", l.streams), Repeats: 1}
 			opened := "at once"
 			if l.openRate > 0 {
 				bc = workload.BuildConfig{MaxTokens: l.tokens, Schedule: fmt.Sprintf("rate:%g", l.openRate), Arrival: "constant", Requests: l.streams}
 				opened = fmt.Sprintf("%g/s", l.openRate)
+			}
+			if row.FirstToken > 0 {
+				opened += fmt.Sprintf(", first tokens %v after each request", row.FirstToken)
 			}
 			h.logf("3. timestamp error, %s: %d streams opened %s × %d tokens paced %v", row.Transport(), l.streams, opened, l.tokens, l.pace)
 			var srv0, srv1 time.Duration

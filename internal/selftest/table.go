@@ -390,12 +390,15 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(r.Stamp) > 0 {
-		section("3. Timestamp error: arrival minus the simulator's send time, to loopback over plain HTTP and over TLS (opened: all at once on connections opened beforehand, an aligned burst, or so many per second; peak: streams open together; read late: chunks the client read only when their stream's next token had come, whose error is a pace or more of client delay; busy: client and simulator CPU over the run's wall time and the machine's cores, near 100% a machine with nothing to spare)")
+		section("3. Timestamp error: arrival minus the simulator's send time, to loopback over plain HTTP and over TLS (opened: all at once on connections opened beforehand, an aligned burst, +prefill when the simulator held each stream's first token a while after its request arrived so that the whole burst was in before the streams began, or so many per second; peak: streams open together; read late: chunks the client read only when their stream's next token had come, whose error is a pace or more of client delay; busy: client and simulator CPU over the run's wall time and the machine's cores, near 100% a machine with nothing to spare)")
 		fmt.Fprintln(tw, "run\ttransport\tstreams\topened\tpace\tpeak\tchunks\tfailed\tp50\tp99\tp99/floor p99\tmax\tread late\tclient CPU/chunk\tserver CPU/chunk\tbusy\t")
 		for _, s := range r.Stamp {
 			opened := "at once"
 			if s.OpenRate > 0 {
 				opened = fmt.Sprintf("%g/s", s.OpenRate)
+			}
+			if s.FirstToken > 0 {
+				opened += fmt.Sprintf(" +prefill %v", s.FirstToken)
 			}
 			busy := "-"
 			if b := s.Busy(r.Machine.Cores); b > 0 {

@@ -362,3 +362,28 @@ func TestTokenInterval(t *testing.T) {
 		t.Error("a negative interval was accepted")
 	}
 }
+
+// TestFirstTokenDelay: the first chunk waits FirstTokenDelay after the
+// request arrived, the k-th FirstTokenDelay + k intervals; without an
+// interval only the first chunk waits. Lower bounds only, as above.
+func TestFirstTokenDelay(t *testing.T) {
+	t.Parallel()
+	const d0, n = 150 * time.Millisecond, 4
+	for _, iv := range []time.Duration{0, 10 * time.Millisecond} {
+		s := startServer(t, Config{Profile: mustProfile(t, "fast"), TokenInterval: iv, FirstTokenDelay: d0})
+		r := do(context.Background(), newClient(), s.URL(), "/v1/completions",
+			map[string]any{"model": "m", "prompt": "hi", "max_tokens": n, "stream": true})
+		if r.err != nil || r.chunks != n {
+			t.Fatalf("interval %v: err %v, %d text chunks, want %d", iv, r.err, r.chunks, n)
+		}
+		if got := r.first.Sub(r.sent); got < d0+iv {
+			t.Errorf("interval %v: first chunk at %v after sending, before %v", iv, got, d0+iv)
+		}
+		if got := r.last.Sub(r.sent); got < d0+n*iv {
+			t.Errorf("interval %v: last chunk at %v after sending, before %v", iv, got, d0+n*iv)
+		}
+	}
+	if _, err := New(Config{Profile: mustProfile(t, "fast"), FirstTokenDelay: -d0}); err == nil {
+		t.Error("a negative first-token delay was accepted")
+	}
+}

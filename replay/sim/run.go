@@ -128,16 +128,17 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 		}
 		return flush()
 	}
-	// pace holds the next chunk until its deadline under TokenInterval.
+	// pace holds the next chunk until its deadline under TokenInterval
+	// and FirstTokenDelay.
 	var paceTimer *time.Timer
 	chunks := 0
 	pace := func() bool {
-		iv := s.cfg.TokenInterval
-		if iv <= 0 {
+		iv, d0 := s.cfg.TokenInterval, s.cfg.FirstTokenDelay
+		if iv <= 0 && (d0 <= 0 || chunks > 0) {
 			return true
 		}
 		chunks++
-		d := time.Until(t.start.Add(time.Duration(chunks) * iv))
+		d := time.Until(t.start.Add(d0 + time.Duration(chunks)*iv))
 		if d <= 0 {
 			return true
 		}

@@ -58,6 +58,14 @@ type Config struct {
 	// the Instant profile this gives streams of a known, fixed length, for
 	// holding many connections open or measuring timestamp error.
 	TokenInterval time.Duration
+	// FirstTokenDelay, if positive, holds a stream's first chunk until
+	// this long after the request arrived, as a real server's prefill of a
+	// large batch would; with TokenInterval the k-th chunk is due at
+	// FirstTokenDelay + k·TokenInterval. The selftest's aligned bursts use
+	// it so that the streams begin once the whole burst is in, instead of
+	// while the client is still sending it and the server still reading
+	// it (which is a burst's send, not the streams' timestamps).
+	FirstTokenDelay time.Duration
 
 	// Faults.
 
@@ -146,7 +154,7 @@ func New(cfg Config) (*Server, error) {
 		p.Slots = cfg.Slots
 	}
 	switch {
-	case cfg.MaxContext < 0, cfg.Overrun < 0, cfg.TokensPerChunk < 0, cfg.TokenInterval < 0, cfg.StallAfter < 0, cfg.ResetAfter < 0, cfg.InflateUsage < 0, cfg.DefaultMaxTokens < 0:
+	case cfg.MaxContext < 0, cfg.Overrun < 0, cfg.TokensPerChunk < 0, cfg.TokenInterval < 0, cfg.FirstTokenDelay < 0, cfg.StallAfter < 0, cfg.ResetAfter < 0, cfg.InflateUsage < 0, cfg.DefaultMaxTokens < 0:
 		return nil, errors.New("sim: negative fault or limit setting: use 0 to switch it off")
 	case cfg.ErrorRate < 0 || cfg.ErrorRate > 1:
 		return nil, fmt.Errorf("sim: error rate %v is outside [0, 1]: give a fraction such as 0.05", cfg.ErrorRate)
