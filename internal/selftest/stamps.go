@@ -89,7 +89,8 @@ func (h *harness) stamp(ctx context.Context) error {
 			// the client is still sending the last requests and the
 			// simulator still reading them, and the client reads a few
 			// hundred first tokens a pace late for reasons of the send,
-			// not of the stamps (docs/PERFORMANCE.md, "The burst's start").
+			// not of the stamps (docs/PERFORMANCE.md, "The burst's start and the
+			// wide level's opening").
 			h.conn = connOpts{tls: useTLS, prewarm: l.openRate == 0, userTimes: true}
 			if l.openRate == 0 {
 				h.conn.firstToken = p.StampFirstToken
