@@ -106,6 +106,43 @@ func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
 	noTemps(t, dir)
 }
 
+// TestSelftestOutputsClaimed: a running selftest holds its -o and
+// --cpuprofile names from the start, so a second one started meanwhile
+// with the same names is refused (exit 2, one line) instead of having its
+// outputs replaced when the first ends; the first, stopped, leaves
+// neither name behind. The first is made far longer than the test and
+// checked once it is measuring.
+func TestSelftestOutputsClaimed(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	table, prof := filepath.Join(dir, "table.txt"), filepath.Join(dir, "client.pprof")
+	cmd := exec.Command(bin, "selftest", "--short", "--section", "5", "--floor-wakeups", "10", "--repeat", "1000", "-o", table, "--cpuprofile", prof)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "5. trace size") {
+	}
+	out, errs, code := runCap(t, bin, append(selftestQuick, "-o", table)...)
+	refused(t, "-o held by a running selftest", out, errs, code, table, "exists", "--force")
+	out, errs, code = runCap(t, bin, append(selftestQuick, "--cpuprofile", prof)...)
+	refused(t, "--cpuprofile held by a running selftest", out, errs, code, "--cpuprofile", prof, "exists", "--force")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Error("a stopped selftest exited 0")
+	}
+	noTemps(t, dir)
+}
+
 // TestSelftestRepeatZero: --repeat takes 1 or more runs; 0 (which the
 // library reads as its default) and negative counts are bad input.
 func TestSelftestRepeatZero(t *testing.T) {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -100,6 +102,14 @@ about half an hour; --short takes seconds and is what CI runs.`,
 				if err := outfile.Check(out, force); err != nil {
 					return usageError(err)
 				}
+				// Held from now until the table is written over it, so a
+				// second selftest started meanwhile with the same -o is
+				// refused instead of having its table replaced at the end.
+				release, err := claimOut("-o", out)
+				if err != nil {
+					return err
+				}
+				defer release()
 			}
 			// The profile is written to a temporary file beside it and
 			// renamed into place only when the run ends well: an existing
@@ -113,6 +123,11 @@ about half an hour; --short takes seconds and is what CI runs.`,
 				if err := outfile.Check(cpuprofile, force); err != nil {
 					return usagef("--cpuprofile: %v", err)
 				}
+				release, err := claimOut("--cpuprofile", cpuprofile)
+				if err != nil {
+					return err
+				}
+				defer release()
 				f, err := atomicfile.Create(cpuprofile)
 				if err != nil {
 					return usagef("--cpuprofile: %v", err)
@@ -177,4 +192,30 @@ about half an hour; --short takes seconds and is what CI runs.`,
 		},
 	})
 	return cmd
+}
+
+// claimOut holds a path that outfile.Check found free (or --force lets
+// replace) until the run renames its file over it. A free path is
+// claimed empty (outfile.Claim); if another run took it since the check,
+// that is the same bad input as a file there before. release removes the
+// claim unless something was renamed over it (a filled file is never
+// removed), so a failed or stopped run leaves nothing.
+func claimOut(flag, path string) (release func(), err error) {
+	if _, err := os.Lstat(path); err == nil {
+		return func() {}, nil // --force: the old file stays until replaced
+	}
+	if err := outfile.Claim(path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, usagef("%s %s: the file exists (another run has just claimed it); choose another name, or add --force to replace it", flag, path)
+		}
+		return nil, usagef("%s %s: %v", flag, path, err)
+	}
+	claim, _ := os.Stat(path)
+	return func() {
+		// Only the empty claim itself is removed: a file renamed over it
+		// is another inode.
+		if fi, err := os.Stat(path); err == nil && claim != nil && os.SameFile(fi, claim) && fi.Size() == 0 {
+			os.Remove(path)
+		}
+	}, nil
 }
