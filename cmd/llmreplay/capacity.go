@@ -331,6 +331,11 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	}
 	fmt.Fprintf(out, "server: %s\n", server)
 	writeCapacity(out, res.Result, cf.axis, lc.Search.SLO, res.Search, cf.timeScale)
+	if res.Simulated {
+		if w := simBusyWarning(res.MeanStepLag(), res.Search.SLO); w != "" {
+			fmt.Fprintln(out, w)
+		}
+	}
 	if written {
 		fmt.Fprintf(errw, "trace: %s (answer again for another SLO: llmreplay capacity --from %s --slo '…')\n", res.Trace, res.Trace)
 	}
@@ -699,4 +704,33 @@ func capacityNote(r *capacity.Result, axis string) string {
 		return fmt.Sprintf("Could not determine: %s; they rule out no level of the tested range %g–%g%s.", r.Reason, r.Lo, r.Hi, unit)
 	}
 	return fmt.Sprintf("Could not determine: %s; the capacity lies in %g–%g%s.", r.Reason, r.Lo, r.Hi, unit)
+}
+
+// simBusyShare is the built-in simulator's mean step lag, as a share of
+// the SLO's tightest time bound, past which its answer is the machine's:
+// capacity/live's coverage tests leave such runs out (busyShare there).
+const simBusyShare = 0.05
+
+// simBusyWarning says when the built-in simulator could not keep its
+// model's pace: its engine steps ended late by lag on average, and every
+// latency the search judged was that much longer than the model's, so
+// the answer can end below the model's capacity. slo is the search's
+// (scaled) SLO. "" when the lag is within simBusyShare of the tightest
+// time bound, or the SLO has none.
+func simBusyWarning(lag time.Duration, slo capacity.SLO) string {
+	tightest := 0.0
+	for _, t := range slo {
+		if !t.Share && (tightest == 0 || t.Bound < tightest) {
+			tightest = t.Bound
+		}
+	}
+	if tightest <= 0 || lag <= 0 {
+		return ""
+	}
+	bound := time.Duration(tightest * float64(time.Millisecond))
+	if float64(lag) <= simBusyShare*float64(bound) {
+		return ""
+	}
+	return fmt.Sprintf("warning: the simulator ran behind its model: its engine steps ended %v late on average, %.0f%% of the tightest SLO bound (%v as run); this machine was too busy to keep the model's pace, so every latency read longer than the model's and the answer may be below its capacity; rerun on a quieter machine",
+		lag.Round(10*time.Microsecond), 100*float64(lag)/float64(bound), bound)
 }

@@ -12,9 +12,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/replay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 )
@@ -272,7 +274,12 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 	if m[3] != "" {
 		hi, _ = strconv.Atoi(m[3])
 	}
-	if lo > truth || hi < truth-1 {
+	switch {
+	case strings.Contains(out, simBusyText):
+		// The simulator said it could not keep its model's pace: the
+		// answer is the machine's, and the output says so.
+		t.Logf("the simulator ran behind its model (a busy machine); interval [%d, %d], truth %d:\n%s", lo, hi, truth, out)
+	case lo > truth || hi < truth-1:
 		t.Errorf("interval [%d, %d] misses the true capacity %d (one below allowed for load)\n%s", lo, hi, truth, out)
 	}
 	r, err := trace.Open(tr)
@@ -338,7 +345,10 @@ func TestCapacityRateAgainstModel(t *testing.T) {
 			hi, _ = strconv.ParseFloat(m[3], 64)
 		}
 		t.Logf("rate answer %s req/s [%g, %g], model %.2f req/s", m[1], lo, hi, truth)
-		if lo > truth || hi < truth-3 {
+		switch {
+		case strings.Contains(out, simBusyText):
+			t.Logf("the simulator ran behind its model (a busy machine): not judged against the model:\n%s", out)
+		case lo > truth || hi < truth-3:
 			t.Errorf("interval [%g, %g] misses the model's %.2f req/s (one step below allowed for load)\n%s", lo, hi, truth, out)
 		}
 	}
@@ -434,5 +444,76 @@ func TestCapacityCtrlCKeepsRounds(t *testing.T) {
 		"--slo", "ttft_p90<=1s", "--resume", tr)
 	if code != 0 || answerRE.FindString(res) == "" {
 		t.Errorf("resume after Ctrl-C: exit %d\n%s\n%s", code, res, errs)
+	}
+}
+
+// simBusyText is how capacity's output says the built-in simulator fell
+// behind its model (simBusyWarning).
+const simBusyText = "warning: the simulator ran behind its model"
+
+// TestSimBusyWarning: the rule on hand-made lags. The warning comes when
+// the simulator's mean step lag passes 5 % of the tightest time bound of
+// the SLO as run (goodput shares have no time), and says the lag, its
+// share and the bound.
+func TestSimBusyWarning(t *testing.T) {
+	slo := capacity.SLO{{Metric: "ttft", Q: 0.9, Bound: 100}, {Metric: "tpot", Q: 0.9, Bound: 400}, {Metric: "goodput", Bound: 0.95, Share: true}}
+	for _, c := range []struct {
+		lag  time.Duration
+		slo  capacity.SLO
+		want string // "" for no warning
+	}{
+		{0, slo, ""},
+		{4 * time.Millisecond, slo, ""},
+		{5 * time.Millisecond, slo, ""}, // 5 % exactly: within
+		{6 * time.Millisecond, slo, "6ms late on average, 6% of the tightest SLO bound (100ms as run)"},
+		{30 * time.Millisecond, capacity.SLO{{Metric: "e2e", Q: 0.5, Bound: 2000}}, ""},
+		{150 * time.Millisecond, capacity.SLO{{Metric: "e2e", Q: 0.5, Bound: 2000}}, "150ms late on average, 8% of the tightest SLO bound (2s as run)"},
+		{time.Second, capacity.SLO{{Metric: "goodput", Bound: 0.95, Share: true}}, ""},
+	} {
+		got := simBusyWarning(c.lag, c.slo)
+		switch {
+		case c.want == "" && got != "":
+			t.Errorf("lag %v, SLO %v: warned %q", c.lag, c.slo, got)
+		case c.want != "" && (!strings.HasPrefix(got, simBusyText) || !strings.Contains(got, c.want)):
+			t.Errorf("lag %v: got %q, want it to start %q and hold %q", c.lag, got, simBusyText, c.want)
+		}
+	}
+}
+
+// TestCapacityWarnsSimulatorBehind: a built-in simulator kept from its
+// model's pace says so under the table. The test holds the whole capacity
+// process stopped (SIGSTOP) 40 ms of every 80 ms, which no busy machine
+// is needed for: every engine step due while it is stopped ends late, so
+// the latencies the search judges are the stops', not the model's.
+func TestCapacityWarnsSimulatorBehind(t *testing.T) {
+	bin := builtBinary(t)
+	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--axis", "rate",
+		"--round-duration", "2s", "--range", "44:47", "--resolution", "3", "--slo", "ttft_p90<=1s", "-q",
+		"-o", filepath.Join(t.TempDir(), "c.trace.zst"))
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+stopping:
+	for {
+		select {
+		case err = <-done:
+			break stopping
+		case <-time.After(40 * time.Millisecond):
+		}
+		cmd.Process.Signal(syscall.SIGSTOP)
+		time.Sleep(40 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGCONT)
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), simBusyText) || !strings.Contains(out.String(), "rerun on a quieter machine") {
+		t.Errorf("no warning that the simulator ran behind its model:\n%s\n%s", out.String(), errb.String())
 	}
 }
