@@ -87,7 +87,16 @@ func TestAnalyzeCapacityTrace(t *testing.T) {
 	}
 
 	out, _, code = runCap(t, c.bin, "analyze", c.budget)
-	if code != 0 || !regexp.MustCompile(`could not determine \(the budget ran out before the boundary was bracketed; 'capacity --resume' continues the search\); it lies in \d+–16`).MatchString(out) {
+	bracket := regexp.MustCompile(`could not determine \(the budget ran out before the boundary was bracketed; 'capacity --resume' continues the search\); it lies in \d+–16`)
+	// On a loaded machine the one level the budget allowed can stay
+	// undecided (its TTFT interval reached past the bound at 1 user): then
+	// there is no bracket to give, and the answer says both that no probe
+	// decided and that the budget ran out.
+	undecided := regexp.MustCompile(`could not determine: no probe decided: .*the budget ran out before the boundary was bracketed; 'capacity --resume' continues the search`)
+	switch {
+	case code == 0 && undecided.MatchString(out):
+		t.Logf("budget trace: its one level stayed undecided (a busy machine):\n%s", out)
+	case code != 0 || !bracket.MatchString(out):
 		t.Errorf("budget trace: exit %d:\n%s", code, out)
 	}
 
