@@ -95,14 +95,7 @@ func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() && !strings.Contains(sc.Text(), "5. trace size") {
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for sc.Scan() {
-	}
-	if err := cmd.Wait(); err == nil {
-		t.Error("a stopped selftest exited 0")
-	}
+	interruptSelftest(t, cmd, sc)
 	noTemps(t, dir)
 }
 
@@ -132,14 +125,7 @@ func TestSelftestOutputsClaimed(t *testing.T) {
 	refused(t, "-o held by a running selftest", out, errs, code, table, "exists", "--force")
 	out, errs, code = runCap(t, bin, append(selftestQuick, "--cpuprofile", prof)...)
 	refused(t, "--cpuprofile held by a running selftest", out, errs, code, "--cpuprofile", prof, "exists", "--force")
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for sc.Scan() {
-	}
-	if err := cmd.Wait(); err == nil {
-		t.Error("a stopped selftest exited 0")
-	}
+	interruptSelftest(t, cmd, sc)
 	noTemps(t, dir)
 }
 
@@ -262,5 +248,19 @@ func TestBenchUnreachableLeavesNothing(t *testing.T) {
 		out, errs, code := runCap(t, bin, "bench", "--url", "http://127.0.0.1:1", "--results", results)
 		refused(t, "--results "+results, out, errs, code, "127.0.0.1:1", "start the server")
 		noTemps(t, dir)
+	}
+}
+
+// interruptSelftest stops a running selftest with Ctrl-C (SIGINT), reads
+// the rest of its progress and checks that it did not exit 0.
+func interruptSelftest(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Error("a stopped selftest exited 0")
 	}
 }
