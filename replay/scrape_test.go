@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/replay/sim"
 	"github.com/llmreplay/llmreplay/servermetrics"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/internal/cputime"
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )

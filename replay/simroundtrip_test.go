@@ -18,7 +18,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )

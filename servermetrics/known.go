@@ -61,7 +61,7 @@ type Known struct {
 //   - llama.cpp: tools/server/README.md, "GET /metrics" (server started
 //     with --metrics);
 //   - TGI: huggingface.co/docs/text-generation-inference, "Metrics";
-//   - llmreplay's simulator: replay/sim/metrics.go.
+//   - llmreplay's simulator: sim/metrics.go.
 var KnownNames = []Known{
 	{"vllm", "vllm:num_requests_running", Running},
 	{"vllm", "vllm:num_requests_waiting", Waiting},

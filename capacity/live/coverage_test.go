@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/capacity"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 )
 
 // goldenLevel is one line of a dense brute-force sweep

@@ -22,7 +22,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 	"github.com/llmreplay/llmreplay/workload/tokenize"

@@ -7,10 +7,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze"
-	"github.com/llmreplay/llmreplay/internal/bench"
+	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
 )
 

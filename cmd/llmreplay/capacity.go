@@ -15,10 +15,10 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/analyze/report"
+	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
-	"github.com/llmreplay/llmreplay/internal/bench"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"

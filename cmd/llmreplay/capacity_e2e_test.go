@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/capacity"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 )
 

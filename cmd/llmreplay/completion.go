@@ -9,7 +9,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 )
 
 // flagValues are the values shell completion offers for a flag, wherever

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/llmreplay/llmreplay/internal/kube"
+	"github.com/llmreplay/llmreplay/kube"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/workload"
 )

@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmreplay/llmreplay/internal/bench"
+	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/probe"
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
 )
 

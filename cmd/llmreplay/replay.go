@@ -19,10 +19,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
-	"github.com/llmreplay/llmreplay/internal/progress"
 	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
+	"github.com/llmreplay/llmreplay/replay/progress"
 	"github.com/llmreplay/llmreplay/servermetrics"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"

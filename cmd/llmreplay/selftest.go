@@ -13,8 +13,8 @@ import (
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/internal/outfile"
-	"github.com/llmreplay/llmreplay/internal/selftest"
 	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/selftest"
 )
 
 func newSelftestCmd() *cobra.Command {

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 )
 

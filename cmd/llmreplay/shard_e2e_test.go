@@ -236,7 +236,7 @@ func kubeWorkload(t *testing.T, bin, dir string) string {
 
 // TestKubeJob writes the Job for a workload through the binary; the
 // manifest's fields are checked against k8s.io/api's types in
-// internal/kube. Here: the command's own behaviour and bad input.
+// kube. Here: the command's own behaviour and bad input.
 func TestKubeJob(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 )
 
 // urlPrefix starts the one line a simulator child prints once it listens.

@@ -25,7 +25,7 @@ import (
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/replay/sim"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )

@@ -16,7 +16,7 @@ import (
 // also resends every conversation, counts each answer with the workload's
 // tokenizer and waits for each answer before the next turn.
 //
-//	go test -run '^$' -bench SessionCPU -benchtime 3x ./internal/selftest
+//	go test -run '^$' -bench SessionCPU -benchtime 3x ./selftest
 func BenchmarkSessionCPU(b *testing.B) {
 	exe := testExe(b)
 	for _, tc := range []struct {

@@ -23,7 +23,7 @@ type target struct {
 // TestCalibrationThroughBench runs the whole pipeline (workload → replay
 // → trace → analyze) against each profile at the seeds' size (800-token
 // prompts, 256 output tokens), one run per level, and checks the seeds'
-// figures within 10%. replay/sim checks the model itself more finely; this
+// figures within 10%. sim checks the model itself more finely; this
 // checks that what a user sees from `llmreplay bench` agrees.
 // calibrationTolerance is how far a figure may be from the published one.
 // The simulator runs in real time, so the figures are wall-clock figures:

@@ -10,7 +10,7 @@ import (
 // open-loop dispatcher's lateness (actual minus scheduled send time)
 // against a simulator child, as p50 and p99 in µs.
 //
-//	go test -run '^$' -bench Schedule500 -benchtime 3x ./internal/selftest
+//	go test -run '^$' -bench Schedule500 -benchtime 3x ./selftest
 func BenchmarkSchedule500(b *testing.B) {
 	benchSched(b, 500)
 }
@@ -48,7 +48,7 @@ func benchSched(b *testing.B, rate float64) {
 // read path can be measured (and profiled with -cpuprofile, which then
 // holds this level alone) without the other levels.
 //
-//	go test -run '^$' -bench ClientCPU256 -benchtime 3x ./internal/selftest
+//	go test -run '^$' -bench ClientCPU256 -benchtime 3x ./selftest
 func BenchmarkClientCPU256(b *testing.B) {
 	exe := testExe(b)
 	plan := Plan{CPUStreams: []int{256}, CPUTokens: 256, CPUTotal: 1 << 20}
