@@ -384,6 +384,7 @@ type run struct {
 	good                           int
 
 	dists []Dist // by registry index (request and token scopes)
+	peer  peerRun // a peer definition set's own tallies (peers.go)
 	warn  runWarn
 	state *runState // the server's state during the run, once computed
 	cache cacheAcc  // warm and cold requests, for prefill_saved (cache.go)
@@ -448,6 +449,7 @@ func (r *run) clone() *run {
 	c.warn.stoppedFinish = maps.Clone(r.warn.stoppedFinish)
 	c.warn.head = slices.Clone(r.warn.head)
 	c.cache.warm = slices.Clone(r.cache.warm)
+	c.peer.reqs = slices.Clone(r.peer.reqs)
 	c.state, c.turns = nil, nil
 	return &c
 }
@@ -564,9 +566,16 @@ func (t *TraceAcc) addTo(r *run, f *facts, rec *trace.Record, primary bool) {
 			}
 		}
 	}
-	r.sources[f.source]++
+	src := f.source
+	if a.defs.peer {
+		r.observePeer(a, f, primary)
+		if f.pv.source != "" {
+			src = f.pv.source
+		}
+	}
+	r.sources[src]++
 	if primary {
-		t.info.TokenSources[f.source]++
+		t.info.TokenSources[src]++
 	}
 	if f.content > 0 && f.last > r.lastToken {
 		r.lastToken = f.last
@@ -683,6 +692,32 @@ type Result struct {
 	// coldFits caches the cold-request fit of each label and load
 	// (cache.go).
 	coldFits map[string]*coldRef
+	// want are the statistics asked for beyond the standard ones, by
+	// metric (Want).
+	want map[string][]string
+}
+
+// Want asks every group for statistics beyond those it always computes:
+// any percentile of a per-request or per-token metric (ttft_p95,
+// itl_p99.9). Names that are not such a statistic are ignored here
+// (LookupMetric judges names); groups built afterwards hold the values
+// under the names asked for, in tables, JSON and claims alike.
+func (res *Result) Want(names ...string) {
+	for _, name := range names {
+		m, stat, err := LookupMetric(name)
+		if err != nil || stat == "" || slices.Contains(m.Stats(), stat) {
+			continue
+		}
+		if _, ok := ParsePercentile(stat); !ok {
+			continue
+		}
+		if res.want == nil {
+			res.want = map[string][]string{}
+		}
+		if !slices.Contains(res.want[m.Name], stat) {
+			res.want[m.Name] = append(res.want[m.Name], stat)
+		}
+	}
 }
 
 // byTurn reports whether keys group by session turn.
@@ -931,7 +966,7 @@ func (res *Result) fill(g *Group) {
 			for _, r := range g.runs {
 				all.Merge(&r.dists[i])
 			}
-			setDistValues(g, m, &all)
+			setDistValues(g, m, &all, d, res.want[m.Name])
 			if m.Scope == PerRequest {
 				g.samples[m.Name] = all.Values()
 			}
@@ -1037,16 +1072,31 @@ var quantiles = []struct {
 	q    float64
 }{{"p10", 0.10}, {"p50", 0.50}, {"p90", 0.90}, {"p99", 0.99}}
 
-func setDistValues(g *Group, m *Metric, d *Dist) {
+// setDistValues puts a distribution's statistics into g: the median, mean,
+// min, max and standard percentiles, and the extra percentiles asked for.
+// A percentile's value is the definition set's (linear interpolation, or
+// GuideLLM's nearest rank); its 95% interval is the order-statistic one
+// whatever the set.
+func setDistValues(g *Group, m *Metric, d *Dist, defs *DefinitionSet, extra []string) {
 	n := d.N()
-	c, lo, hi := d.QuantileCI(0.5, Confidence)
-	g.Values[m.Name] = Value{c, lo, hi, n}
+	quantile := func(q float64) Value {
+		c, lo, hi := d.QuantileCI(q, Confidence)
+		if defs.pct != pctLinear {
+			c = d.peerQuantile(q, defs.pct)
+		}
+		return Value{c, lo, hi, n}
+	}
+	g.Values[m.Name] = quantile(0.5)
 	g.Values[m.Name+"_mean"] = point(d.Mean(), n)
 	g.Values[m.Name+"_min"] = point(d.Min(), n)
 	g.Values[m.Name+"_max"] = point(d.Max(), n)
 	for _, q := range quantiles {
-		c, lo, hi := d.QuantileCI(q.q, Confidence)
-		g.Values[m.Name+"_"+q.stat] = Value{c, lo, hi, n}
+		g.Values[m.Name+"_"+q.stat] = quantile(q.q)
+	}
+	for _, stat := range extra {
+		if q, ok := ParsePercentile(stat); ok {
+			g.Values[m.Name+"_"+stat] = quantile(q)
+		}
 	}
 }
 

@@ -226,7 +226,9 @@ func (res *Result) fillCache(g *Group) {
 		name string
 		d    *Dist
 	}{{"prefill_saved", &saved}, {"cache_speedup", &speed}} {
-		setDistValues(g, Metrics[metricIndex[m.name]], m.d)
+		// llmreplay's own metrics: their percentiles interpolate whatever
+		// the definition set.
+		setDistValues(g, Metrics[metricIndex[m.name]], m.d, &DefinitionSet{}, res.want[m.name])
 		g.samples[m.name] = m.d.Values()
 	}
 	note := ""

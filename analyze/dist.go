@@ -25,7 +25,11 @@ var logGamma = math.Log(histGamma)
 // log-bucket histogram (mergeable, ≤1% relative error) after that.
 type Dist struct {
 	exact []float64
-	hist  *hist
+	// wexact holds weighted samples (AddWeighted) instead of exact: one
+	// entry per sample whatever its weight, so a request's TPOT weighted
+	// by its 256 tokens is one entry, not 256 copies.
+	wexact []wsample
+	hist   *hist
 	n     int64
 	sum   float64
 	min   float64
@@ -68,7 +72,36 @@ func (d *Dist) fold() {
 	for _, x := range d.exact {
 		d.hist.add(x, 1)
 	}
-	d.exact = nil
+	for _, s := range d.wexact {
+		d.hist.add(s.v, uint64(s.w))
+	}
+	d.exact, d.wexact = nil, nil
+}
+
+// AddWeighted records v once with weight w (a whole number of tokens):
+// it counts as w samples in every statistic, and the set's percentile
+// method sees it as one entry of weight w, as GuideLLM weighs it. A Dist
+// takes either AddWeighted or Add/AddN samples, not both.
+func (d *Dist) AddWeighted(v float64, w int) {
+	if w <= 0 || v-v != 0 {
+		return
+	}
+	if d.n == 0 || v < d.min {
+		d.min = v
+	}
+	if d.n == 0 || v > d.max {
+		d.max = v
+	}
+	d.n += int64(w)
+	d.sum += v * float64(w)
+	if d.hist == nil {
+		if len(d.wexact) < exactCap {
+			d.wexact = append(d.wexact, wsample{v, float64(w)})
+			return
+		}
+		d.fold()
+	}
+	d.hist.add(v, uint64(w))
 }
 
 // Merge adds every sample of o to d.
@@ -84,8 +117,9 @@ func (d *Dist) Merge(o *Dist) {
 	}
 	d.n += o.n
 	d.sum += o.sum
-	if d.hist == nil && o.hist == nil && len(d.exact)+len(o.exact) <= exactCap {
+	if d.hist == nil && o.hist == nil && len(d.exact)+len(o.exact) <= exactCap && len(d.wexact)+len(o.wexact) <= exactCap {
 		d.exact = append(d.exact, o.exact...)
+		d.wexact = append(d.wexact, o.wexact...)
 		return
 	}
 	if d.hist == nil {
@@ -96,6 +130,9 @@ func (d *Dist) Merge(o *Dist) {
 	} else {
 		for _, x := range o.exact {
 			d.hist.add(x, 1)
+		}
+		for _, s := range o.wexact {
+			d.hist.add(s.v, uint64(s.w))
 		}
 	}
 }
@@ -149,6 +186,17 @@ func (d *Dist) Quantile(q float64) float64 {
 	if q >= 1 {
 		return d.max
 	}
+	if d.wexact != nil {
+		// As if every sample were its weight's copies: numpy's position
+		// q·(n−1) among them.
+		pos := q * float64(d.n-1)
+		i := int64(math.Floor(pos))
+		lo := d.atOrder(i + 1)
+		if i+1 >= d.n {
+			return lo
+		}
+		return lo + (pos-float64(i))*(d.atOrder(i+2)-lo)
+	}
 	if d.hist == nil {
 		return interp(d.sorted(), q*float64(len(d.exact)-1))
 	}
@@ -190,15 +238,27 @@ func (d *Dist) QuantileCI(q, conf float64) (center, lo, hi float64) {
 
 // atOrder returns the k-th smallest sample (1-based).
 func (d *Dist) atOrder(k int64) float64 {
+	if d.wexact != nil {
+		sortWeighted(d.wexact)
+		var c float64
+		for _, s := range d.wexact {
+			c += s.w
+			if float64(k) <= c {
+				return s.v
+			}
+		}
+		return d.max
+	}
 	if d.hist == nil {
 		return d.sorted()[k-1]
 	}
 	return d.clamp(d.hist.atRank(uint64(k - 1)))
 }
 
-// Values returns a copy of the exact samples, or nil in histogram mode.
+// Values returns a copy of the exact samples, or nil in histogram mode
+// and for weighted samples.
 func (d *Dist) Values() []float64 {
-	if d.hist != nil {
+	if d.hist != nil || d.wexact != nil {
 		return nil
 	}
 	return append([]float64(nil), d.sorted()...)

@@ -76,7 +76,15 @@ var Metrics = append([]*Metric{
 	{
 		Name: "ttft", Unit: "ms", Scope: PerRequest,
 		Doc: "time to first token: arrival of the first chunk carrying text or reasoning − the actual send (successful requests)",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if d.peer {
+				if f.peerOK(d) && (!d.ttftNeedsTokens || f.pv.tokens > 0) {
+					if v, ok := f.peerTTFT(d); ok {
+						out.AddN(v, 1)
+					}
+				}
+				return
+			}
 			if okOnly(f) && f.content > 0 {
 				out.AddN(ms(f.ttft), 1)
 			}
@@ -94,7 +102,13 @@ var Metrics = append([]*Metric{
 	{
 		Name: "e2e", Unit: "ms", Scope: PerRequest,
 		Doc: "end-to-end latency: response end − actual send (successful requests)",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if d.peer {
+				if v, ok := f.peerE2E(); ok && f.peerOK(d) {
+					out.AddN(v, 1)
+				}
+				return
+			}
 			if okOnly(f) && f.e2e > 0 {
 				out.AddN(ms(f.e2e), 1)
 			}
@@ -103,7 +117,13 @@ var Metrics = append([]*Metric{
 	{
 		Name: "output_tokens", Unit: "tokens", Scope: PerRequest, HigherIsBetter: true,
 		Doc: "output tokens of a successful request: server usage completion_tokens, else the server's per-chunk counts, else the tokenizer count of the received text (summed per chunk), else the number of content chunks; the source is reported per group",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if d.peer {
+				if f.peerOK(d) && f.pv.tokens >= 0 {
+					out.AddN(float64(f.pv.tokens), 1)
+				}
+				return
+			}
 			if okOnly(f) {
 				out.AddN(float64(f.tokens), 1)
 			}
@@ -122,6 +142,12 @@ var Metrics = append([]*Metric{
 		Name: "per_stream_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
 		Doc: "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT, as a chat user feels the stream (the per-stream half of the concurrency sweep; vllm/sglang/aiperf sets: (tokens−1)/(e2e−ttft); guidellm: tokens/e2e)",
 		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if d.peer {
+				if v, ok := f.peerStream(d); ok && f.peerOK(d) {
+					out.AddN(v, 1)
+				}
+				return
+			}
 			if !okOnly(f) {
 				return
 			}
@@ -134,6 +160,16 @@ var Metrics = append([]*Metric{
 		Name: "tpot", Unit: "ms", Scope: PerRequest,
 		Doc: "time per output token: (e2e − ttft) / (output_tokens − 1), first token excluded (guidellm set: (last − first)/output_tokens)",
 		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if d.peer {
+				if v, w, ok := f.peerTPOT(d); ok && f.peerOK(d) {
+					if d.weighted {
+						out.AddWeighted(v, w)
+					} else {
+						out.AddN(v, 1)
+					}
+				}
+				return
+			}
 			if !okOnly(f) {
 				return
 			}
@@ -146,6 +182,12 @@ var Metrics = append([]*Metric{
 		Name: "itl", Unit: "ms", Scope: PerToken,
 		Doc: "inter-token latency per token: a chunk carrying k tokens after a gap g contributes k samples of g/k; the first chunk's tokens arrive with the TTFT and contribute none (vllm/sglang sets: one sample per chunk; aiperf: one per request, (e2e−ttft)/(tokens−1); guidellm: (last−first)/(tokens−1))",
 		request: func(f *facts, d *DefinitionSet, out *Dist) {
+			if d.peer {
+				if f.peerOK(d) {
+					f.peerITL(d, out)
+				}
+				return
+			}
 			if okOnly(f) {
 				f.itl(d, out)
 			}
@@ -192,6 +234,9 @@ var Metrics = append([]*Metric{
 		Name: "aggregate_tps", Unit: "tok/s", Scope: PerRun, HigherIsBetter: true,
 		Doc: "all streams together: output tokens of the run's successful requests / (last content chunk − first send) (the sum over all streams, the aggregate half of the concurrency sweep; vllm/sglang/aiperf/guidellm/seed sets end the window at the last response end)",
 		run: func(r *run, d *DefinitionSet) (float64, bool) {
+			if d.peer {
+				return r.peerRate(d, "out")
+			}
 			w := r.window(d)
 			if w <= 0 {
 				return 0, false
@@ -203,6 +248,9 @@ var Metrics = append([]*Metric{
 		Name: "total_tps", Unit: "tok/s", Scope: PerRun, HigherIsBetter: true,
 		Doc: "input and output tokens of the run's successful requests / the aggregate_tps window",
 		run: func(r *run, d *DefinitionSet) (float64, bool) {
+			if d.peer {
+				return r.peerRate(d, "total")
+			}
 			w := r.window(d)
 			if w <= 0 {
 				return 0, false
@@ -213,7 +261,10 @@ var Metrics = append([]*Metric{
 	{
 		Name: "requests_per_s", Unit: "req/s", Scope: PerRun, HigherIsBetter: true,
 		Doc: "successful requests / (last response end − first send)",
-		run: func(r *run, _ *DefinitionSet) (float64, bool) {
+		run: func(r *run, d *DefinitionSet) (float64, bool) {
+			if d.peer {
+				return r.peerRate(d, "requests")
+			}
 			w := float64(r.lastDone-r.firstSend) / 1e9
 			if w <= 0 {
 				return 0, false
@@ -224,7 +275,10 @@ var Metrics = append([]*Metric{
 	{
 		Name: "goodput", Unit: "req/s", Scope: PerRun, HigherIsBetter: true,
 		Doc: "successful requests meeting every SLO bound (default ttft ≤ 2 s and tpot ≤ 50 ms; a request with fewer than 2 tokens has tpot 0) / (last response end − first send)",
-		run: func(r *run, _ *DefinitionSet) (float64, bool) {
+		run: func(r *run, d *DefinitionSet) (float64, bool) {
+			if d.peer {
+				return r.peerRate(d, "good")
+			}
 			w := float64(r.lastDone-r.firstSend) / 1e9
 			if w <= 0 {
 				return 0, false
@@ -278,7 +332,19 @@ func LookupMetric(name string) (*Metric, string, error) {
 					return m, stat, nil
 				}
 			}
-			return nil, "", fmt.Errorf("metric %s has no statistic %q: use one of %s", m.Name, stat, strings.Join(statNames(m), ", "))
+			if m.hasPercentiles() {
+				if _, ok := ParsePercentile(stat); ok {
+					return m, stat, nil
+				}
+				if strings.HasPrefix(stat, "p") {
+					return nil, "", percentileError(m, stat)
+				}
+			}
+			names := strings.Join(statNames(m), ", ")
+			if m.hasPercentiles() {
+				names += " or any percentile " + m.Name + "_pX (0 < X < 100, e.g. _p95, _p99.9)"
+			}
+			return nil, "", fmt.Errorf("metric %s has no statistic %q: use one of %s", m.Name, stat, names)
 		}
 	}
 	return nil, "", fielderr.New("analyze", "Metric", fmt.Sprintf("%q is unknown", name), "see docs/METRICS.md (or analyze.Metrics) for the names")

@@ -89,19 +89,26 @@ func TestMetricsByHand(t *testing.T) {
 }
 
 func TestDefinitionSets(t *testing.T) {
-	// Phase 0 of handTrace, r0, read by each tool's definitions:
-	//   vllm/sglang: itl per chunk {10, 20} → median 15; per-stream =
-	//     (4−1)/(e2e−ttft = 40 ms) = 75; aggregate ends at done: 4/0.140.
-	//   aiperf: itl = (140−100)/(4−1) = 13.333 (one per request).
+	// Phase 0 of handTrace, r0 (sent 1, text at 101, 111, 131, done 141 ms,
+	// usage 4), read by each tool's definitions (the conformance tests
+	// hold each set in detail):
+	//   vllm: ends at its last chunk (131): e2e 130, tpot (130−100)/3 =
+	//     10, per-stream 3/0.030 = 100; itl per chunk {10, 20} → median
+	//     15; aggregate over the benchmark (first send to done): 4/0.140.
+	//   sglang: ends at [DONE] (141): tpot 40/3, per-stream 3/0.040 = 75.
+	//   aiperf: ends at its last content (131): itl = tpot = 30/3 = 10,
+	//     1/itl = 100 tok/s; window over successful requests, send to
+	//     last content: 4/0.130.
 	//   guidellm: tpot = (131−101)/4 = 7.5; itl = 30/3 = 10; per-stream =
-	//     4/0.140 s = 28.571.
+	//     4/0.140 s = 28.571; aggregate: tokens at 101 (1) and spread to
+	//     141, the last (at the window's end) left out: 3/(0.141−0.001).
 	//   seed: per-stream (4−1)/0.030 = 100; aggregate 4/0.140 = 28.571.
 	cases := map[string]map[string]float64{
 		"llmreplay": {"itl": 10, "tpot": 40.0 / 3, "per_stream_tps": 100, "aggregate_tps": 4 / 0.130},
-		"vllm":      {"itl": 15, "tpot": 40.0 / 3, "per_stream_tps": 75, "aggregate_tps": 4 / 0.140},
+		"vllm":      {"itl": 15, "tpot": 10, "per_stream_tps": 100, "aggregate_tps": 4 / 0.140},
 		"sglang":    {"itl": 15, "tpot": 40.0 / 3, "per_stream_tps": 75, "aggregate_tps": 4 / 0.140},
-		"aiperf":    {"itl": 40.0 / 3, "tpot": 40.0 / 3, "per_stream_tps": 75, "aggregate_tps": 4 / 0.140},
-		"guidellm":  {"itl": 10, "tpot": 7.5, "per_stream_tps": 4 / 0.140, "aggregate_tps": 4 / 0.140},
+		"aiperf":    {"itl": 10, "tpot": 10, "per_stream_tps": 100, "aggregate_tps": 4 / 0.130},
+		"guidellm":  {"itl": 10, "tpot": 7.5, "per_stream_tps": 4 / 0.140, "aggregate_tps": 3 / 0.140},
 		"seed":      {"itl": 10, "tpot": 40.0 / 3, "per_stream_tps": 100, "aggregate_tps": 4 / 0.140},
 	}
 	for name, want := range cases {
@@ -121,12 +128,12 @@ func TestDefinitionSets(t *testing.T) {
 
 func TestAIPerfCountsWithTokenizer(t *testing.T) {
 	// Usage claims 8 tokens, the text is 4 tokens: AIPerf's client-side
-	// count gives tpot = (140−100)/(4−1); llmreplay trusts usage:
-	// (140−100)/(8−1).
+	// count gives tpot = (130−100)/(4−1) (its request ends at the last
+	// content, 131 ms); llmreplay trusts usage: (140−100)/(8−1).
 	tt := handTrace()
 	tt.records = tt.records[:1]
 	tt.records[0].Usage = `{"completion_tokens":8}`
-	for name, want := range map[string]float64{"aiperf": 40.0 / 3, "llmreplay": 40.0 / 7} {
+	for name, want := range map[string]float64{"aiperf": 10, "llmreplay": 40.0 / 7} {
 		res := analyzeTraces(t, Options{Definitions: name}, tt)
 		g := res.Groups(nil)[0]
 		wantValues(t, g, map[string]float64{"tpot": want})
@@ -180,12 +187,14 @@ func TestWarmupSkipped(t *testing.T) {
 }
 
 func TestLookupMetric(t *testing.T) {
-	for _, ok := range []string{"ttft", "ttft_p99", "per_stream_tps_min", "aggregate_tps", "aggregate_tps_max", "speedup", "requests_failed", "itl_p50", "ttft_sched_p90"} {
+	for _, ok := range []string{"ttft", "ttft_p99", "per_stream_tps_min", "aggregate_tps", "aggregate_tps_max", "speedup", "requests_failed", "itl_p50", "ttft_sched_p90",
+		"ttft_p95", "itl_p75", "e2e_p99.9", "tpot_p1", "ttft_p0.5", "output_tokens_p99.99"} {
 		if _, _, err := LookupMetric(ok); err != nil {
 			t.Errorf("%s: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"ttft_p98", "speedup_p50", "requests_ok_mean", "nope", ""} {
+	for _, bad := range []string{"speedup_p50", "requests_ok_mean", "nope", "", "aggregate_tps_p95", "ttft_p0", "ttft_p100", "ttft_p05", "ttft_p99.90",
+		"ttft_p9.", "ttft_p.5", "ttft_p", "ttft_pabc", "ttft_p1e1", "ttft_p-5"} {
 		if _, _, err := LookupMetric(bad); err == nil {
 			t.Errorf("%s should not be a metric", bad)
 		}

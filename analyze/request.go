@@ -63,6 +63,10 @@ type facts struct {
 	// parsed remembers what the server's usage and timings objects said,
 	// kept across records (serverObjects).
 	parsed serverObjects
+
+	// pv is the request read by a peer definition set (peers.go); unused
+	// by llmreplay and seed.
+	pv peerView
 }
 
 // arrivalRate is how fast the tokens after the first content chunk arrived:
@@ -85,7 +89,7 @@ func (f *facts) arrivalRate() (rate float64, bunched bool) {
 }
 
 func (f *facts) reset(r *trace.Record) {
-	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], text: f.text[:0], gaps: f.gaps[:0], parsed: f.parsed}
+	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], text: f.text[:0], gaps: f.gaps[:0], parsed: f.parsed, pv: f.pv}
 }
 
 // build fills f from r.
@@ -171,6 +175,9 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 	if f.promptTokens > 0 {
 		f.input = f.promptTokens
 	}
+	if d.peer {
+		f.buildPeer(r, c, d)
+	}
 }
 
 func (f *facts) chooseTokens(c *counter, d *DefinitionSet) (int, string) {
@@ -179,9 +186,6 @@ func (f *facts) chooseTokens(c *counter, d *DefinitionSet) (int, string) {
 			return f.tokenizerTokens, SourceChunks
 		}
 		return f.tokenizerTokens, SourceTokenizer
-	}
-	if d.tokenizerFirst && c.tok != nil {
-		return tok()
 	}
 	if f.serverTokens >= 0 {
 		return f.serverTokens, SourceUsage

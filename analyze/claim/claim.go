@@ -79,7 +79,7 @@ func parseClaim(s string) (Claim, error) {
 	}
 	// metric name
 	i := 0
-	for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= '0' && s[i] <= '9') {
+	for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= '0' && s[i] <= '9' || s[i] == '.' && i > 0 && s[i-1] >= '0' && s[i-1] <= '9') {
 		i++
 	}
 	c.Metric = s[:i]
@@ -270,6 +270,7 @@ func check(res *analyze.Result, c Claim, o CheckOptions) Verdict {
 	}
 	m, stat, _ := analyze.LookupMetric(c.Metric)
 	v := Verdict{Claim: c, Text: c.Text, Unit: m.Unit, Measured: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	res.Want(c.Metric) // any percentile: computed for the groups built now
 	g := res.Select(c.Selector)
 	if g == nil {
 		v.Verdict, v.Reason = Inconclusive, fmt.Sprintf("no run matches %s", sortedSel(c.Selector))
@@ -394,12 +395,9 @@ func quantileOf(m *analyze.Metric, stat string) (q float64, name string, ok bool
 	switch stat {
 	case "", "p50":
 		return 0.5, "a median", true
-	case "p10":
-		return 0.1, "a p10", true
-	case "p90":
-		return 0.9, "a p90", true
-	case "p99":
-		return 0.99, "a p99", true
+	}
+	if q, ok := analyze.ParsePercentile(stat); ok {
+		return q, "a " + stat, true
 	}
 	return 0, "", false
 }

@@ -29,6 +29,8 @@ func TestParseClaim(t *testing.T) {
 		{"requests_failed{concurrency=8} == 0", "requests_failed", map[string]string{"concurrency": "8"}, "==", 0},
 		{"speedup{concurrency=2} > 2.17x", "speedup", map[string]string{"concurrency": "2"}, ">", 2.17},
 		{"e2e_max < 1m", "e2e_max", map[string]string{}, "<", 60000},
+		{"ttft_p95{concurrency=4} < 2s", "ttft_p95", map[string]string{"concurrency": "4"}, "<", 2000},
+		{"e2e_p99.9<=5s", "e2e_p99.9", map[string]string{}, "<=", 5000},
 	}
 	for _, c := range cases {
 		got, err := ParseClaim(c.in)
@@ -42,7 +44,7 @@ func TestParseClaim(t *testing.T) {
 	}
 	bad := []string{
 		"", "# only a comment", "per_stream_tps", "per_stream_tps >=", "per_stream_tps >= abc",
-		"nope >= 1", "ttft_p98 < 1", "per_stream_tps{concurrency=1 >= 4", "per_stream_tps{foo=1} >= 4",
+		"nope >= 1", "ttft_p100 < 1", "aggregate_tps_p95 >= 1", "ttft_p05 < 1", "per_stream_tps{concurrency=1 >= 4", "per_stream_tps{foo=1} >= 4",
 		"per_stream_tps{concurrency=x} >= 4", "ttft < 3 tok/s", "per_stream_tps >= 3ms", "per_stream_tps{concurrency=1,concurrency=2} >= 1",
 		"per_stream_tps => 4", "per_stream_tps{label=} >= 1",
 	}
@@ -301,5 +303,30 @@ func TestToBound(t *testing.T) {
 		if got := toBound(c.m, c.stat); got != c.want {
 			t.Errorf("toBound(%s, %q) = %d, want %d", c.m.Name, c.stat, got, c.want)
 		}
+	}
+}
+
+// TestCheckAnyPercentile: a claim may name any percentile. The per-stream
+// speeds of claimTrace are 1 … 10: numpy's p95 sits at position
+// 0.95·9 = 8.55 between 9 and 10 → 9.55, and p75 at 6.75 → 7.75. A p95's
+// 95% interval needs 72 samples for an upper bound (0.95^72 = 0.0249 ≤
+// 0.025 < 0.95^71), so with 10 the claim is inconclusive and says so;
+// --accept-point judges the value itself.
+func TestCheckAnyPercentile(t *testing.T) {
+	res := analyzeTraces(t, analyze.Options{}, claimTrace())
+	cl, err := ParseClaim("per_stream_tps_p95{concurrency=1} > 9.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Check(res, cl, CheckOptions{})
+	if v.Verdict != Inconclusive || !near(v.Measured, 9.55) || !strings.Contains(v.Reason, "a p95 needs at least 72") {
+		t.Errorf("p95: %s %v (%s)", v.Verdict, v.Measured, v.Reason)
+	}
+	if v := Check(res, cl, CheckOptions{AcceptPoint: true}); v.Verdict != Holds {
+		t.Errorf("p95 with --accept-point: %s (%s)", v.Verdict, v.Reason)
+	}
+	cl, _ = ParseClaim("per_stream_tps_p75 < 7.7")
+	if v := Check(res, cl, CheckOptions{AcceptPoint: true}); v.Verdict != DoesNotHold || !near(v.Measured, 7.75) {
+		t.Errorf("p75: %s %v (%s)", v.Verdict, v.Measured, v.Reason)
 	}
 }

@@ -53,6 +53,7 @@ func BuildTable(res *analyze.Result, o TableOptions) (*Table, error) {
 			return nil, err
 		}
 	}
+	res.Want(ms...) // any percentile a column names
 	return metricTable(res, o, ms), nil
 }
 

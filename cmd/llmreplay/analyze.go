@@ -154,6 +154,7 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 				keys = defaultKeys(res, keys)
 			}
 			if format == "json" {
+				res.Want(metrics...) // any percentile --metrics names joins the groups' metrics
 				doc := analyze.NewDocument(res, keys)
 				if err := render.RenderWarnings(cmd.ErrOrStderr(), doc.Warnings); err != nil {
 					return err
