@@ -383,7 +383,7 @@ type run struct {
 	outTokens, inTokens            int64
 	good                           int
 
-	dists []Dist // by registry index (request and token scopes)
+	dists []Dist  // by registry index (request and token scopes)
 	peer  peerRun // a peer definition set's own tallies (peers.go)
 	warn  runWarn
 	state *runState // the server's state during the run, once computed

@@ -30,10 +30,10 @@ type Dist struct {
 	// by its 256 tokens is one entry, not 256 copies.
 	wexact []wsample
 	hist   *hist
-	n     int64
-	sum   float64
-	min   float64
-	max   float64
+	n      int64
+	sum    float64
+	min    float64
+	max    float64
 }
 
 // Add records v once.
