@@ -139,6 +139,42 @@ var Metrics = append([]*Metric{
 		},
 	},
 	{
+		Name: "ttft_reasoning", Unit: "ms", Scope: PerRequest,
+		Doc: "time to first reasoning token: arrival of the first chunk carrying reasoning (reasoning_content, Anthropic thinking, Responses reasoning events) − the actual send; successful requests that streamed reasoning",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) && f.firstReasoning > 0 {
+				out.AddN(ms(f.firstReasoning-f.rec.Sent), 1)
+			}
+		},
+	},
+	{
+		Name: "ttft_answer", Unit: "ms", Scope: PerRequest,
+		Doc: "time to first answer token: arrival of the first chunk carrying answer text (not reasoning) − the actual send, what a user waits for before the answer starts (AIPerf's time_to_first_output_token); equal to ttft without reasoning; successful requests that streamed answer text",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) && f.firstAnswer > 0 {
+				out.AddN(ms(f.firstAnswer-f.rec.Sent), 1)
+			}
+		},
+	},
+	{
+		Name: "reasoning_tokens", Unit: "tokens", Scope: PerRequest,
+		Doc: "reasoning tokens of a successful request: the server's count inside its usage (completion_tokens_details or output_tokens_details .reasoning_tokens) when it sends one with its output count, else the reasoning chunks' tokens (a reasoning-only chunk's server count, else the tokenizer's count of its reasoning); 0 without reasoning; never above output_tokens",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) {
+				out.AddN(float64(f.reasoningTokens()), 1)
+			}
+		},
+	},
+	{
+		Name: "answer_tokens", Unit: "tokens", Scope: PerRequest,
+		Doc: "answer tokens of a successful request: output_tokens − reasoning_tokens, so the two add up to output_tokens",
+		request: func(f *facts, _ *DefinitionSet, out *Dist) {
+			if okOnly(f) {
+				out.AddN(float64(max(f.tokens, 0)-f.reasoningTokens()), 1)
+			}
+		},
+	},
+	{
 		Name: "per_stream_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
 		Doc: "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT, as a chat user feels the stream (the per-stream half of the concurrency sweep; vllm/sglang/aiperf sets: (tokens−1)/(e2e−ttft); guidellm: tokens/e2e)",
 		request: func(f *facts, d *DefinitionSet, out *Dist) {

@@ -25,6 +25,12 @@ type facts struct {
 	first, last int64 // arrival of the first and last chunk carrying text or reasoning
 	ttft, e2e   int64 // ns; ttft is 0 when no content arrived
 	content     int   // chunks carrying text or reasoning
+	// firstReasoning and firstAnswer are the first chunks carrying
+	// reasoning and answer text (0: none); reasoningChunkTokens is the
+	// reasoning's tokens counted chunk by chunk (a reasoning-only chunk's
+	// server count, else the tokenizer's count of its reasoning).
+	firstReasoning, firstAnswer int64
+	reasoningChunkTokens        int
 
 	serverTokens    int // usage completion count, −1 if absent
 	promptTokens    int // usage prompt count, −1 if absent
@@ -126,7 +132,8 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 		if ch.Text == "" && ch.Reasoning == "" {
 			continue
 		}
-		n := c.count(ch.Text) + c.count(ch.Reasoning)
+		nr := c.count(ch.Reasoning)
+		n := c.count(ch.Text) + nr
 		f.tokenizerTokens += n
 		f.textBytes += int64(len(ch.Text) + len(ch.Reasoning))
 		k := n
@@ -143,6 +150,18 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 		}
 		if k < 1 {
 			k = 1
+		}
+		if ch.Reasoning != "" {
+			if f.firstReasoning == 0 {
+				f.firstReasoning = ch.T
+			}
+			if ch.Text == "" {
+				nr = k // a reasoning-only chunk: all its tokens are reasoning
+			}
+			f.reasoningChunkTokens += nr
+		}
+		if ch.Text != "" && f.firstAnswer == 0 {
+			f.firstAnswer = ch.T
 		}
 		if f.content == 0 {
 			f.first = ch.T
@@ -295,4 +314,14 @@ func (f *facts) itl(d *DefinitionSet, out *Dist) {
 			out.AddN(g, k)
 		}
 	}
+}
+
+// reasoningTokens is the response's reasoning tokens: the server's own
+// count when its usage has one (never above its output count), else the
+// reasoning chunks' tokens.
+func (f *facts) reasoningTokens() int {
+	if r := f.srv.reasoning; r >= 0 && f.source == SourceUsage {
+		return min(r, f.tokens)
+	}
+	return min(f.reasoningChunkTokens, max(f.tokens, 0))
 }

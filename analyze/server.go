@@ -23,6 +23,10 @@ import (
 type serverTimers struct {
 	decodeTPS, prefillTPS float64
 	cached                int
+	// reasoning is the server's count of the reasoning tokens inside its
+	// completion count (OpenAI's completion_tokens_details, the Responses
+	// API's output_tokens_details), −1 when it sends none.
+	reasoning int
 }
 
 // maxServerRate bounds a server-reported rate that is used at all: no
@@ -62,6 +66,14 @@ type timerFields struct {
 	Cached       *int64         `json:"cached_tokens"`
 	InputDetails *cachedDetails `json:"input_tokens_details"`
 	CacheRead    *int64         `json:"cache_read_input_tokens"`
+	// The reasoning tokens counted in the completion: Chat Completions'
+	// completion_tokens_details, the Responses API's output_tokens_details.
+	CompletionDetails *reasoningDetails `json:"completion_tokens_details"`
+	OutputDetails     *reasoningDetails `json:"output_tokens_details"`
+}
+
+type reasoningDetails struct {
+	Reasoning *int64 `json:"reasoning_tokens"`
 }
 
 type cachedDetails struct {
@@ -70,7 +82,7 @@ type cachedDetails struct {
 
 // readServerTimers parses the usage and timings objects a record holds.
 func readServerTimers(usage, timings string) serverTimers {
-	t := serverTimers{cached: -1}
+	t := serverTimers{cached: -1, reasoning: -1}
 	for _, s := range []string{timings, usage} {
 		if s == "" || s == "null" {
 			continue
@@ -88,6 +100,11 @@ func readServerTimers(usage, timings string) serverTimers {
 		for _, c := range []*int64{v.CacheN, v.TokensCached, detailsCached(v.Details), v.Cached, detailsCached(v.InputDetails), v.CacheRead} {
 			if t.cached < 0 && c != nil && *c >= 0 && *c < 1<<31 {
 				t.cached = int(*c)
+			}
+		}
+		for _, d := range []*reasoningDetails{v.CompletionDetails, v.OutputDetails} {
+			if t.reasoning < 0 && d != nil && d.Reasoning != nil && *d.Reasoning >= 0 && *d.Reasoning < 1<<31 {
+				t.reasoning = int(*d.Reasoning)
 			}
 		}
 	}
@@ -243,7 +260,7 @@ type serverObjects struct {
 
 func (s *serverObjects) read(usage, timings string) serverObject {
 	if usage == "" && timings == "" {
-		return serverObject{completion: -1, prompt: -1, timers: serverTimers{cached: -1}}
+		return serverObject{completion: -1, prompt: -1, timers: serverTimers{cached: -1, reasoning: -1}}
 	}
 	key := [2]string{usage, timings}
 	if o, ok := s.m[key]; ok {
