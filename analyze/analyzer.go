@@ -261,6 +261,9 @@ type TraceAcc struct {
 	points []statePoint
 	// clock are the client's clock readings (clockstep.go).
 	clock clockReadings
+	// firstTokens are when each phase's first tokens arrived
+	// (serverstate.go, server_ttft_differs).
+	firstTokens []tokenSpan
 }
 
 // Trace starts a trace with the given label ("" = the header's label).
@@ -494,6 +497,7 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 		t.perPhase = map[int]int{}
 	}
 	t.perPhase[rec.Phase]++
+	t.noteFirstToken(rec)
 	if rec.Warmup {
 		t.info.Warmup++
 		return

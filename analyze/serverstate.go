@@ -68,7 +68,12 @@ type runState struct {
 	// tokens it counted; NaN and 0 without one.
 	srvTTFT, srvTTFTLo, srvTTFTHi float64
 	srvTTFTCount                  float64
-	scrapes                       int // successful scrapes inside the window
+	// ttftFrom and ttftTo are the scrapes the histogram's increase was
+	// read between; ttftBracketed says one was taken at or before the
+	// run's first send and one at or after its last response end.
+	ttftFrom, ttftTo int64
+	ttftBracketed    bool
+	scrapes          int // successful scrapes inside the window
 }
 
 // serverState computes (once) the run's server state from its trace's
@@ -78,7 +83,8 @@ func (r *run) serverState() *runState {
 		return r.state
 	}
 	nan := math.NaN()
-	s := &runState{nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0}
+	s := &runState{runningPeak: nan, runningAvg: nan, waitingPeak: nan, waitingAvg: nan, kvPeak: nan, kvAvg: nan, preemptions: nan,
+		prefixHitRate: nan, rssPeak: nan, cpuCores: nan, gpuPeak: nan, srvTTFT: nan, srvTTFTLo: nan, srvTTFTHi: nan}
 	r.state = s
 	pts := r.trace.points
 	// A turn run's requests interleave with the other turns' (a session's
@@ -121,6 +127,8 @@ func (r *run) serverState() *runState {
 		if v, lo, hi, ok := servermetrics.Quantile(d, 0.5); ok {
 			s.srvTTFT, s.srvTTFTLo, s.srvTTFTHi = v*1e3, lo*1e3, hi*1e3
 			s.srvTTFTCount = d[len(d)-1].Count
+			s.ttftFrom, s.ttftTo = firstWith(span, true), firstWith(span, false)
+			s.ttftBracketed = s.ttftFrom <= from && s.ttftTo >= to
 		}
 	}
 	if cpu, ok := increase(span, servermetrics.CPUSeconds); ok {
@@ -129,6 +137,76 @@ func (r *run) serverState() *runState {
 		}
 	}
 	return s
+}
+
+// firstWith is the time of the first (or, !first, the last) point that
+// holds a TTFT histogram.
+func firstWith(pts []statePoint, first bool) int64 {
+	for i := range pts {
+		j := i
+		if !first {
+			j = len(pts) - 1 - i
+		}
+		if pts[j].ttft != nil {
+			return pts[j].t
+		}
+	}
+	return 0
+}
+
+// tokenSpan is when the first tokens of one phase's measured requests (or
+// of its warm-ups) arrived, and how many there were: server_ttft_differs
+// judges a run only when no other request's first token falls between the
+// scrapes its histogram was read from.
+type tokenSpan struct {
+	phase  int
+	warmup bool
+	lo, hi int64
+	n      int
+}
+
+// noteFirstToken records the first content chunk's arrival of a record.
+func (t *TraceAcc) noteFirstToken(rec *trace.Record) {
+	var at int64 = -1
+	for i := range rec.Chunks {
+		if c := &rec.Chunks[i]; c.Text != "" || c.Reasoning != "" {
+			at = c.T
+			break
+		}
+	}
+	if at < 0 {
+		return
+	}
+	for i := range t.firstTokens {
+		if sp := &t.firstTokens[i]; sp.phase == rec.Phase && sp.warmup == rec.Warmup {
+			sp.lo, sp.hi, sp.n = min(sp.lo, at), max(sp.hi, at), sp.n+1
+			return
+		}
+	}
+	t.firstTokens = append(t.firstTokens, tokenSpan{phase: rec.Phase, warmup: rec.Warmup, lo: at, hi: at, n: 1})
+}
+
+// ttftJudgeable says whether a run's server TTFT histogram is its own:
+// read between a scrape at or before its first send and one at or after
+// its last response end, with no other request of the trace (another
+// phase, a warm-up) getting its first token in between, and counting at
+// least half and at most twice the run's own first tokens (else it holds
+// traffic the trace did not send).
+func (r *run) ttftJudgeable(s *runState) bool {
+	if math.IsNaN(s.srvTTFT) || !s.ttftBracketed {
+		return false
+	}
+	own := 0
+	for _, sp := range r.trace.firstTokens {
+		if sp.phase == r.phase.Index && !sp.warmup {
+			own = sp.n
+			continue
+		}
+		if sp.hi > s.ttftFrom && sp.lo <= s.ttftTo {
+			return false
+		}
+	}
+	return own > 0 && s.srvTTFTCount >= float64(own)/2 && s.srvTTFTCount <= 2*float64(own)
 }
 
 // peakMean is the largest and the mean value of meaning m over points;
@@ -355,7 +433,7 @@ func ttftWarning(g *Group) (Warning, bool) {
 	var ex map[string]any
 	for _, r := range g.runs {
 		s := r.serverState()
-		if math.IsNaN(s.srvTTFT) || s.srvTTFTCount < float64(r.ok)/2 || r.dists[ti].N() == 0 {
+		if !r.ttftJudgeable(s) || r.dists[ti].N() == 0 {
 			continue
 		}
 		judged++

@@ -238,3 +238,44 @@ func TestServerTTFT(t *testing.T) {
 		t.Errorf("concurrency 4: warning %+v", w)
 	}
 }
+
+// TestServerTTFTNeedsItsOwnScrapes: server_ttft_differs compares a run's
+// client TTFT with the server's histogram only when the scrapes it was
+// read between hold the run's first tokens and nobody else's. Every
+// request is okRecord (client TTFT 100 ms); every histogram increase puts
+// its first tokens ≤ 20 ms (median 10), which would warn (100 > 20 + 50).
+//
+//   - two one-request phases sent at 0 and 300 ms, scrapes at −50 and
+//     1,000 ms only (runs shorter than the scrape interval): each run's
+//     bracket [−50, 1000] holds the other's first token (at 100 and 400):
+//     neither is judged;
+//   - a warm-up's first token (100) inside the measured request's bracket:
+//     not judged;
+//   - no scrape at or before the first send (300; scrapes at 350 and
+//     1,000): not judged; with one at 250 instead the bracket is the
+//     run's own (one first token, counted once): judged, and it warns.
+func TestServerTTFTNeedsItsOwnScrapes(t *testing.T) {
+	h := header("s", phase(0, 1, 100, 7, 0), phase(1, 1, 100, 7, 0))
+	warns := func(recs []trace.Record, scrapes ...trace.Scrape) []bool {
+		res := analyzeWithScrapes(t, h, recs, scrapes)
+		var out []bool
+		for _, g := range res.Groups([]string{KeyPhase}) {
+			out = append(out, hasWarning(g.Warnings, WarnServerTTFT) != nil)
+		}
+		return out
+	}
+	if w := warns([]trace.Record{okRecord("a", 0, 0), okRecord("b", 1, 300)}, ttftScrape(-50, 0, 0, 0), ttftScrape(1000, 2, 2, 2)); w[0] || w[1] {
+		t.Errorf("runs sharing one scrape interval warned: %v", w)
+	}
+	warm := okRecord("w", 1, 0)
+	warm.Warmup = true
+	if w := warns([]trace.Record{warm, okRecord("b", 1, 300)}, ttftScrape(-50, 0, 0, 0), ttftScrape(1000, 2, 2, 2)); w[0] {
+		t.Error("a warm-up's first token inside the bracket: warned")
+	}
+	if w := warns([]trace.Record{okRecord("b", 1, 300)}, ttftScrape(350, 0, 0, 0), ttftScrape(1000, 1, 1, 1)); w[0] {
+		t.Error("no scrape before the first send: warned")
+	}
+	if w := warns([]trace.Record{okRecord("b", 1, 300)}, ttftScrape(250, 0, 0, 0), ttftScrape(1000, 1, 1, 1)); !w[0] {
+		t.Error("the run's own bracket: not judged")
+	}
+}

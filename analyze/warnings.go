@@ -706,6 +706,13 @@ const (
 	// JudgeBounds: no count of the model's own; bounds any tokenizer
 	// obeys: at least one token per content chunk, at most one per byte.
 	JudgeBounds = "bounds"
+	// JudgeStream: the stream itself backs the count: the server's
+	// per-chunk counts add up to it, or it equals the content chunks,
+	// one token per event. Such a count agrees with what arrived; a
+	// re-tokenization of the text is no better a reference (a model emits
+	// tokens its tokenizer would not produce from the text: llama.cpp's 64
+	// one-token events whose text its own /tokenize counts as 70–75).
+	JudgeStream = "stream"
 )
 
 // usageJudged is one response's usage check.
@@ -728,6 +735,9 @@ func judgeUsage(f *facts, rec *trace.Record, c *counter) usageJudged {
 		return usageJudged{}
 	}
 	s := f.serverTokens
+	if s == f.chunkTokens || s == f.content {
+		return usageJudged{judgement: JudgeStream, ref: s}
+	}
 	against := func(judgement string, k int) usageJudged {
 		d := s - k
 		if d < 0 {

@@ -373,9 +373,44 @@ func TestUsageJudgements(t *testing.T) {
 		diff   float64 // its max_relative_difference
 		ref    int     // example_text_tokens (not for bounds)
 	}{
-		// The server's /tokenize counts the received Thai as 5: usage 5
-		// agrees exactly. No warning, where o200k (10) would have given one.
-		{name: "Thai, honest, server tokenizer", rec: thaiRecord("a", 0, 5, 5), judged: JudgeServerTokenizer},
+		// The server's /tokenize counts the received Thai as 6 (one word is
+		// two of its tokens): usage 6 agrees exactly. No warning, where
+		// o200k (10) would have given one.
+		{name: "Thai, honest, server tokenizer", rec: thaiRecord("a", 0, 6, 6), judged: JudgeServerTokenizer},
+		// Usage 5 for the 5 events, one token each: the stream itself backs
+		// the count, whatever a tokenizer makes of the text.
+		{name: "Thai, one token per event", rec: thaiRecord("a", 0, 5, 0), judged: JudgeStream},
+		// llama.cpp's case: usage 5 for 5 one-token events whose text its own
+		// /tokenize re-counts as 9 (|5−9| = 4 > 3 and 4/9 > 2%, a warning
+		// against the text): the stream backs the server, no warning.
+		{name: "one token per event, the text re-counts higher", rec: func() trace.Record {
+			r := okRecord("a", 0, 0)
+			r.Usage = `{"completion_tokens":5}`
+			r.ServerTextTokens = 9
+			return r
+		}(),
+			judged: JudgeStream},
+		// The server's per-chunk counts 1+1+2+1+2 = 7 add up to its usage 7,
+		// whatever its /tokenize says of the text (12).
+		{name: "per-chunk counts add up to usage", rec: func() trace.Record {
+			r := okRecord("a", 0, 0)
+			for i, k := range []int{1, 1, 2, 1, 2} {
+				r.Chunks[i].Tokens = k
+			}
+			r.ServerTextTokens = 12
+			return r
+		}(),
+			judged: JudgeStream},
+		// Usage 14 for 5 events without per-chunk counts: the stream does not
+		// back it, and the server's own tokenizer (7) shows the fake:
+		// |14−7|/14 = 0.5.
+		{name: "a doubled count is not backed by the stream", rec: func() trace.Record {
+			r := okRecord("a", 0, 0)
+			r.Usage = `{"completion_tokens":14}`
+			r.ServerTextTokens = 7
+			return r
+		}(),
+			judged: JudgeServerTokenizer, warn: true, diff: 0.5, ref: 7},
 		// Usage 10 against the server's own 5: |10−5| = 5 > 3 tokens and
 		// 5/10 = 0.5 > 2%.
 		{name: "Thai, overstated, server tokenizer", rec: thaiRecord("a", 0, 10, 5), judged: JudgeServerTokenizer, warn: true, diff: 0.5, ref: 5},
@@ -399,14 +434,14 @@ func TestUsageJudgements(t *testing.T) {
 		}(),
 			judged: JudgeServerTokenizer, warn: true, diff: 0.024, ref: 200},
 		// No server count, and o200k only the default: bounds. 5 chunks
-		// ≤ 5 ≤ 84 bytes + 3: honest.
-		{name: "Thai, honest, bounds", rec: thaiRecord("a", 0, 5, 0), judged: JudgeBounds},
+		// ≤ 6 ≤ 84 bytes + 3: honest.
+		{name: "Thai, honest, bounds", rec: thaiRecord("a", 0, 6, 0), judged: JudgeBounds},
 		// Usage 100 > 84 + 3 = 87: (100−87)/100 = 0.13.
 		{name: "Thai, overstated past a token per byte", rec: thaiRecord("a", 0, 100, 0), judged: JudgeBounds, warn: true, diff: 0.13},
 		// Usage 3 for 5 content chunks: (5−3)/5 = 0.4 below the bound.
 		{name: "fewer tokens than chunks", rec: thaiRecord("a", 0, 3, 0), judged: JudgeBounds, warn: true, diff: 0.4},
 		// A server count that says unavailable (−1) is no count: bounds.
-		{name: "server count unavailable", rec: thaiRecord("a", 0, 5, trace.TokenizeUnavailable), judged: JudgeBounds},
+		{name: "server count unavailable", rec: thaiRecord("a", 0, 6, trace.TokenizeUnavailable), judged: JudgeBounds},
 		// o200k given to the analysis is taken as the model's: the count-up
 		// text is 1+1+2+1+2 = 7 tokens; usage 14: |14−7|/14 = 0.5.
 		{name: "the model's tokenizer given", opts: Options{Tokenizer: "o200k_base"},
