@@ -179,6 +179,10 @@ type TraceInfo struct {
 	TokenizerFile string `json:"tokenizer_file,omitempty"`
 	Simulated     bool   `json:"simulated,omitempty"`
 	SimProfile    string `json:"sim_profile,omitempty"`
+	// SimTimeScale is the factor the simulator's every duration was run
+	// at (a capacity search's --time-scale), 0 when the trace ran at the
+	// profile's own pace or does not say.
+	SimTimeScale float64 `json:"sim_time_scale,omitempty"`
 	Records       int    `json:"records"`
 	Warmup        int    `json:"warmup_skipped"`
 	// NotSent counts the turns of sessions never sent because an earlier
@@ -297,6 +301,7 @@ func (a *Analyzer) Trace(label, path string, h trace.Header) *TraceAcc {
 			URL: h.URL, Started: h.StartWall, Host: hostLine(h.Host),
 		},
 	}
+	t.info.SimTimeScale = simTimeScale(h)
 	if n := len(h.Shards); n > 0 {
 		hosts := map[string]bool{}
 		for _, s := range h.Shards {
@@ -1253,4 +1258,38 @@ func hostLine(h trace.Host) string {
 		s += fmt.Sprintf(", %d cores", h.Cores)
 	}
 	return s
+}
+
+// optTimeScale is the header option in which a capacity search records the
+// simulator's time scale (capacity/live writes it). Nothing else records
+// one: a trace of a separately started simulator does not say its scale.
+const optTimeScale = "capacity_time_scale"
+
+// simTimeScale reads the simulator's time scale from a header, 0 when the
+// run was at the profile's pace (1) or the header does not say.
+func simTimeScale(h trace.Header) float64 {
+	if !h.Simulated {
+		return 0
+	}
+	v, err := strconv.ParseFloat(h.Options[optTimeScale], 64)
+	if err != nil || !(v > 0) || v == 1 || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// TimeScaleNote says, for a trace of the simulator run at a time scale,
+// what that does to its numbers; "" otherwise.
+func (t TraceInfo) TimeScaleNote() string {
+	if t.SimTimeScale == 0 {
+		return ""
+	}
+	profile := ""
+	if t.SimProfile != "" {
+		profile = " (profile " + t.SimProfile + ")"
+	}
+	f := strconv.FormatFloat(t.SimTimeScale, 'g', -1, 64)
+	inv := strconv.FormatFloat(1/t.SimTimeScale, 'g', 3, 64)
+	return fmt.Sprintf("the simulator%s ran at time scale %s: every duration is %s× the profile's, so these latencies read %s× and these speeds %s× what the profile models",
+		profile, f, f, f, inv)
 }

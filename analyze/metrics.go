@@ -368,7 +368,7 @@ func LookupMetric(name string) (*Metric, string, error) {
 					return m, stat, nil
 				}
 			}
-			if m.hasPercentiles() {
+			if m.HasPercentiles() {
 				if _, ok := ParsePercentile(stat); ok {
 					return m, stat, nil
 				}
@@ -377,7 +377,7 @@ func LookupMetric(name string) (*Metric, string, error) {
 				}
 			}
 			names := strings.Join(statNames(m), ", ")
-			if m.hasPercentiles() {
+			if m.HasPercentiles() {
 				names += " or any percentile " + m.Name + "_pX (0 < X < 100, e.g. _p95, _p99.9)"
 			}
 			return nil, "", fmt.Errorf("metric %s has no statistic %q: use one of %s", m.Name, stat, names)

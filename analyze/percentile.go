@@ -69,8 +69,8 @@ func percentileError(m *Metric, stat string) error {
 	return fmt.Errorf("metric %s has no statistic %q: a percentile is p followed by a number above 0 and below 100 in its shortest form, e.g. %s_p95 or %s_p99.9", m.Name, stat, m.Name, m.Name)
 }
 
-// hasPercentiles reports whether m takes any _pX.
-func (m *Metric) hasPercentiles() bool { return m.Scope == PerRequest || m.Scope == PerToken }
+// HasPercentiles reports whether m takes any _pX.
+func (m *Metric) HasPercentiles() bool { return m.Scope == PerRequest || m.Scope == PerToken }
 
 // Percentile methods of the definition sets.
 type pctMode int

@@ -37,6 +37,9 @@ const (
 	WarnLateFinish         = "after_finish"
 	WarnSaltedCacheHit     = "cache_hit_on_salted"
 	WarnNoHitOnRepeat      = "no_cache_hit_on_repeat"
+	// WarnTimeScaled: the simulator ran at a time scale, so every time
+	// and speed of the trace is the profile's scaled (TraceInfo.SimTimeScale).
+	WarnTimeScaled = "time_scaled"
 )
 
 // Thresholds of the trust warnings.
@@ -468,6 +471,10 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 	}
 	for _, t := range a.traces {
 		lk := map[string]any{KeyLabel: t.info.Label}
+		if note := t.info.TimeScaleNote(); note != "" {
+			out = append(out, Warning{Code: WarnTimeScaled, Keys: lk, Message: note,
+				Evidence: map[string]any{"time_scale": t.info.SimTimeScale, "profile": t.info.SimProfile}})
+		}
 		if planned, msg := t.partial(); msg != "" && (msg != "the trace ends in a cut-off tail") {
 			out = append(out, Warning{Code: WarnPartial, Keys: lk,
 				Message:  msg + "; claims over it are at most inconclusive unless check --accept-partial",

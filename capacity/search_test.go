@@ -184,6 +184,15 @@ func TestParseSLO(t *testing.T) {
 	if s := slo.Scaled(0.1); s[0].Bound != 200 || slo[0].Bound != 2000 {
 		t.Errorf("Scaled: %+v, original %+v", s, slo)
 	}
+	// Any percentile the analysis reads: p95, p99.9 (quantile 0.999, the
+	// decimal itself, not 99.9/100).
+	slo, err = ParseSLO("ttft_p95<=1s,e2e_p99.9<=5s,tpot_p75<=40ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(slo) != 3 || slo[0].Q != 0.95 || slo[1].Metric != "e2e" || slo[1].Q != 0.999 || slo[1].Bound != 5000 || slo[2].Q != 0.75 {
+		t.Errorf("parsed %+v", slo)
+	}
 	bad := []struct{ in, want string }{
 		{"", "empty SLO"},
 		{"ttfx_p90<=1s", `no metric "ttfx_p90": use ttft, tpot or e2e`},
@@ -192,6 +201,7 @@ func TestParseSLO(t *testing.T) {
 		{"ttft_p90>=1s", "upper limit"},
 		{"ttft<=1s", "percentile"},
 		{"ttft_mean<=1s", "percentile"},
+		{"ttft_p05<=1s", "shortest form"},
 		{"per_stream_tps_p90<=10", "not a per-request latency"},
 		{"ttft_p90{concurrency=4}<=1s", "selector"},
 		{"ttft_p90<=0s", "positive"},

@@ -128,16 +128,9 @@ func termError(part, metric string, err error) error {
 	return fmt.Errorf("SLO term %q: %w", part, err)
 }
 
-func percentile(stat string) (float64, bool) {
-	if !strings.HasPrefix(stat, "p") {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(stat[1:], 64)
-	if err != nil || v <= 0 || v >= 100 {
-		return 0, false
-	}
-	return v / 100, true
-}
+// percentile is the quantile of a percentile statistic, any _pX the
+// analysis reads (p95, p99.9).
+func percentile(stat string) (float64, bool) { return analyze.ParsePercentile(stat) }
 
 // Scaled returns the SLO with every bound multiplied by f: a simulator run
 // at time scale f is judged against bounds scaled alike.

@@ -47,7 +47,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dt{color:va
 <h2>What was measured</h2>
 {{if .When}}<p>Report made {{.When}}.</p>{{end}}
 {{range .Traces}}<dl class="trace">
-<dt>label</dt><dd>{{.Label}}</dd><dt>model</dt><dd>{{.Model}}</dd><dt>server API</dt><dd>{{.API}}{{if .Simulated}} (simulated server{{if .SimProfile}}, profile {{.SimProfile}}{{end}}){{end}}</dd>
+<dt>label</dt><dd>{{.Label}}</dd><dt>model</dt><dd>{{.Model}}</dd><dt>server API</dt><dd>{{.API}}{{if .Simulated}} (simulated server{{if .SimProfile}}, profile {{.SimProfile}}{{end}}{{if .SimTimeScale}}, run at time scale {{.SimTimeScale}}: its times are the profile's ×{{.SimTimeScale}}{{end}}){{end}}</dd>
 {{if .URL}}<dt>server</dt><dd>{{.URL}}</dd>{{end}}{{if .Host}}<dt>client host</dt><dd>{{.Host}}</dd>{{end}}{{if .Started}}<dt>started</dt><dd>{{.Started}}</dd>{{end}}
 <dt>workload digest</dt><dd>{{.WorkloadDigest}}</dd><dt>tokenizer</dt><dd>{{.Tokenizer}}</dd><dt>file</dt><dd>{{.Path}}</dd>
 <dt>records</dt><dd>{{.Records}} ({{.Warmup}} warm-up skipped){{if .Truncated}}, truncated tail{{end}}</dd>

@@ -229,6 +229,9 @@ func printMetrics(w io.Writer) error {
 				names = append(names, "_"+s)
 			}
 		}
+		if m.HasPercentiles() {
+			names = append(names, "any _pX")
+		}
 		suffix := ""
 		if len(names) > 0 {
 			suffix = " (" + strings.Join(names, " ") + ")"

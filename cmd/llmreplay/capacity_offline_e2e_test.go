@@ -66,7 +66,9 @@ func TestAnalyzeCapacityTrace(t *testing.T) {
 	if !strings.HasPrefix(out, "per-stream / aggregate output tok/s") {
 		t.Errorf("analyze's table no longer comes first:\n%s", out)
 	}
-	for _, want := range []string{c.answer, "capacity search in " + c.found, "SLO: ttft_p90<=1s (simulator time scale 0.1", "knee of aggregate throughput: "} {
+	for _, want := range []string{c.answer, "capacity search in " + c.found, "SLO: ttft_p90<=1s (simulator time scale 0.1", "knee of aggregate throughput: ",
+		// the table's numbers are the profile's at time scale 0.1, and it says so
+		"the simulator (profile llamacpp-rtx5090-q4km) ran at time scale 0.1: every duration is 0.1× the profile's, so these latencies read 0.1× and these speeds 10×"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("analyze lacks %q:\n%s", want, out)
 		}
@@ -77,6 +79,8 @@ func TestAnalyzeCapacityTrace(t *testing.T) {
 
 	for _, tc := range []struct{ slo, shown, want string }{
 		{"ttft_p90<=0.001ms", "ttft_p90<=1µs", "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
+		// any percentile, not only the four every table shows
+		{"ttft_p95<=0.001ms", "ttft_p95<=1µs", "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
 		{"ttft_p90<=30s", "ttft_p90<=30s", "max concurrency meeting the SLO: could not determine (the trace's probes do not bracket the boundary for this SLO"},
 		{"ttft_p90<=1s", "ttft_p90<=1s", c.answer},
 	} {
@@ -169,7 +173,8 @@ func TestReportCapacityTrace(t *testing.T) {
 	}
 	b, _ := os.ReadFile(page)
 	html := string(b)
-	for _, want := range []string{`id="capacity-0" data-series="3"`, `id="capacity-throughput" data-series="2"`, "SLO bound ttft_p90&lt;=100ms", "Knee: "} {
+	for _, want := range []string{`id="capacity-0" data-series="3"`, `id="capacity-throughput" data-series="2"`, "SLO bound ttft_p90&lt;=100ms", "Knee: ",
+		"run at time scale 0.1: its times are the profile&#39;s ×0.1", "ran at time scale 0.1: every duration is 0.1×"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}

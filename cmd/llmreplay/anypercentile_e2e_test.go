@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAnyPercentileThroughTheBinary: a user asks for percentiles the
+// standard columns do not have. writeAnalyzeTrace's requests all wait
+// 50 ms for their first token and stream one token every 2 ms, so at
+// concurrency 4 ttft_p95 = 50 and itl_p75 = 2 whatever the method. The
+// table has the columns, json the values, check judges a claim on
+// ttft_p95, and a percentile that is not written as one is refused in
+// one line with exit 2.
+func TestAnyPercentileThroughTheBinary(t *testing.T) {
+	bin := builtBinary(t)
+	tr := filepath.Join(t.TempDir(), "run.trace.zst")
+	writeAnalyzeTrace(t, tr, "vllm", 2, 1, 4)
+	run := func(args ...string) (string, string, int) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+
+	out, errs, code := run("analyze", "--metrics", "ttft_p95,itl_p75", tr)
+	if code != 0 {
+		t.Fatalf("analyze: exit %d\n%s", code, errs)
+	}
+	var row4 string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) >= 4 && f[0] == "vllm" && f[1] == "4" {
+			row4 = l
+		}
+	}
+	if !strings.Contains(out, "ttft_p95") || !strings.Contains(out, "itl_p75") || !strings.Contains(row4, "50.0") || !strings.Contains(row4, "2.00") {
+		t.Errorf("table lacks the percentile columns or their values (row %q):\n%s", row4, out)
+	}
+
+	out, _, code = run("analyze", "--metrics", "ttft_p95,e2e_p99.9", "--format", "json", tr)
+	var doc struct {
+		Groups []struct {
+			Keys    map[string]any
+			Metrics map[string]struct{ Value *float64 } `json:"metrics"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
+	}
+	for _, g := range doc.Groups {
+		if v := g.Metrics["ttft_p95"].Value; v == nil || *v != 50 {
+			t.Errorf("group %v: ttft_p95 = %v, want 50", g.Keys, v)
+		}
+		if g.Metrics["e2e_p99.9"].Value == nil {
+			t.Errorf("group %v: no e2e_p99.9", g.Keys)
+		}
+	}
+
+	out, errs, code = run("check", "--claim", "ttft_p95{concurrency=4} < 2s", "--accept-point", tr)
+	if code != 0 || !strings.Contains(strings.ToLower(out), "holds") {
+		t.Errorf("check ttft_p95: exit %d\n%s%s", code, out, errs)
+	}
+
+	_, errs, code = run("analyze", "--metrics", "ttft_p05", tr)
+	if code != 2 || !strings.Contains(errs, "shortest form") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("ttft_p05: exit %d, stderr %q", code, errs)
+	}
+}
