@@ -183,8 +183,8 @@ type TraceInfo struct {
 	// at (a capacity search's --time-scale), 0 when the trace ran at the
 	// profile's own pace or does not say.
 	SimTimeScale float64 `json:"sim_time_scale,omitempty"`
-	Records       int    `json:"records"`
-	Warmup        int    `json:"warmup_skipped"`
+	Records      int     `json:"records"`
+	Warmup       int     `json:"warmup_skipped"`
 	// NotSent counts the turns of sessions never sent because an earlier
 	// turn failed (error class not-sent, trace 1.4): no request reached
 	// the server, so they are neither ok nor failures in any measure.
