@@ -176,7 +176,7 @@ var Metrics = append([]*Metric{
 	},
 	{
 		Name: "per_stream_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
-		Doc: "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT, as a chat user feels the stream (the per-stream half of the concurrency sweep; vllm/sglang/aiperf sets: (tokens−1)/(e2e−ttft); guidellm: tokens/e2e)",
+		Doc: "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT, as a chat user feels the stream (the per-stream half of the concurrency sweep; each --definitions set's own: docs/METRICS.md, Definition sets)",
 		request: func(f *facts, d *DefinitionSet, out *Dist) {
 			if d.peer {
 				if v, ok := f.peerStream(d); ok && f.peerOK(d) {
@@ -194,7 +194,7 @@ var Metrics = append([]*Metric{
 	},
 	{
 		Name: "tpot", Unit: "ms", Scope: PerRequest,
-		Doc: "time per output token: (e2e − ttft) / (output_tokens − 1), first token excluded (guidellm set: (last − first)/output_tokens)",
+		Doc: "time per output token: (e2e − ttft) / (output_tokens − 1), first token excluded (each --definitions set's own: docs/METRICS.md, Definition sets)",
 		request: func(f *facts, d *DefinitionSet, out *Dist) {
 			if d.peer {
 				if v, w, ok := f.peerTPOT(d); ok && f.peerOK(d) {
@@ -216,7 +216,7 @@ var Metrics = append([]*Metric{
 	},
 	{
 		Name: "itl", Unit: "ms", Scope: PerToken,
-		Doc: "inter-token latency per token: a chunk carrying k tokens after a gap g contributes k samples of g/k; the first chunk's tokens arrive with the TTFT and contribute none (vllm/sglang sets: one sample per chunk; aiperf: one per request, (e2e−ttft)/(tokens−1); guidellm: (last−first)/(tokens−1))",
+		Doc: "inter-token latency per token: a chunk carrying k tokens after a gap g contributes k samples of g/k; the first chunk's tokens arrive with the TTFT and contribute none (each --definitions set's own: docs/METRICS.md, Definition sets)",
 		request: func(f *facts, d *DefinitionSet, out *Dist) {
 			if d.peer {
 				if f.peerOK(d) {
@@ -268,7 +268,7 @@ var Metrics = append([]*Metric{
 	},
 	{
 		Name: "aggregate_tps", Unit: "tok/s", Scope: PerRun, HigherIsBetter: true,
-		Doc: "all streams together: output tokens of the run's successful requests / (last content chunk − first send) (the sum over all streams, the aggregate half of the concurrency sweep; vllm/sglang/aiperf/guidellm/seed sets end the window at the last response end)",
+		Doc: "all streams together: output tokens of the run's successful requests / (last content chunk − first send) (the sum over all streams, the aggregate half of the concurrency sweep; each --definitions set's own window: docs/METRICS.md, Definition sets)",
 		run: func(r *run, d *DefinitionSet) (float64, bool) {
 			if d.peer {
 				return r.peerRate(d, "out")
