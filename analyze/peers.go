@@ -516,36 +516,38 @@ func guide03Requests(reqs []glReq, n int) (float64, bool) {
 
 // lastGroup03 finds the last group of GuideLLM 0.3's merging (each event
 // joins the group of the event that opened it when within 1 µs of it):
-// its start and its count. Only the events after the last gap above 1 µs
-// decide it, so the events from cut on are enough once they hold such a
-// gap; cut moves back until they do.
+// its start and its count.
 func lastGroup03(tail func(cut float64) []event, gs, ge float64) (start, count float64) {
-	for w := 1e-3; ; w *= 8 {
-		cut := ge - w
-		all := cut <= gs
-		es := tail(math.Max(cut, gs))
-		j := -1
-		for i := len(es) - 1; i >= 1; i-- {
-			if es[i].t-es[i-1].t > guideEps {
-				j = i
-				break
-			}
-		}
-		if j < 0 && !all {
+	es := lastRun(tail, gs, ge, 1e-3, guideEps)
+	start = es[0].t
+	for _, e := range es {
+		if e.t-start <= guideEps {
+			count += e.n
 			continue
 		}
-		if j < 0 {
-			j = 0
-		}
-		start, count = es[j].t, 0
-		for _, e := range es[j:] {
-			if e.t-start <= guideEps {
-				count += e.n
-				continue
+		start, count = e.t, e.n
+	}
+	return start, count
+}
+
+// lastRun returns the sorted events from the last gap wider than gap to
+// the end: events that close cannot merge across such a gap, so only these
+// decide the last group. tail(cut) gives the events from cut on; cut moves
+// back from the end (first by w) until they hold such a gap, or reach the
+// first event at tmin, and then every event is returned.
+func lastRun(tail func(cut float64) []event, tmin, tmax, w, gap float64) []event {
+	for ; ; w *= 8 {
+		cut := tmax - w
+		all := cut <= tmin
+		es := tail(math.Max(cut, tmin))
+		for i := len(es) - 1; i >= 1; i-- {
+			if es[i].t-es[i-1].t > gap {
+				return es[i:]
 			}
-			start, count = e.t, e.n
 		}
-		return start, count
+		if all {
+			return es
+		}
 	}
 }
 
@@ -686,32 +688,15 @@ func guide08Requests(reqs []glReq, from, to float64) (float64, bool) {
 // lastStart08 is the time of the last event left by GuideLLM 0.8's
 // merging (_merge_sorted_times_with_weights, repeated until no two
 // events are within 0.1 ms), decided by the events after the last larger
-// gap as in lastGroup03.
+// gap (lastRun).
 func lastStart08(tail func(cut float64) []event, tmin, tmax float64) float64 {
-	for w := 1e-2; ; w *= 8 {
-		cut := tmax - w
-		all := cut <= tmin
-		es := tail(math.Max(cut, tmin))
-		j := -1
-		for i := len(es) - 1; i >= 1; i-- {
-			if es[i].t-es[i-1].t > guideThreshold {
-				j = i
-				break
-			}
-		}
-		if j < 0 && !all {
-			continue
-		}
-		if j < 0 {
-			j = 0
-		}
-		ts := make([]float64, 0, len(es)-j)
-		for _, e := range es[j:] {
-			ts = append(ts, e.t)
-		}
-		ts = merge08(ts)
-		return ts[len(ts)-1]
+	es := lastRun(tail, tmin, tmax, 1e-2, guideThreshold)
+	ts := make([]float64, len(es))
+	for i, e := range es {
+		ts[i] = e.t
 	}
+	ts = merge08(ts)
+	return ts[len(ts)-1]
 }
 
 // merge08 is GuideLLM 0.8's merge of sorted distinct times: each pass

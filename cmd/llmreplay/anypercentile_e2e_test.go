@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,20 +18,7 @@ func TestAnyPercentileThroughTheBinary(t *testing.T) {
 	bin := builtBinary(t)
 	tr := filepath.Join(t.TempDir(), "run.trace.zst")
 	writeAnalyzeTrace(t, tr, "vllm", 2, 1, 4)
-	run := func(args ...string) (string, string, int) {
-		t.Helper()
-		cmd := exec.Command(bin, args...)
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errb.String(), code
-	}
+	run := func(args ...string) (string, string, int) { t.Helper(); return runCap(t, bin, args...) }
 
 	out, errs, code := run("analyze", "--metrics", "ttft_p95,itl_p75", tr)
 	if code != 0 {
