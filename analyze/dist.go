@@ -47,14 +47,7 @@ func (d *Dist) AddN(v float64, k int) {
 	if k <= 0 || v-v != 0 {
 		return
 	}
-	if d.n == 0 || v < d.min {
-		d.min = v
-	}
-	if d.n == 0 || v > d.max {
-		d.max = v
-	}
-	d.n += int64(k)
-	d.sum += v * float64(k)
+	d.count(v, k)
 	if d.hist == nil {
 		if len(d.exact)+k <= exactCap {
 			for i := 0; i < k; i++ {
@@ -65,6 +58,19 @@ func (d *Dist) AddN(v float64, k int) {
 		d.fold()
 	}
 	d.hist.add(v, uint64(k))
+}
+
+// count takes k samples of v into the exact statistics (n, sum, min, max)
+// that both modes keep.
+func (d *Dist) count(v float64, k int) {
+	if d.n == 0 || v < d.min {
+		d.min = v
+	}
+	if d.n == 0 || v > d.max {
+		d.max = v
+	}
+	d.n += int64(k)
+	d.sum += v * float64(k)
 }
 
 func (d *Dist) fold() {
@@ -86,14 +92,7 @@ func (d *Dist) AddWeighted(v float64, w int) {
 	if w <= 0 || v-v != 0 {
 		return
 	}
-	if d.n == 0 || v < d.min {
-		d.min = v
-	}
-	if d.n == 0 || v > d.max {
-		d.max = v
-	}
-	d.n += int64(w)
-	d.sum += v * float64(w)
+	d.count(v, w)
 	if d.hist == nil {
 		if len(d.wexact) < exactCap {
 			d.wexact = append(d.wexact, wsample{v, float64(w)})
