@@ -174,7 +174,7 @@ func TestReportCapacityTrace(t *testing.T) {
 	b, _ := os.ReadFile(page)
 	html := string(b)
 	for _, want := range []string{`id="capacity-0" data-series="3"`, `id="capacity-throughput" data-series="2"`, "SLO bound ttft_p90&lt;=100ms", "Knee: ",
-		"run at time scale 0.1: its times are the profile&#39;s ×0.1", "ran at time scale 0.1: every duration is 0.1×"} {
+		"run at time scale 0.1: its times are the profile's ×0.1", "ran at time scale 0.1: every duration is 0.1×"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
