@@ -123,6 +123,9 @@ func (l *RequestLister) Row(rec *trace.Record) RequestRow {
 	if v, ok := f.perStream(&l.defs); ok && f.ok {
 		row.PerStreamTPS = ptr(math.Round(v*1e3) / 1e3)
 	}
+	if l.defs.peer {
+		l.peerRow(&row)
+	}
 	if rec.Error != nil {
 		row.ErrorClass, row.ErrorMessage = string(rec.Error.Class), ErrorText(rec.Error)
 	}
@@ -132,3 +135,30 @@ func (l *RequestLister) Row(rec *trace.Record) RequestRow {
 func seconds(ns int64) float64 { return float64(ns) / 1e9 }
 
 func ptr(v float64) *float64 { return &v }
+
+// peerRow reads a row's times, tokens and speeds the way a peer definition
+// set does (peers.go), the same values its tables take.
+func (l *RequestLister) peerRow(row *RequestRow) {
+	f, d := &l.f, &l.defs
+	if !f.ok {
+		return // a failure reads alike in every set: its time to failing
+	}
+	row.TTFTS, row.E2ES, row.TPOTS, row.PerStreamTPS = nil, nil, nil, nil
+	row.OutputTokens, row.OutputTokensSource = max(f.pv.tokens, 0), f.pv.source
+	row.InputTokens = f.pv.input
+	if v, ok := f.peerTTFT(d); ok {
+		row.TTFTS = ptr(math.Round(v*1e6) / 1e9)
+	}
+	if v, ok := f.peerE2E(); ok {
+		row.E2ES = ptr(math.Round(v*1e6) / 1e9)
+	}
+	if !f.peerOK(d) {
+		return
+	}
+	if v, _, ok := f.peerTPOT(d); ok {
+		row.TPOTS = ptr(math.Round(v*1e6) / 1e9)
+	}
+	if v, ok := f.peerStream(d); ok {
+		row.PerStreamTPS = ptr(math.Round(v*1e3) / 1e3)
+	}
+}

@@ -73,3 +73,21 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// TestRequestRowsUnderAPeerSet: trace cat --requests --definitions vllm
+// gives each row the vllm set's own reading (conformance_vllm_test.go's
+// roleStream): ttft 40 ms (the role-only event), e2e 80 (the last chunk),
+// tpot (80 − 40)/3 ms, per-stream 75 tok/s; its median over the rows is
+// the table's.
+func TestRequestRowsUnderAPeerSet(t *testing.T) {
+	tt := roleStream()
+	l, err := NewRequestLister("", tt.h, "vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := l.Row(&tt.records[0])
+	if row.TTFTS == nil || !near(*row.TTFTS, 0.040) || row.E2ES == nil || !near(*row.E2ES, 0.080) ||
+		row.TPOTS == nil || !near(*row.TPOTS, 0.040/3) || row.PerStreamTPS == nil || *row.PerStreamTPS != 75 || row.OutputTokens != 4 {
+		t.Errorf("row %+v", row)
+	}
+}

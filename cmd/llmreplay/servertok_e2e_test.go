@@ -91,9 +91,10 @@ func (s *thaiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // built binary with default flags: a model whose one-token chunks are
 // several o200k tokens each (a llama.cpp server with Qwen3's vocabulary
 // streamed Thai, and bench flagged usage_mismatch at every concurrency).
-// An honest server with /tokenize is judged by its own count and passes; an
-// honest one without /tokenize is judged by bounds and passes; a server
-// that doubles its usage is flagged either way; a server whose tokenizer
+// An honest server streams one token per event, so its stream backs its
+// count (judged "stream") and it passes, with /tokenize or without; a
+// server that doubles its usage is not backed by its stream and is judged
+// by its own /tokenize or by bounds, and flagged either way; a server whose tokenizer
 // counts the prompts 40 tokens longer than the workload gets
 // prompt_not_exact.
 func TestServerTokenizerJudgesUsage(t *testing.T) {
@@ -112,16 +113,16 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 		mismatch    bool
 		promptWrong bool
 	}{
-		{name: "honest with tokenize", srv: thaiServer{usageFactor: 1, tokenize: true}, judgement: "server-tokenizer"},
-		{name: "honest without tokenize", srv: thaiServer{usageFactor: 1}, judgement: "bounds"},
+		{name: "honest with tokenize", srv: thaiServer{usageFactor: 1, tokenize: true}, judgement: "stream"},
+		{name: "honest without tokenize", srv: thaiServer{usageFactor: 1}, judgement: "stream"},
 		{name: "overstating with tokenize", srv: thaiServer{usageFactor: 2, tokenize: true}, judgement: "server-tokenizer", mismatch: true},
 		// Without /tokenize only bounds judge, and for Thai (3 bytes a
 		// character) one token per byte is loose: the 24 words are
 		// 4 × (18+18+27+12+15+21) = 444 bytes, so at most 447 tokens. A
 		// doubled count (48) passes; twenty times (480) does not.
 		{name: "overstating twentyfold without tokenize", srv: thaiServer{usageFactor: 20}, judgement: "bounds", mismatch: true},
-		{name: "off", args: []string{"--server-tokenize", "off"}, srv: thaiServer{usageFactor: 1, tokenize: true}, judgement: "bounds"},
-		{name: "prompts counted differently", srv: thaiServer{usageFactor: 1, tokenize: true, promptExtra: 40}, judgement: "server-tokenizer", promptWrong: true},
+		{name: "off", args: []string{"--server-tokenize", "off"}, srv: thaiServer{usageFactor: 1, tokenize: true}, judgement: "stream"},
+		{name: "prompts counted differently", srv: thaiServer{usageFactor: 1, tokenize: true, promptExtra: 40}, judgement: "stream", promptWrong: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.srv.o200k = o200k
@@ -250,9 +251,9 @@ func TestServerTokenizeBadValue(t *testing.T) {
 
 // TestBenchAsksServerTokenizer: bench with default flags against its
 // simulator asks the simulator's /tokenize (vLLM's shape first, for the
-// default openai-chat API), says so, records the counts, and the analysis
-// judges the count-up's usage by them: no usage_mismatch, every response
-// judged server-tokenizer.
+// default openai-chat API), says so and records the counts; the analysis
+// finds the count-up's usage backed by its one-token events: no
+// usage_mismatch, every response judged stream.
 func TestBenchAsksServerTokenizer(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
@@ -282,8 +283,8 @@ func TestBenchAsksServerTokenizer(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("analyze: %d %s", code, e)
 	}
-	if strings.Contains(out, `"usage_mismatch"`) || !strings.Contains(out, `"usage_checks": {`) || !strings.Contains(out, `"server-tokenizer": 3`) {
-		t.Errorf("analysis of an honest count-up: want no usage_mismatch and 3 responses judged server-tokenizer:\n%s", out)
+	if strings.Contains(out, `"usage_mismatch"`) || !strings.Contains(out, `"usage_checks": {`) || !strings.Contains(out, `"stream": 3`) {
+		t.Errorf("analysis of an honest count-up: want no usage_mismatch and 3 responses judged stream:\n%s", out)
 	}
 }
 
@@ -336,8 +337,9 @@ func TestInflatedUsageCaughtEitherWay(t *testing.T) {
 // TestSimulatorWithQwen3Vocabulary: a real model vocabulary through the
 // binary with default flags. The simulator runs with Qwen3's
 // tokenizer.json, the workload with the default o200k_base. The count-up's
-// usage is Qwen3's and the simulator's /tokenize counts in Qwen3: every
-// response is judged server-tokenizer, none mismatches; each prompt's
+// usage is Qwen3's and matches its one-token events: every response is
+// judged stream, none mismatches; the simulator's /tokenize counts in
+// Qwen3; each prompt's
 // Qwen3 count is recorded beside the workload's o200k count, and
 // prompt_not_exact appears exactly when one differs by more than 2 (the
 // workload's filler words are one token in both vocabularies, so here the
@@ -396,8 +398,8 @@ func TestSimulatorWithQwen3Vocabulary(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Traces[0].UsageChecks["server-tokenizer"] != 2 {
-		t.Errorf("usage_checks %v, want server-tokenizer 2", doc.Traces[0].UsageChecks)
+	if doc.Traces[0].UsageChecks["stream"] != 2 {
+		t.Errorf("usage_checks %v, want stream 2", doc.Traces[0].UsageChecks)
 	}
 	codes := map[string]bool{}
 	for _, w := range doc.Warnings {
