@@ -439,8 +439,8 @@ func (e *engine) header() trace.Header {
 		Host:            hostInfo(),
 		Salt:            e.cfg.Salt,
 		SaltSeed:        e.cfg.SaltSeed,
-		RequestHeaders:  RedactHeaders(e.cfg.Headers),
-		ExtraBody:       RedactBody(e.cfg.ExtraBody),
+		RequestHeaders:  RedactHeaders(e.cfg.Headers, e.redactSecrets...),
+		ExtraBody:       RedactBody(e.cfg.ExtraBody, e.redactSecrets...),
 		Options: map[string]string{
 			"timeout":          e.cfg.Timeout.String(),
 			"idle_timeout":     e.cfg.IdleTimeout.String(),
