@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/procwatch"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/trace"
@@ -233,6 +234,13 @@ func (c Config) Resolve() (*Resolved, error) {
 	}
 	if c.API == "" {
 		c.API = DefaultAPI
+	}
+	// The model id and label go into the trace header and from there onto
+	// every row of every table: bounded here, where they enter.
+	for _, f := range []struct{ name, v string }{{"Model", c.Model}, {"Label", c.Label}} {
+		if len(f.v) > safetext.MaxName {
+			return nil, fieldErr(f.name, fmt.Sprintf("is %d bytes, more than the %d a trace takes", len(f.v), safetext.MaxName), "give a shorter one")
+		}
 	}
 	var ep endpoint.Endpoint
 	if c.API != APIAuto { // auto: the engine asks the server before the run
