@@ -47,7 +47,7 @@ type mergeInput struct {
 	r      *Reader
 	shard  Shard
 	start  time.Time // the header's StartWall
-	offset int64 // ns added to every time of this shard's records
+	offset int64     // ns added to every time of this shard's records
 	rec    *Record
 	key    int64
 	n      int
