@@ -312,6 +312,13 @@ func redactValue(v any, secrets []string) any {
 // settings into a file (kube job) refuses one.
 func SecretHeader(name, value string) bool { return secretName(name) || secretValue(value) }
 
+// SecretQuery reports whether a URL query parameter carries a credential
+// by its name (api_key, access_token, sig …) or its value (a bearer
+// scheme), by the rule SecretHeader uses. The trace redacts every query
+// value anyway; a command that writes the URL into a file (kube job)
+// refuses these.
+func SecretQuery(name, value string) bool { return secretName(name) || secretValue(value) }
+
 // BodyHasSecret reports whether an extra body holds a value RedactBody
 // would hide.
 func BodyHasSecret(raw json.RawMessage) bool { return len(bodySecretsMin(raw, 1)) > 0 }
