@@ -72,13 +72,10 @@ func startKeepAliveCloser(t *testing.T, answerPOST bool) *keepAliveCloser {
 	return s
 }
 
-// TestRetryClosedKeepAlive: a request sent on a kept-alive connection the
-// server had closed gets FIN before any response byte; it is sent once
-// more on a new connection, with a note and the summary's count, and
-// succeeds. Requests on connections of their own are never retried.
-func TestRetryClosedKeepAlive(t *testing.T) {
-	srv := startKeepAliveCloser(t, true)
-	wl := handWorkload(workload.Phase{Kind: workload.KindClosed, Concurrency: 1, Requests: 12})
+// runSequential sends n requests one after another to srv.
+func runSequential(t *testing.T, srv *keepAliveCloser, n int) (*Summary, []trace.Record) {
+	t.Helper()
+	wl := handWorkload(workload.Phase{Kind: workload.KindClosed, Concurrency: 1, Requests: n})
 	cfg := baseConfig(t, wl, "http://"+srv.ln.Addr().String())
 	cfg.Model, cfg.ServerMetrics, cfg.ServerTokenize = "m", ServerMetricsOff, ServerTokenizeOff
 	sum, err := Run(context.Background(), cfg)
@@ -86,6 +83,16 @@ func TestRetryClosedKeepAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, recs := readTrace(t, cfg.Trace)
+	return sum, recs
+}
+
+// TestRetryClosedKeepAlive: a request sent on a kept-alive connection the
+// server had closed gets FIN before any response byte; it is sent once
+// more on a new connection, with a note and the summary's count, and
+// succeeds. Requests on connections of their own are never retried.
+func TestRetryClosedKeepAlive(t *testing.T) {
+	srv := startKeepAliveCloser(t, true)
+	sum, recs := runSequential(t, srv, 12)
 	notes := 0
 	for _, r := range recs {
 		if r.Error != nil {
@@ -114,14 +121,7 @@ func TestRetryClosedKeepAlive(t *testing.T) {
 // more; a request on a fresh connection that is closed is never retried.
 func TestRetryOnceOnly(t *testing.T) {
 	srv := startKeepAliveCloser(t, false) // answers connection pre-warming only
-	wl := handWorkload(workload.Phase{Kind: workload.KindClosed, Concurrency: 1, Requests: 3})
-	cfg := baseConfig(t, wl, "http://"+srv.ln.Addr().String())
-	cfg.Model, cfg.ServerMetrics, cfg.ServerTokenize = "m", ServerMetricsOff, ServerTokenizeOff
-	sum, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, recs := readTrace(t, cfg.Trace)
+	sum, recs := runSequential(t, srv, 3)
 	retried := 0
 	for _, r := range recs {
 		if r.Error == nil || r.Error.Class != trace.ErrReset {
