@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
@@ -278,6 +279,10 @@ func (a *Analyzer) Trace(label, path string, h trace.Header) *TraceAcc {
 	if label == "" {
 		label = fmt.Sprintf("trace%d", len(a.traces)+1)
 	}
+	// Shown in every table, warning and chart: a hand-made trace's
+	// megabyte label or model id is cut (replay never writes one).
+	label = safetext.Cut(label, safetext.MaxName)
+	h.Model = safetext.Cut(h.Model, safetext.MaxName)
 	name := h.Tokenizer
 	if name == "" && a.tokOver == "" {
 		name = DefaultTokenizer

@@ -3,6 +3,7 @@ package analyze
 import (
 	"math"
 
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -73,6 +74,7 @@ func NewRequestLister(label string, h trace.Header, definitions string) (*Reques
 	if label == "" {
 		label = h.Label
 	}
+	label = safetext.Cut(label, safetext.MaxName) // on every row
 	name := h.Tokenizer
 	if name == "" {
 		name = DefaultTokenizer

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/internal/outfile"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -175,10 +177,17 @@ func Export(o Options, inputs ...analyze.Input) (c *Counts, err error) {
 	}
 	names := []string{"requests", "chunks", "runs", "server_metrics"}
 	paths := map[string]string{}
+	ins := make([]string, len(inputs))
+	for i, in := range inputs {
+		ins[i] = in.Path
+	}
 	for _, n := range names {
 		p := filepath.Join(o.Dir, n+"."+o.Format)
-		if _, err := os.Stat(p); err == nil && !o.Force {
-			return nil, fmt.Errorf("%s exists: pass --force to replace it, or write elsewhere", p)
+		// The rules every command's output follows: never over one of
+		// its inputs (a trace named requests.csv, or a link to one), even
+		// with Force; an existing table only with Force.
+		if err := outfile.Check(p, o.Force, ins...); err != nil {
+			return nil, err
 		}
 		paths[n] = p
 	}
@@ -303,9 +312,14 @@ func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], 
 	if label == "" {
 		label = h.Label
 	}
+	// The label and phase names are repeated on every row: a hand-made
+	// trace's megabyte label would make gigabytes of chunks. Replay never
+	// writes one longer than MaxName.
+	label = safetext.Cut(label, safetext.MaxName)
 	start, _ := time.Parse(time.RFC3339Nano, h.StartWall)
 	phases := map[int]trace.Phase{}
 	for _, p := range h.Phases {
+		p.Name = safetext.Cut(p.Name, safetext.MaxName)
 		phases[p.Index] = p
 	}
 	acc := a.Trace(label, in.Path, h)

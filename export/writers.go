@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/llmreplay/llmreplay/internal/safetext"
 )
 
 var nan = math.NaN()
@@ -39,7 +41,11 @@ func (p *pq[T]) Write(rows []T) error {
 func (p *pq[T]) Close() error { return p.w.Close() }
 
 // csvTable writes the same columns as the Parquet schema (names from the
-// parquet tags), one row per struct; NaN is an empty cell.
+// parquet tags), one row per struct; NaN is an empty cell. Text cells are
+// written as analyze's CSV writes them (safetext.CSV): a CSV is opened in
+// spreadsheets, where a label, model id or finish reason starting with
+// = + - @ would run as a formula, and in terminals, where control
+// characters act. Parquet keeps the exact strings, for programs.
 type csvTable[T any] struct {
 	b    *bufio.Writer
 	w    *csv.Writer
@@ -72,7 +78,7 @@ func (c *csvTable[T]) Write(rows []T) error {
 			f := v.Field(j)
 			switch x := f.Interface().(type) {
 			case string:
-				c.rec = append(c.rec, x)
+				c.rec = append(c.rec, safetext.CSV(x))
 			case int64:
 				c.rec = append(c.rec, strconv.FormatInt(x, 10))
 			case bool:

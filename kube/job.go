@@ -20,7 +20,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distribution/reference"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/workload"
 )
 
 // ConfigMapLimit is the most workload bytes put in a ConfigMap: Kubernetes
@@ -67,6 +73,19 @@ type JobConfig struct {
 
 	CPU, Memory          string // resource requests, e.g. "2" and "1Gi"
 	BackoffLimitPerIndex int    // retries of one failed shard, alone
+
+	// What every pod's replay would check, checked when the manifest is
+	// written instead of in every pod once the Job runs:
+	//
+	// Workload is the decoded workload (nil skips the checks that need
+	// it): each of the Shards parts must hold a request, and API must be
+	// able to carry its shape.
+	Workload *workload.Workload
+	// API is the --api given among ReplayArg ("" for replay's default).
+	API string
+	// Now is when the manifest is written, for StartAt to be after it
+	// (zero: the clock's now).
+	Now time.Time
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
@@ -99,9 +118,57 @@ func (c *JobConfig) Validate() error {
 	}
 	if c.URL == "" {
 		errs = append(errs, errors.New("URL is required: the server's base address as the pods reach it"))
+	} else if err := c.checkURL(); err != nil {
+		errs = append(errs, err)
 	}
-	if c.StartAt.IsZero() {
+	now := c.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	switch {
+	case c.StartAt.IsZero():
 		errs = append(errs, errors.New("StartAt is required: the common start time"))
+	case !c.StartAt.After(now):
+		errs = append(errs, fmt.Errorf("StartAt %s is in the past (it is %s now): every shard would start at once, late and apart; give a time after the pods will have started",
+			c.StartAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
+	}
+	for _, q := range []struct{ field, v, eg string }{{"CPU", c.CPU, "2 or 500m"}, {"Memory", c.Memory, "1Gi or 512Mi"}} {
+		if q.v == "" {
+			continue // no request: the cluster's default
+		}
+		if v, err := resource.ParseQuantity(q.v); err != nil || v.Sign() < 0 {
+			errs = append(errs, fmt.Errorf("%s %q is not a Kubernetes resource quantity: give one like %s", q.field, q.v, q.eg))
+		}
+	}
+	if c.Image != "" {
+		// The kubelet's own parser: a name it refuses is a pod that never
+		// starts (InvalidImageName).
+		if _, err := reference.ParseNormalizedNamed(c.Image); err != nil {
+			errs = append(errs, fmt.Errorf("Image %q is not an image reference (%v): give one like registry.example/llmreplay:1", c.Image, err))
+		}
+	}
+	for _, f := range []struct{ field, v string }{{"ResultsPath", c.ResultsPath}, {"WorkloadPath", c.WorkloadPath}} {
+		if err := checkVolumePath(f.field, f.v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Workload != nil && c.Shards >= 1 && c.Shards <= workload.MaxShards {
+		if err := checkShards(c.Workload, c.Shards); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Workload != nil {
+		if err := replay.CheckAPI(c.API, c.Workload); err != nil {
+			api := c.API
+			if api == "" {
+				api = replay.DefaultAPI + " (replay's default)"
+			}
+			problem := err.Error()
+			if fe := fielderr.As(err); fe != nil {
+				problem = fe.Problem + ": " + fe.Fix
+			}
+			errs = append(errs, fmt.Errorf("--api %s after --: %s", api, problem))
+		}
 	}
 	if c.BackoffLimitPerIndex < 0 {
 		errs = append(errs, fmt.Errorf("BackoffLimitPerIndex %d is negative", c.BackoffLimitPerIndex))
@@ -115,6 +182,90 @@ func (c *JobConfig) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// checkURL refuses an address every pod's replay would refuse, and one
+// that holds a credential: the manifest is readable by whoever reads the
+// Job, and the key has its own way in (APIKeySecret). The credential is
+// never echoed.
+func (c *JobConfig) checkURL() error {
+	u, err := replay.CheckURL(c.URL)
+	if fe := fielderr.As(err); fe != nil {
+		return fmt.Errorf("URL %s: %s", fe.Problem, fe.Fix)
+	}
+	if err != nil {
+		return fmt.Errorf("URL: %v", err)
+	}
+	const fix = "it would be written in clear into every pod's args; put the key in a Secret (key api-key) and give its name to APIKeySecret (sent as a bearer token)"
+	if u.User != nil {
+		return fmt.Errorf("URL holds credentials (user info before the host): %s", fix)
+	}
+	for name, vs := range u.Query() {
+		for _, v := range vs {
+			if replay.SecretQuery(name, v) {
+				return fmt.Errorf("URL holds a credential in its query (%s=…): %s", name, fix)
+			}
+		}
+	}
+	return nil
+}
+
+// checkVolumePath refuses a path on a volume that would leave it or break
+// the manifest: a control character (a line break in a value is where a
+// YAML document could start), an absolute path, or "..".
+func checkVolumePath(field, p string) error {
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%s %q holds a control character: give a plain folder path", field, p)
+		}
+	}
+	if path.IsAbs(p) {
+		return fmt.Errorf("%s %q is absolute: give a path relative to the volume's root", field, p)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return fmt.Errorf("%s %q leads out of its volume (..): give a path inside it", field, p)
+		}
+	}
+	return nil
+}
+
+// checkShards refuses a shard count that leaves a shard without a
+// request: its pod's replay refuses to run, and its index fails the Job.
+// Under workload.Shard's rules the last shard is always the emptiest (a
+// burst's slots, a closed loop's workers and open-loop arrivals are all
+// dealt from index 0 up), so it alone is checked, and the largest count
+// that works is found by bisection (TestShardCountCheck holds both to
+// every shard of every count).
+func checkShards(wl *workload.Workload, n int) error {
+	if lastShardSends(wl, n) {
+		return nil
+	}
+	lo, hi := 1, n // lastShardSends(lo) holds unless the workload is empty; hi fails
+	if !lastShardSends(wl, lo) {
+		return fmt.Errorf("Shards %d: the workload has no request to send", n)
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if lastShardSends(wl, mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return fmt.Errorf("Shards %d: the workload has %d requests and shard %d of %d would send none (its replay refuses to run); give at most %d shards",
+		n, len(wl.Requests), n-1, n, lo)
+}
+
+func lastShardSends(wl *workload.Workload, n int) bool {
+	part, err := workload.Shard(wl, workload.ShardSpec{Index: n - 1, Count: n})
+	return err == nil && len(part.Requests) > 0
+}
+
+// literal escapes s for a container's args: Kubernetes expands $(VAR)
+// there from the container's environment and turns $$ into $, so every $
+// is doubled and the pod receives s as it was given (a label
+// "$(OPENAI_API_KEY)" would otherwise become the key).
+func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 
 // configMapKey is the workload's key in its ConfigMap, fixed because keys
 // allow fewer characters than file names.
@@ -162,14 +313,17 @@ func Manifest(c JobConfig) ([]byte, error) {
 		volumes = append(volumes, map[string]any{"name": "workload", "persistentVolumeClaim": map[string]any{"claimName": c.WorkloadClaim, "readOnly": true}})
 	}
 	args := []string{
-		"replay", c.workloadFile(),
-		"--url", c.URL,
+		"replay", literal(c.workloadFile()),
+		"--url", literal(c.URL),
 		"--shards", strconv.Itoa(c.Shards),
 		"--start-at", c.StartAt.UTC().Format(time.RFC3339Nano),
-		// Kubernetes expands $(VAR) in args from the container's env.
-		"-o", path.Join(resultsDir, c.ResultsPath, "shard-$(JOB_COMPLETION_INDEX).trace.zst"),
+		// Kubernetes expands $(VAR) in args from the container's env:
+		// here, and only here, on purpose.
+		"-o", path.Join(resultsDir, literal(c.ResultsPath), "shard-$(JOB_COMPLETION_INDEX).trace.zst"),
 	}
-	args = append(args, c.ReplayArg...)
+	for _, a := range c.ReplayArg {
+		args = append(args, literal(a))
+	}
 	env := []any{
 		// The Job controller sets this too; declaring it from the pod's
 		// annotation keeps $(JOB_COMPLETION_INDEX) in args defined
@@ -213,8 +367,9 @@ func Manifest(c JobConfig) ([]byte, error) {
 	}
 	docs = append(docs, job)
 	var b strings.Builder
+	// Fixed text only: a value in a comment is outside YAML's quoting, and
+	// a line break in it would start a document of its own.
 	b.WriteString("# llmreplay: a sharded replay as a Kubernetes Indexed Job (docs/DISTRIBUTED.md)\n")
-	fmt.Fprintf(&b, "# %d shards start together at %s; each writes %s\n", c.Shards, c.StartAt.UTC().Format(time.RFC3339), path.Join(c.ResultsPath, "shard-I.trace.zst"))
 	for _, d := range docs {
 		y, err := yaml.Marshal(d)
 		if err != nil {

@@ -3,10 +3,14 @@ package kube
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmreplay/llmreplay/workload"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -60,6 +64,7 @@ func base() JobConfig {
 		ResultsClaim: "llmreplay-results", ResultsPath: "run1",
 		URL: "http://vllm.bench.svc:8000", ReplayArg: []string{"--label", "vLLM bf16"}, APIKeySecret: "vllm-key",
 		StartAt: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), CPU: "2", Memory: "1Gi", BackoffLimitPerIndex: 1,
+		Now: time.Date(2026, 12, 3, 9, 58, 0, 0, time.UTC),
 	}
 }
 
@@ -156,11 +161,100 @@ func TestManifestBadInput(t *testing.T) {
 		{func(c *JobConfig) { c.URL = "" }, "URL is required"},
 		{func(c *JobConfig) { c.ReplayArg = []string{"--shard", "0/4"} }, "the Job sets --shard itself"},
 		{func(c *JobConfig) { c.WorkloadData = nil }, "no workload"},
+		// What every pod's replay would refuse, and what would put a
+		// credential or a document of its own into the manifest (hostile
+		// input round 3, findings 2, 6 and 7).
+		{func(c *JobConfig) { c.URL = "not a url" }, "is not an http(s) address"},
+		{func(c *JobConfig) { c.URL = "ftp://vllm:8000" }, "is not an http(s) address"},
+		{func(c *JobConfig) { c.URL = "http://u:sk-secret-123456@vllm:8000" }, "URL holds credentials (user info"},
+		{func(c *JobConfig) { c.URL = "http://vllm:8000/?api_key=sk-secret-123456" }, "URL holds a credential in its query (api_key=…)"},
+		{func(c *JobConfig) { c.StartAt = c.Now.Add(-time.Second) }, "StartAt 2026-12-03T09:57:59Z is in the past"},
+		{func(c *JobConfig) { c.CPU = "lots" }, `CPU "lots" is not a Kubernetes resource quantity`},
+		{func(c *JobConfig) { c.Memory = "-1Gi" }, `Memory "-1Gi" is not`},
+		{func(c *JobConfig) { c.Image = "registry.example/llm replay:1" }, "Image"},
+		{func(c *JobConfig) { c.ResultsPath = "run1\n---\nkind: Pod" }, "ResultsPath \"run1\\n---\\nkind: Pod\" holds a control character"},
+		{func(c *JobConfig) { c.ResultsPath = "../x" }, "leads out of its volume"},
+		{func(c *JobConfig) { c.ResultsPath = "/x" }, "is absolute"},
 	} {
 		cfg := base()
 		c.mod(&cfg)
 		if _, err := Manifest(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one containing %q", err, c.want)
+		} else if strings.Contains(err.Error(), "sk-secret") {
+			t.Errorf("the error shows the credential: %v", err)
+		}
+	}
+}
+
+// TestManifestKeepsValuesLiteral: Kubernetes expands $(VAR) in a
+// container's args and turns $$ into $: every $ of a value the pods
+// receive is doubled, so they get it as given, while the Job's own
+// $(JOB_COMPLETION_INDEX) is expanded. No value goes into a comment.
+func TestManifestKeepsValuesLiteral(t *testing.T) {
+	c := base()
+	c.URL = "http://vllm:8000/$(HOST)"
+	c.ResultsPath = "runs/$(HOME)"
+	c.ReplayArg = []string{"--label", "$(OPENAI_API_KEY)", "--model", "a$$b$"}
+	y, err := Manifest(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, jobs := docs(t, y)
+	args := jobs[0].Spec.Template.Spec.Containers[0].Args
+	want := []string{"replay", "/workload/workload.zst", "--url", "http://vllm:8000/$$(HOST)", "--shards", "4",
+		"--start-at", "2026-12-03T10:00:00Z", "-o", "/results/runs/$$(HOME)/shard-$(JOB_COMPLETION_INDEX).trace.zst",
+		"--label", "$$(OPENAI_API_KEY)", "--model", "a$$$$b$$"}
+	if !slices.Equal(args, want) {
+		t.Errorf("args %q\nwant %q", args, want)
+	}
+	for _, line := range strings.Split(string(y), "\n") {
+		if strings.HasPrefix(line, "#") && strings.Contains(line, "runs") {
+			t.Errorf("a value is in a comment: %q", line)
+		}
+	}
+}
+
+// TestShardCountCheck: checkShards looks at the last shard only and finds
+// the largest count by bisection, relying on workload.Shard dealing every
+// kind of phase from index 0 up. Here that is held to every shard of
+// every count from 1 to past the requests, for each kind of schedule and
+// for conversations.
+func TestShardCountCheck(t *testing.T) {
+	tok, err := tokenize.Load("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []workload.BuildConfig{
+		{Schedule: "burst:1,3", Repeats: 2},
+		{Schedule: "closed:2", Requests: 5},
+		{Schedule: "rate:50", Requests: 6, Arrival: "poisson"},
+		{Schedule: "burst:2,3", Repeats: 1, Turns: "2"},
+		{Schedule: "closed:2", Turns: "2", Sessions: 3},
+	} {
+		cfg.Tok, cfg.InputTokens, cfg.MaxTokens = tok, []int{100}, 4
+		wl, err := workload.Build(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", cfg.Schedule, err)
+		}
+		largest := 0
+		for n := 1; n <= len(wl.Requests)+2; n++ {
+			all := true
+			for i := 0; i < n; i++ {
+				part, err := workload.Shard(wl, workload.ShardSpec{Index: i, Count: n})
+				if err != nil || len(part.Requests) == 0 {
+					all = false
+				}
+			}
+			if all != lastShardSends(wl, n) {
+				t.Errorf("%s, %d shards: every shard sends %v, the last %v", cfg.Schedule, n, all, !all)
+			}
+			if all {
+				largest = n
+			}
+			err := checkShards(wl, n)
+			if (err == nil) != all || err != nil && !strings.Contains(err.Error(), fmt.Sprintf("give at most %d shards", largest)) {
+				t.Errorf("%s, %d shards: %v (largest that works: %d)", cfg.Schedule, n, err, largest)
+			}
 		}
 	}
 }

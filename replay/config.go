@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/procwatch"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/trace"
@@ -225,6 +227,58 @@ func fieldErr(field, problem, fix string) error {
 // apiRoutes are stripped from the end of a URL given with its route.
 var apiRoutes = []string{"/v1/chat/completions", "/v1/completions", "/completion", "/api/generate", "/api/chat", "/v1/messages", "/v1/responses", "/generate_stream", "/v1"}
 
+// CheckURL parses raw as Resolve takes a server's address, an http or
+// https URL with a host, and returns the reason it cannot be one in the
+// words Resolve uses (a Config.URL field error). Credentials in raw are
+// never echoed. A command that writes the address for runs elsewhere
+// (kube job) checks it with the same rule.
+func CheckURL(raw string) (*url.URL, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, fieldErr("URL", "is empty", "give the server's base address, e.g. http://127.0.0.1:8080 (llmreplay bench runs the built-in simulator without one)")
+	}
+	if !strings.Contains(raw, "://") {
+		// host:port without a scheme is the usual slip; url.Parse cannot
+		// read it, so the message echoes it (redacted) with the fix.
+		guess := RedactURL("http://" + raw)
+		if gu, err := url.Parse(guess); err == nil && gu.Host != "" {
+			return nil, fieldErr("URL", fmt.Sprintf("%q has no scheme", strings.TrimPrefix(guess, "http://")), "write it as "+guess+" (or https://)")
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fieldErr("URL", fmt.Sprintf("%q is not an http(s) address", RedactURL(raw)), "give one like http://127.0.0.1:8080")
+	}
+	return u, nil
+}
+
+// CheckAPI reports whether api can carry wl's requests, as a run checks
+// before it sends anything: an API that is not known, or one with no form
+// for the workload's shape (a chat workload to a raw-prompt API) is an
+// API field error. "" is DefaultAPI; APIAuto chooses for the shape once
+// the server answers, so it always fits.
+func CheckAPI(api string, wl *workload.Workload) error {
+	if api == "" {
+		api = DefaultAPI
+	}
+	if api == APIAuto {
+		return nil
+	}
+	ep, err := endpoint.Lookup(api)
+	if err != nil {
+		return fieldErr("API", fmt.Sprintf("%q is not known", api), "use one of "+strings.Join(endpoint.Names, ", ")+" or "+APIAuto)
+	}
+	if wl == nil || len(wl.Requests) == 0 {
+		return nil
+	}
+	first := wl.Requests[0]
+	// The model and address only need to be there: the shape is the
+	// question. Every request of a workload has its shape.
+	if _, err := ep.NewRequest(context.Background(), "http://127.0.0.1", &first, endpoint.Options{Model: "model"}); err != nil {
+		return fieldErr("API", fmt.Sprintf("%s cannot carry this workload (%v)", api, err), "choose an API for the workload's shape (docs/APIS.md)")
+	}
+	return nil
+}
+
 // Resolve checks c and applies its defaults. It is the only place either
 // happens.
 func (c Config) Resolve() (*Resolved, error) {
@@ -234,6 +288,13 @@ func (c Config) Resolve() (*Resolved, error) {
 	if c.API == "" {
 		c.API = DefaultAPI
 	}
+	// The model id and label go into the trace header and from there onto
+	// every row of every table: bounded here, where they enter.
+	for _, f := range []struct{ name, v string }{{"Model", c.Model}, {"Label", c.Label}} {
+		if len(f.v) > safetext.MaxName {
+			return nil, fieldErr(f.name, fmt.Sprintf("is %d bytes, more than the %d a trace takes", len(f.v), safetext.MaxName), "give a shorter one")
+		}
+	}
 	var ep endpoint.Endpoint
 	if c.API != APIAuto { // auto: the engine asks the server before the run
 		var err error
@@ -241,20 +302,9 @@ func (c Config) Resolve() (*Resolved, error) {
 			return nil, fieldErr("API", fmt.Sprintf("%q is not known", c.API), "use one of "+strings.Join(endpoint.Names, ", ")+" or "+APIAuto)
 		}
 	}
-	if strings.TrimSpace(c.URL) == "" {
-		return nil, fieldErr("URL", "is empty", "give the server's base address, e.g. http://127.0.0.1:8080 (llmreplay bench runs the built-in simulator without one)")
-	}
-	if !strings.Contains(c.URL, "://") {
-		// host:port without a scheme is the usual slip; url.Parse cannot
-		// read it, so the message echoes it (redacted) with the fix.
-		guess := RedactURL("http://" + c.URL)
-		if gu, err := url.Parse(guess); err == nil && gu.Host != "" {
-			return nil, fieldErr("URL", fmt.Sprintf("%q has no scheme", strings.TrimPrefix(guess, "http://")), "write it as "+guess+" (or https://)")
-		}
-	}
-	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fieldErr("URL", fmt.Sprintf("%q is not an http(s) address", RedactURL(c.URL)), "give one like http://127.0.0.1:8080")
+	u, err := CheckURL(c.URL)
+	if err != nil {
+		return nil, err
 	}
 	if u.User != nil {
 		// Credentials in the URL go out as a header, never into files.

@@ -43,6 +43,9 @@ type Summary struct {
 	Failed  int
 	ByClass map[trace.ErrorClass]int
 	NotSent int // requests never sent because the run was stopped
+	// Retried counts requests sent again on a new connection because the
+	// server had closed the kept-alive one before answering (retry.go).
+	Retried int
 	// SessionNotSent counts turns of conversations never sent because
 	// an earlier turn of theirs failed (recorded as not-sent).
 	SessionNotSent int
@@ -84,6 +87,9 @@ func (s *Summary) String() string {
 		}
 		b.WriteString(")")
 	}
+	if s.Retried > 0 {
+		fmt.Fprintf(&b, ", %d retried on a new connection (the server had closed the kept-alive one before answering)", s.Retried)
+	}
 	if s.NotSent > 0 {
 		fmt.Fprintf(&b, ", %d not sent (stopped)", s.NotSent)
 	}
@@ -120,6 +126,7 @@ type engine struct {
 	sessTok       tokenize.Tokenizer
 	sessionHeader string
 	client        *http.Client
+	retry         retrier // the client of retries (retry.go)
 	start         time.Time
 	startUnix     int64
 	salt          []string // measured requests
@@ -439,8 +446,8 @@ func (e *engine) header() trace.Header {
 		Host:            hostInfo(),
 		Salt:            e.cfg.Salt,
 		SaltSeed:        e.cfg.SaltSeed,
-		RequestHeaders:  RedactHeaders(e.cfg.Headers),
-		ExtraBody:       RedactBody(e.cfg.ExtraBody),
+		RequestHeaders:  RedactHeaders(e.cfg.Headers, e.redactSecrets...),
+		ExtraBody:       RedactBody(e.cfg.ExtraBody, e.redactSecrets...),
 		Options: map[string]string{
 			"timeout":          e.cfg.Timeout.String(),
 			"idle_timeout":     e.cfg.IdleTimeout.String(),
@@ -616,6 +623,8 @@ type prepared struct {
 	// kfails0 its count of stampless reads then.
 	conn    *watchedConn
 	kfails0 int64
+	// reused: the connection had carried a response before (retry.go).
+	reused bool
 	// onDone, if set, sees the finished record before it is queued for
 	// the writer (a session's next turn needs the answer).
 	onDone func(*trace.Record)
@@ -663,6 +672,7 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 		p.req = p.req.WithContext(httptrace.WithClientTrace(p.req.Context(), &httptrace.ClientTrace{
 			GotConn: func(i httptrace.GotConnInfo) {
 				p.watch.attach(i.Conn)
+				p.reused = i.Reused
 				if e.kernel {
 					c := i.Conn
 					if tc, ok := c.(*tls.Conn); ok {
@@ -711,7 +721,7 @@ func (e *engine) do(p *prepared, scheduled int64) {
 		idle.Reset(e.cfg.IdleTimeout)
 		defer idle.Stop()
 	}
-	resp, err := e.client.Do(p.req)
+	resp, err := e.send(p) // once more on a new connection when a kept-alive one was closed
 	p.watch.detach()
 	if err != nil {
 		rec.Done = e.now()

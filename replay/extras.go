@@ -215,8 +215,11 @@ func secretValue(v string) bool {
 }
 
 // RedactHeaders returns the headers as the trace header records them: one
-// value per name (several joined by ", "), secrets replaced by REDACTED.
-func RedactHeaders(h http.Header) map[string]string {
+// value per name (several joined by ", "), a value under a secret-looking
+// name or with an Authorization scheme replaced by REDACTED, and any run
+// of one of secrets (the API key, the URL's query values) cut out of the
+// others, whatever the header is called.
+func RedactHeaders(h http.Header, secrets ...string) map[string]string {
 	if len(h) == 0 {
 		return nil
 	}
@@ -226,7 +229,7 @@ func RedactHeaders(h http.Header) map[string]string {
 		if secretName(k) || secretValue(v) {
 			v = "REDACTED"
 		}
-		out[k] = v
+		out[k] = redactString(v, secrets)
 	}
 	return out
 }
@@ -255,8 +258,10 @@ func headerSecrets(h http.Header) []string {
 
 // RedactBody returns an extra body as the trace header records it: every
 // value under a key that names a secret (api_key, access_token …) replaced
-// by "REDACTED", at any depth.
-func RedactBody(raw json.RawMessage) json.RawMessage {
+// by "REDACTED", at any depth; and any run of one of secrets (the API key,
+// the URL's query values) cut out of every other string and key, whatever
+// the field is called: {"user": KEY} is as secret as {"api_key": KEY}.
+func RedactBody(raw json.RawMessage, secrets ...string) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
@@ -269,30 +274,35 @@ func RedactBody(raw json.RawMessage) json.RawMessage {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(redactValue(v)); err != nil {
+	if err := enc.Encode(redactValue(v, secrets)); err != nil {
 		return nil
 	}
 	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
-func redactValue(v any) any {
+func redactValue(v any, secrets []string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
 			if secretName(k) {
 				x[k] = "REDACTED"
 			} else {
-				x[k] = redactValue(e)
+				x[k] = redactValue(e, secrets)
+			}
+			if rk := redactString(k, secrets); rk != k {
+				x[rk] = x[k]
+				delete(x, k)
 			}
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = redactValue(e)
+			x[i] = redactValue(e, secrets)
 		}
 	case string:
 		if secretValue(x) {
 			return "REDACTED"
 		}
+		return redactString(x, secrets)
 	}
 	return v
 }
@@ -301,6 +311,13 @@ func redactValue(v any) any {
 // or its value, as RedactHeaders decides: a command that writes its
 // settings into a file (kube job) refuses one.
 func SecretHeader(name, value string) bool { return secretName(name) || secretValue(value) }
+
+// SecretQuery reports whether a URL query parameter carries a credential
+// by its name (api_key, access_token, sig …) or its value (a bearer
+// scheme), by the rule SecretHeader uses. The trace redacts every query
+// value anyway; a command that writes the URL into a file (kube job)
+// refuses these.
+func SecretQuery(name, value string) bool { return secretName(name) || secretValue(value) }
 
 // BodyHasSecret reports whether an extra body holds a value RedactBody
 // would hide.

@@ -41,6 +41,16 @@ func TestRedactHeadersAndBody(t *testing.T) {
 	if string(body) != `{"api_key":"REDACTED","auth":"REDACTED","seed":12345678901234567890,"top_k":20,"x":["REDACTED"]}` {
 		t.Errorf("RedactBody = %s", body)
 	}
+	// The key's value is redacted wherever it is, whatever the field or
+	// header is called (hostile input round 3, finding 9).
+	const key = "sk-proj-0123456789abcdef"
+	body = RedactBody([]byte(`{"user":"`+key+`","tags":["a `+key[:12]+`"],"`+key+`":1,"n":"plain"}`), key)
+	if string(body) != `{"REDACTED":1,"n":"plain","tags":["a REDACTED"],"user":"REDACTED"}` {
+		t.Errorf("RedactBody with the key = %s", body)
+	}
+	if got := RedactHeaders(http.Header{"X-User": {"id " + key}}, key); got["X-User"] != "id REDACTED" {
+		t.Errorf("RedactHeaders with the key = %v", got)
+	}
 	if bs := strings.Join(bodySecrets([]byte(`{"auth":{"password":"p4ssw0rd!"},"x":"Bearer zzzzzzzzz","top_k":"not-a-secret"}`)), "|"); !strings.Contains(bs, "p4ssw0rd!") || !strings.Contains(bs, "Bearer zzzzzzzzz") || strings.Contains(bs, "not-a-secret") {
 		t.Errorf("bodySecrets = %s", bs)
 	}

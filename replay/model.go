@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 )
 
@@ -20,6 +21,11 @@ func discoverModel(ctx context.Context, c *http.Client, base, api, key string, s
 	// query values before it is kept or shown: a model list answering
 	// {"id": "model-<key>"} would put the key into the trace header.
 	m, err := askModel(ctx, c, base, api, key, scrub)
+	if err == nil && len(m) > safetext.MaxName {
+		// It would be sent with every request and written on every row
+		// of every table: a name that long is not one to take on trust.
+		return "", fieldErr("Model", fmt.Sprintf("is empty and the server at %s names its model with %d bytes, more than the %d a trace takes", RedactURL(base), len(m), safetext.MaxName), "give the model name")
+	}
 	return scrub(m), err
 }
 

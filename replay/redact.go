@@ -177,6 +177,33 @@ func redactRecord(rec *trace.Record, secrets []string) {
 	redactChunks(rec.Chunks, secrets, func(c *trace.Chunk) *string { return &c.Reasoning })
 }
 
+// redactScrape removes the secrets from what a server said in a scrape of
+// its /metrics: metric names, label values (an API gateway labels its
+// series by the caller's key) and the error. The sample strings are
+// searched joined first, so a scrape without a secret (nearly all) costs
+// one pass, not one per sample.
+func redactScrape(sc *trace.Scrape, secrets []string) {
+	if len(secrets) == 0 {
+		return
+	}
+	sc.Target, sc.Error = redactString(sc.Target, secrets), redactString(sc.Error, secrets)
+	var b strings.Builder
+	for _, s := range sc.Samples {
+		b.WriteString(s.Name)
+		b.WriteByte(0)
+		b.WriteString(s.Labels)
+		b.WriteByte(0)
+	}
+	all := b.String()
+	if len(secretSpans(all, secrets)) == 0 && (strings.IndexByte(all, '\\') < 0 || len(secretSpans(unescapeJSON(all), secrets)) == 0) {
+		return
+	}
+	for i := range sc.Samples {
+		s := &sc.Samples[i]
+		s.Name, s.Labels = redactString(s.Name, secrets), redactString(s.Labels, secrets)
+	}
+}
+
 // redactChunks searches the chunks' texts joined, so a secret split across
 // chunks is found, and cuts each run out of the chunks it spans (the
 // marker goes in the first). Chunk wire bytes are left as they were.

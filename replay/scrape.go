@@ -113,6 +113,7 @@ func (e *engine) newScraper(r *Resolved) *servermetrics.Scraper {
 		// least a second, so a loaded client machine (or a /metrics that
 		// takes a few hundred ms to render) still gets its readings.
 		Timeout: max(e.cfg.ServerMetricsInterval*4/5, minScrapeTimeout),
+		Redact:  func(sc *trace.Scrape) { redactScrape(sc, e.redactSecrets) },
 	}
 	mu, err1 := url.Parse(r.metricsURL)
 	bu, err2 := url.Parse(r.base)

@@ -43,6 +43,11 @@ type Scraper struct {
 	Timeout time.Duration
 	// Header is added to every scrape (the run's --header and key).
 	Header http.Header
+	// Redact, when set, removes secrets from a scrape before Scrape
+	// returns it: a server may name the caller's key in a label value, a
+	// metric name or a message it sends (a gateway counting requests per
+	// key does), and a scrape is stored in the trace.
+	Redact func(*trace.Scrape)
 }
 
 // NewClient is a client for scrapes: one connection kept alive, no proxy
@@ -68,13 +73,16 @@ func (s *Scraper) Scrape(ctx context.Context, now func() int64) trace.Scrape {
 	out.Duration = now() - out.T
 	if err != nil {
 		out.Error = err.Error()
-		return out
+	} else {
+		if len(samples) > trace.MaxScrapeSamples {
+			out.Dropped = len(samples) - trace.MaxScrapeSamples
+			samples = samples[:trace.MaxScrapeSamples]
+		}
+		out.Samples = samples
 	}
-	if len(samples) > trace.MaxScrapeSamples {
-		out.Dropped = len(samples) - trace.MaxScrapeSamples
-		samples = samples[:trace.MaxScrapeSamples]
+	if s.Redact != nil {
+		s.Redact(&out)
 	}
-	out.Samples = samples
 	return out
 }
 

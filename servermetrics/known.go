@@ -128,7 +128,18 @@ type State struct {
 	TTFT []Bucket
 	// Engine is the engine whose names were recognised ("" for none).
 	Engine string
+	// Dropped counts, per meaning, the samples of a known name whose
+	// value could not be a reading: not finite, negative, a ratio past
+	// 100 %, a count of requests past MaxRequestsGauge, or a sum that
+	// overflows. A broken or hostile endpoint sends them; charts and
+	// peaks leave them out and say so.
+	Dropped [NumMeanings]int
 }
+
+// MaxRequestsGauge bounds a reading of requests running or waiting: ten
+// million is thousands of times what one engine holds, so a larger value
+// (1e308) is a broken endpoint, not a queue.
+const MaxRequestsGauge = 1e7
 
 // Has reports whether s holds a value for m.
 func (s *State) Has(m Meaning) bool { return !math.IsNaN(s.Value[m]) }
@@ -159,10 +170,11 @@ func Read(sc *trace.Scrape) State {
 			}
 		}
 		k, ok := byName[s.Name]
-		if !ok || !isFinite(s.Value) || s.Value < 0 {
+		if !ok || (k.Engine == "process") != proc {
 			continue
 		}
-		if (k.Engine == "process") != proc {
+		if !isFinite(s.Value) || s.Value < 0 {
+			st.Dropped[k.Meaning]++
 			continue
 		}
 		v := s.Value
@@ -175,6 +187,7 @@ func Read(sc *trace.Scrape) State {
 				v /= 100
 			}
 			if v > 1 {
+				st.Dropped[k.Meaning]++
 				continue
 			}
 			if math.IsNaN(cur) || v > cur {
@@ -183,6 +196,10 @@ func Read(sc *trace.Scrape) State {
 		default:
 			if math.IsNaN(cur) {
 				cur = 0
+			}
+			if sum := cur + v; !isFinite(sum) || (k.Meaning == Running || k.Meaning == Waiting) && sum > MaxRequestsGauge {
+				st.Dropped[k.Meaning]++
+				continue
 			}
 			st.Value[k.Meaning] = cur + v
 		}

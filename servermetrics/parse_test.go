@@ -143,9 +143,34 @@ func TestReadAggregates(t *testing.T) {
 	if st.Value[Running] != 7 || st.Value[KVUsage] != 0.8 || st.Has(Waiting) || st.Has(Preemptions) {
 		t.Errorf("state %+v", st.Value)
 	}
+	// Waiting -1 and preemptions NaN were left out, and counted.
+	if st.Dropped[Waiting] != 1 || st.Dropped[Preemptions] != 1 || st.Dropped[Running] != 0 {
+		t.Errorf("dropped %v", st.Dropped)
+	}
 	sc.Error = "HTTP 500"
 	if st := Read(&sc); st.Has(Running) {
 		t.Error("a failed scrape read as a state")
+	}
+}
+
+// TestReadDropsImpossibleGauges (hostile input round 3, finding 10): 1e308
+// requests running, two series whose sum overflows, +Inf waiting and a
+// cache 500 % full are not readings: left out, and counted per meaning.
+func TestReadDropsImpossibleGauges(t *testing.T) {
+	sc := trace.Scrape{Source: trace.SourceMetrics, Samples: []trace.Sample{
+		{Name: "vllm:num_requests_running", Labels: `engine="0"`, Value: 2},
+		{Name: "vllm:num_requests_running", Labels: `engine="1"`, Value: 1e308},
+		{Name: "vllm:num_requests_waiting", Value: math.Inf(1)},
+		{Name: "vllm:kv_cache_usage_perc", Value: 500},
+		{Name: "vllm:num_preemptions_total", Labels: `a="1"`, Value: math.MaxFloat64},
+		{Name: "vllm:num_preemptions_total", Labels: `a="2"`, Value: math.MaxFloat64},
+	}}
+	st := Read(&sc)
+	if st.Value[Running] != 2 || st.Has(Waiting) || st.Has(KVUsage) || st.Value[Preemptions] != math.MaxFloat64 {
+		t.Errorf("state %+v", st.Value)
+	}
+	if st.Dropped[Running] != 1 || st.Dropped[Waiting] != 1 || st.Dropped[KVUsage] != 1 || st.Dropped[Preemptions] != 1 {
+		t.Errorf("dropped %v", st.Dropped)
 	}
 }
 

@@ -46,7 +46,8 @@ type mergeInput struct {
 	name   string
 	r      *Reader
 	shard  Shard
-	offset int64 // ns added to every time of this shard's records
+	start  time.Time // the header's StartWall
+	offset int64     // ns added to every time of this shard's records
 	rec    *Record
 	key    int64
 	n      int
@@ -95,6 +96,9 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 			return nil, fmt.Errorf("%s is not the trace of a shard (its header has no shard): merge only traces of a sharded replay", p)
 		}
 		in.shard = *h.Shard
+		if c := in.shard.Count; c < 1 || c > maxMergeShards || in.shard.Index < 0 || in.shard.Index >= c {
+			return nil, fmt.Errorf("%s says it is shard %d of %d, which no sharded run has (1 to %d shards): the header is damaged", p, in.shard.Index, c, maxMergeShards)
+		}
 		in.shard.StartWall = h.StartWall
 		in.shard.File = filepath.Base(p)
 		if in.shard.Host == "" {
@@ -118,6 +122,17 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 			return nil, fmt.Errorf("%s and %s are both shard %d/%d: give each shard's trace once", o.name, in.name, in.shard.Index, in.shard.Count)
 		}
 		byIndex[in.shard.Index] = in
+		// One run sends one model under one label over one API: shards
+		// that differ are of different runs, which would merge under the
+		// first one's label.
+		for _, f := range [][3]string{{"model", h.Model, fh.Model}, {"label", h.Label, fh.Label}, {"API", h.API, fh.API}} {
+			if f[1] != f[2] {
+				return nil, fmt.Errorf("%s ran %s %q but %s ran %s %q: they are not one run; merge only the shards of one run", in.name, f[0], f[1], first.name, f[0], f[2])
+			}
+		}
+	}
+	if err := checkStarts(ins); err != nil {
+		return nil, err
 	}
 	var missing []int
 	for i := 0; i < first.shard.Count; i++ {
@@ -154,20 +169,16 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 		}
 	}
 
-	// The merged clock's zero is the earliest shard start.
-	var origin time.Time
-	for i, in := range ins {
-		t, err := time.Parse(time.RFC3339Nano, in.r.Header().StartWall)
-		if err != nil {
-			return nil, fmt.Errorf("%s: its start time %q is not RFC 3339: the header is damaged", in.name, in.r.Header().StartWall)
-		}
-		in.offset = t.UnixNano() // for now: absolute
-		if i == 0 || t.Before(origin) {
-			origin = t
+	// The merged clock's zero is the earliest shard start. checkStarts
+	// has bounded the starts' spread, so the offsets are small.
+	origin := ins[0].start
+	for _, in := range ins {
+		if in.start.Before(origin) {
+			origin = in.start
 		}
 	}
 	for _, in := range ins {
-		in.offset -= origin.UnixNano()
+		in.offset = int64(in.start.Sub(origin))
 		in.shard.OffsetNs = in.offset
 		if in.shard.StartLateNs > int64(time.Second) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("shard %d started %v after the common start %s: its first phase overlapped the others' less than planned",
@@ -228,9 +239,13 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 		}
 		in.pending = nil
 	}
+	var seen requestSet
 	for len(pq) > 0 {
 		in := pq[0]
 		idx := in.shard.Index
+		if err := seen.add(in, byIndex); err != nil {
+			return nil, err
+		}
 		in.rec.Shard = &idx
 		if err := w.Write(in.rec); err != nil {
 			return nil, err
@@ -315,6 +330,150 @@ func (h *mergeHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// startTolerance is how far a shard's start may lie from the others' (or
+// from its common start, less the lateness it recorded) and still be
+// taken for the same run: a second, the lateness a run reports as late
+// (replay's lateStart, and the merge's warning). Shards started apart by
+// more, with nothing in their headers to explain it, were different runs;
+// merged, their phase windows would span the gap, and aggregate tok/s
+// with them.
+const startTolerance = time.Second
+
+// earliestStart and latestStart bound a start time a run can have: a
+// start_wall outside them is a damaged header (year 1 overflowed the
+// offsets in nanoseconds, which reach only to 1677 and 2262).
+var (
+	earliestStart = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	latestStart   = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// checkStarts refuses shards whose starts say they are not one run: a
+// start time no run can have, shards given different common starts (or
+// one and not another), a shard whose start lies away from its common
+// start by more than its recorded lateness explains, and shards without a
+// common start that started apart. It sets every input's start.
+func checkStarts(ins []*mergeInput) error {
+	for _, in := range ins {
+		sw := in.r.Header().StartWall
+		t, err := time.Parse(time.RFC3339Nano, sw)
+		if err != nil {
+			return fmt.Errorf("%s: its start time %q is not RFC 3339: the header is damaged", in.name, sw)
+		}
+		if t.Before(earliestStart) || !t.Before(latestStart) {
+			return fmt.Errorf("%s: its start time %s is not one a run can have: the header is damaged", in.name, sw)
+		}
+		in.start = t
+	}
+	first := ins[0]
+	var at time.Time
+	if first.shard.StartAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, first.shard.StartAt)
+		if err != nil {
+			return fmt.Errorf("%s: its common start %q is not RFC 3339: the header is damaged", first.name, first.shard.StartAt)
+		}
+		at = t
+	}
+	for _, in := range ins[1:] {
+		switch a, b := in.shard.StartAt, first.shard.StartAt; {
+		case a == "" && b == "":
+		case a == "" || b == "":
+			return fmt.Errorf("%s had %s but %s had %s: they are not one run; merge only the shards of one run",
+				in.name, commonStart(a), first.name, commonStart(b))
+		default:
+			if t, err := time.Parse(time.RFC3339Nano, a); err != nil || !t.Equal(at) {
+				return fmt.Errorf("%s had %s but %s had %s: they are not one run; merge only the shards of one run",
+					in.name, commonStart(a), first.name, commonStart(b))
+			}
+		}
+	}
+	if !at.IsZero() {
+		// Each shard's run clock started at its common start plus the
+		// lateness it recorded, on its own wall clock.
+		for _, in := range ins {
+			late := time.Duration(in.shard.StartLateNs)
+			if off := in.start.Sub(at) - late; off > startTolerance || off < -startTolerance {
+				return fmt.Errorf("%s started %v %s its common start %s yet records starting %v late: its start is not this run's; merge only the shards of one run",
+					in.name, absDuration(in.start.Sub(at)), beforeAfter(in.start.Sub(at)), first.shard.StartAt, late)
+			}
+		}
+		return nil
+	}
+	earliest := first
+	for _, in := range ins {
+		if in.start.Before(earliest.start) {
+			earliest = in
+		}
+	}
+	for _, in := range ins {
+		if d := in.start.Sub(earliest.start); d > startTolerance {
+			return fmt.Errorf("%s started %v after %s and neither had a common start: they are not one run, or were started apart; run the shards with --start-at (or --start-in) so they start together",
+				in.name, d.Round(time.Millisecond), earliest.name)
+		}
+	}
+	return nil
+}
+
+func commonStart(at string) string {
+	if at == "" {
+		return "no common start"
+	}
+	return "the common start " + at
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func beforeAfter(d time.Duration) string {
+	if d < 0 {
+		return "before"
+	}
+	return "after"
+}
+
+// requestSet is the workload requests the merged shards sent, by index:
+// each must come from one shard, once. A shard trace relabelled to
+// another index, or one holding a request twice, would otherwise merge
+// into duplicate ids. Warm-up records repeat requests by design and are
+// not counted. It keeps a byte pair per index up to the largest seen, not
+// a record: 20 MB at the workload format's 10 million requests.
+type requestSet struct {
+	by []uint16 // shard index + 1 of the record with that request index; 0: none yet
+}
+
+// maxMergeShards is the most shards a run has (workload.MaxShards).
+const maxMergeShards = 10_000
+
+// maxMergeIndex bounds a record's request index: the workload format
+// holds at most ten million requests.
+const maxMergeIndex = 1 << 24
+
+func (s *requestSet) add(in *mergeInput, byIndex map[int]*mergeInput) error {
+	r := in.rec
+	if r.Warmup {
+		return nil
+	}
+	if r.Index < 0 || r.Index >= maxMergeIndex {
+		return fmt.Errorf("%s: record %q has request index %d, which no workload has: the trace is damaged", in.name, r.ID, r.Index)
+	}
+	if r.Index >= len(s.by) {
+		s.by = append(s.by, make([]uint16, r.Index+1-len(s.by)+len(s.by)/2)...)
+	}
+	switch prev := int(s.by[r.Index]) - 1; {
+	case prev < 0:
+		s.by[r.Index] = uint16(in.shard.Index + 1)
+		return nil
+	case prev == in.shard.Index:
+		return fmt.Errorf("%s holds request %d twice: the trace was edited or is damaged; merge only the shards of one run, each as replay wrote it", in.name, r.Index)
+	default:
+		return fmt.Errorf("%s (shard %d) holds request %d, which is also in %s (shard %d): a shard relabelled from another index, or shards of different runs, are not one run; merge only the shards of one run",
+			in.name, in.shard.Index, r.Index, byIndex[prev].name, prev)
+	}
 }
 
 func clockProblem(c Clock) string {

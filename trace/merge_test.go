@@ -333,3 +333,78 @@ func BenchmarkMerge(b *testing.B) {
 		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
 	})
 }
+
+// TestMergeRefusesOtherRuns: shards of one workload and shard count that
+// are not of one run are refused before a record is merged, each with a
+// one-line reason naming the file (hostile input round 3, finding 4):
+// starts apart with no common start, starts not explained by a shard's
+// recorded lateness, another model or label, a request in two shards or
+// twice in one, a start in year 1 and an impossible shard count.
+func TestMergeRefusesOtherRuns(t *testing.T) {
+	base := t.TempDir()
+	n := 0
+	shard := func(idx int, start string, recs [][4]int64, edit func(*Header)) string {
+		t.Helper()
+		n++
+		dir := filepath.Join(base, fmt.Sprint(n))
+		os.Mkdir(dir, 0o755)
+		p := shardTrace(t, dir, idx, 2, "h", start, "sha256:aa", goodClock, recs)
+		if edit != nil {
+			r, err := Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := r.Header()
+			var all []Record
+			for r.Scan() {
+				all = append(all, *r.Record())
+			}
+			r.Close()
+			edit(&h)
+			w, err := Create(p+".new", h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range all {
+				w.Write(&all[i])
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			os.Rename(p+".new", p)
+		}
+		return p
+	}
+	const t0 = "2026-12-03T10:00:00Z"
+	r0 := [][4]int64{{0, 0, 1000, 10_000_000}, {2, 0, 1000, 30_000_000}}
+	r1 := [][4]int64{{1, 0, 1000, 5_000_000}, {3, 0, 1000, 40_000_000}}
+	s0 := shard(0, t0, r0, nil)
+	at := func(late int64) func(*Header) {
+		return func(h *Header) { h.Shard.StartAt, h.Shard.StartLateNs = t0, late }
+	}
+	for _, c := range []struct {
+		name   string
+		first  string
+		second string
+		want   string
+	}{
+		{"ten minutes apart", s0, shard(1, "2026-12-03T10:10:00Z", r1, nil), "started 10m0s after"},
+		{"a common start and none", s0, shard(1, t0, r1, at(0)), "had the common start " + t0 + " but"},
+		{"away from the common start", shard(0, t0, r0, at(0)), shard(1, "2026-12-03T10:10:00Z", r1, at(0)), "10m0s after its common start"},
+		{"model", s0, shard(1, t0, r1, func(h *Header) { h.Model = "other" }), `ran model "other" but`},
+		{"label", s0, shard(1, t0, r1, func(h *Header) { h.Label = "Q8" }), `ran label "Q8" but`},
+		{"relabelled", s0, shard(1, t0, r0, nil), "holds request 0, which is also in"},
+		{"twice", s0, shard(1, t0, append(r1, r1[0]), nil), "holds request 1 twice"},
+		{"year 1", s0, shard(1, "0001-01-01T00:00:00Z", r1, nil), "is not one a run can have"},
+		{"count", s0, shard(1, t0, r1, func(h *Header) { h.Shard.Count = 1 << 30 }), "which no sharded run has"},
+	} {
+		_, err := Merge(&bytes.Buffer{}, []string{c.first, c.second}, MergeOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)
+		}
+	}
+	// Late by 3 s and saying so is one run.
+	if _, err := Merge(&bytes.Buffer{}, []string{shard(0, t0, r0, at(0)), shard(1, "2026-12-03T10:00:03Z", r1, at(3e9))}, MergeOptions{}); err != nil {
+		t.Errorf("a shard late by 3 s that says so: %v", err)
+	}
+}

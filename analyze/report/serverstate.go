@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/llmreplay/llmreplay/servermetrics"
 	"github.com/llmreplay/llmreplay/trace"
@@ -22,6 +24,9 @@ type statePoints struct {
 	t                    []float64 // seconds on the run clock
 	running, waiting, kv []float64
 	failed               int
+	// droppedQueue and droppedKV count readings left out as impossible
+	// (servermetrics.State.Dropped): 1e308 requests running, a NaN cache.
+	droppedQueue, droppedKV int
 }
 
 const maxStatePoints = 2000
@@ -45,6 +50,8 @@ func (s *ServerState) Add(label string, sc *trace.Scrape) {
 		return
 	}
 	st := servermetrics.Read(sc)
+	p.droppedQueue += st.Dropped[servermetrics.Running] + st.Dropped[servermetrics.Waiting]
+	p.droppedKV += st.Dropped[servermetrics.KVUsage]
 	if !st.Has(servermetrics.Running) && !st.Has(servermetrics.Waiting) && !st.Has(servermetrics.KVUsage) {
 		return // an engine whose names are not known: nothing to draw
 	}
@@ -61,8 +68,10 @@ func (s *ServerState) charts() []Chart {
 		return nil
 	}
 	var queue, kv []Series
+	var droppedQueue, droppedKV int
 	for _, l := range s.labels {
 		p := s.points[l]
+		droppedQueue, droppedKV = droppedQueue+p.droppedQueue, droppedKV+p.droppedKV
 		if len(p.t) == 0 {
 			continue
 		}
@@ -88,11 +97,22 @@ func (s *ServerState) charts() []Chart {
 	var out []Chart
 	if len(queue) > 0 {
 		out = append(out, Chart{ID: "server-queue", Title: "Server: requests running and waiting (its /metrics)", XLabel: "seconds since the run started",
-			YLabel: "requests", Series: queue, Note: "What the server said in each scrape of its /metrics; waiting above 0 means requests queued for a slot."})
+			YLabel: "requests", Series: queue, Note: "What the server said in each scrape of its /metrics; waiting above 0 means requests queued for a slot." +
+				droppedNote(droppedQueue, fmt.Sprintf("not finite, negative or over %.0f requests", servermetrics.MaxRequestsGauge))})
 	}
 	if len(kv) > 0 {
 		out = append(out, Chart{ID: "server-kv", Title: "Server: KV-cache usage (its /metrics)", XLabel: "seconds since the run started",
-			YLabel: "% of the KV cache", Series: kv})
+			YLabel: "% of the KV cache", Series: kv, Note: strings.TrimSpace(droppedNote(droppedKV, "not finite, negative or over 100 %"))})
 	}
 	return out
+}
+
+// droppedNote says how many readings a chart leaves out, and why: a
+// server that says 1e308 requests are running is not drawn, but not
+// hidden either.
+func droppedNote(n int, why string) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %d reading%s dropped as impossible (%s).", n, map[bool]string{true: "", false: "s"}[n == 1], why)
 }

@@ -47,6 +47,7 @@ var kubeFlagOf = map[string]string{
 	"Name": "--name", "Namespace": "--namespace", "Image": "--image", "Shards": "--shards",
 	"ResultsClaim": "--results-claim", "URL": "--url", "WorkloadClaim": "--workload-claim",
 	"WorkloadPath": "--workload-path", "ReplayArg": "replay flags after --", "BackoffLimitPerIndex": "--retries",
+	"APIKeySecret": "--api-key-secret", "StartAt": "--start-at", "CPU": "--cpu", "Memory": "--memory", "ResultsPath": "--results-path",
 }
 
 func newKubeJobCmd() *cobra.Command {
@@ -77,15 +78,19 @@ shard-I.trace.zst to the --results-claim volume. Flags after -- go to replay
 			if cmd.ArgsLenAtDash() > 1 {
 				return usagef("give one workload before --, and replay's flags after it")
 			}
-			if err := checkReplayArgs(c.ReplayArg); err != nil {
+			api, err := checkReplayArgs(c.ReplayArg)
+			if err != nil {
 				return err
 			}
+			c.API = api
 			if err := secretReplayArgs(c.ReplayArg); err != nil {
 				return err
 			}
-			if _, err := workload.Open(wlPath); err != nil {
+			wl, err := workload.Open(wlPath)
+			if err != nil {
 				return usageError(err)
 			}
+			c.Workload = wl
 			if c.WorkloadClaim == "" {
 				data, err := os.ReadFile(wlPath)
 				if err != nil {
@@ -170,7 +175,9 @@ var jobOwnedFlags = []struct{ name, fix string }{
 // checkReplayArgs parses the flags after -- with replay's own flag set, so
 // a typo or a bad value is refused here, before anything is written, not
 // in every pod once the Job runs; and it refuses the flags the Job sets.
-func checkReplayArgs(args []string) error {
+// It returns the --api the pods will use, for kube to check against the
+// workload.
+func checkReplayArgs(args []string) (api string, err error) {
 	rc := newReplayCmd()
 	// As the root does for every command: a flag given twice after --
 	// would otherwise pass here and fail in every pod.
@@ -180,9 +187,9 @@ func checkReplayArgs(args []string) error {
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return usagef("replay flags after --: --help is not a replay flag to send: run 'llmreplay replay --help' to see them")
+			return "", usagef("replay flags after --: --help is not a replay flag to send: run 'llmreplay replay --help' to see them")
 		}
-		return usagef("replay flags after --: %v: run 'llmreplay replay --help' for replay's flags", err)
+		return "", usagef("replay flags after --: %v: run 'llmreplay replay --help' for replay's flags", err)
 	}
 	for _, o := range jobOwnedFlags {
 		if fs.Changed(o.name) {
@@ -190,13 +197,13 @@ func checkReplayArgs(args []string) error {
 			if sh := fs.Lookup(o.name).Shorthand; sh != "" {
 				name = "-" + sh + "/--" + o.name
 			}
-			return usagef("%s after --: the Job sets --%s itself, and the pods would take this one instead: %s", name, o.name, o.fix)
+			return "", usagef("%s after --: the Job sets --%s itself, and the pods would take this one instead: %s", name, o.name, o.fix)
 		}
 	}
 	if rest := fs.Args(); len(rest) > 0 {
-		return usagef("replay flags after -- include %q, which is not a flag: the Job passes the workload itself; give only replay's flags after --", rest[0])
+		return "", usagef("replay flags after -- include %q, which is not a flag: the Job passes the workload itself; give only replay's flags after --", rest[0])
 	}
-	return nil
+	return fs.Lookup("api").Value.String(), nil // its default when not given: what the pods use
 }
 
 // secretReplayArgs refuses replay flags that would write a credential into

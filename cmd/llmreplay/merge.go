@@ -20,7 +20,8 @@ func newTraceMergeCmd() *cobra.Command {
 		Use:   "merge SHARD.trace.zst... -o MERGED.trace.zst",
 		Short: "Merge the traces of a run sent from several machines (replay --shard) into one",
 		Long: `Merge checks that the shard traces belong to one run (the same workload,
-the same shard count, each index once, none missing), puts them on one clock
+shard count, model, label and common start, each shard index once, none
+missing, each request in one shard once), puts them on one clock
 (the earliest shard's start, using each shard's wall-clock start) and writes
 one trace whose records are all of theirs in order of completion, each with
 its shard. analyze, check and trace info then treat it as one run.

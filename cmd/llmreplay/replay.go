@@ -338,7 +338,7 @@ var flagOf = map[string]string{
 	// replay.Config
 	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
 	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
-	"Model": "--model", "ServerCache": "--server-cache", "SessionHeader": "--session-header", "Timestamps": "--timestamps", "Headers": "--header", "ExtraBody": "--extra-body",
+	"Model": "--model", "Label": "--label", "ServerCache": "--server-cache", "SessionHeader": "--session-header", "Timestamps": "--timestamps", "Headers": "--header", "ExtraBody": "--extra-body",
 	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval", "WatchPID": "--watch-pid",
 	// workload.BuildConfig
 	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",

@@ -224,3 +224,24 @@ func firstUnsafeNonASCII(p []byte) int {
 	}
 	return -1
 }
+
+// MaxName is the longest model id or label, in bytes, that replay takes
+// and that tables, reports and exported rows show whole. A hand-made
+// trace can hold longer ones: they are cut (Cut) wherever they are shown,
+// so a megabyte id repeated on every row of a table cannot turn a small
+// trace into gigabytes of output.
+const MaxName = 512
+
+// Cut returns s cut to at most max bytes on a character boundary, with
+// what was cut said at the end ("…[1048064 more bytes]"); s as it is when
+// it fits. The note is in addition to the max bytes kept.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…[" + strconv.Itoa(len(s)-n) + " more bytes]"
+}
