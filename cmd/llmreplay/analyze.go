@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +11,8 @@ import (
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/analyze/claim"
 	"github.com/llmreplay/llmreplay/analyze/render"
+	"github.com/llmreplay/llmreplay/capacity"
+	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -124,9 +126,9 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
   # every metric name with its definition
   llmreplay analyze --list-metrics`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
+			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if listMetrics {
-				return printMetrics(out)
+				return render.WriteMetricList(out)
 			}
 			keys, err := normalizeKeys(by)
 			if err != nil {
@@ -137,28 +139,26 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 					return metricFlagError("--metrics", m, err)
 				}
 			}
-			switch format {
-			case "table", "markdown", "csv", "json":
-			default:
+			if !slices.Contains([]string{"table", "markdown", "csv", "json"}, format) {
 				return usagef("unknown --format %q: use table, markdown, csv or json", format)
 			}
 			res, err := tf.analyzeInputs(cmd, args)
 			if err != nil {
 				return err
 			}
-			views, err := capacityViews(cmd.ErrOrStderr(), args, capSLO, goodputOverride(cmd, tf.slo))
+			views, err := tf.capacityViews(cmd, args, capSLO)
 			if err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("by") {
-				keys = defaultKeys(res, keys)
+				keys = render.KeysFor(res)
 			}
 			if format == "json" {
 				doc := analyze.NewDocument(res, keys)
-				if err := render.RenderWarnings(cmd.ErrOrStderr(), doc.Warnings); err != nil {
+				if err := render.RenderWarnings(errw, doc.Warnings); err != nil {
 					return err
 				}
-				return writeAnalyzeJSON(out, doc, views)
+				return capacity.WriteAnalyzeJSON(out, doc, views)
 			}
 			t, err := render.BuildTable(res, render.TableOptions{By: keys, Metrics: metrics, Raw: format == "csv"})
 			if err != nil {
@@ -166,23 +166,20 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 			}
 			switch format {
 			case "csv":
-				if err := render.RenderWarnings(cmd.ErrOrStderr(), analyze.AllWarnings(res, keys)); err != nil {
+				if err := render.RenderWarnings(errw, analyze.AllWarnings(res, keys)); err != nil {
 					return err
 				}
-				capacityVerdictLines(cmd.ErrOrStderr(), views)
+				capacity.WriteViewLines(errw, views)
 				return render.RenderCSV(out, t)
 			case "markdown":
-				if err := render.RenderMarkdown(out, t); err != nil {
-					return err
-				}
-				writeCapacityViews(out, views, true)
-				return nil
+				err = render.RenderMarkdown(out, t)
+			default:
+				err = render.RenderText(out, t)
 			}
-			if err := render.RenderText(out, t); err != nil {
-				return err
+			if err == nil {
+				capacity.WriteViews(out, views, format == "markdown")
 			}
-			writeCapacityViews(out, views, false)
-			return nil
+			return err
 		},
 	}
 	tf.register(cmd)
@@ -194,17 +191,36 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 	return cmd
 }
 
-// defaultKeys is the grouping when --by is not given: rate phases have no
-// concurrency, so a rate sweep is shown by rate (and a trace mixing both
-// by concurrency and rate) rather than pooled into "concurrency 0".
-func defaultKeys(res *analyze.Result, keys []string) []string {
-	switch some, all := res.RatePhases(); {
-	case all:
-		return []string{analyze.KeyRate}
-	case some:
-		return []string{analyze.KeyConcurrency, analyze.KeyRate}
+// capacityFlag registers --capacity-slo (analyze and report; their --slo
+// is the goodput bounds).
+func capacityFlag(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "capacity-slo", "", "for capacity traces (made by 'llmreplay capacity'): decide the answer again for this SLO, e.g. 'ttft_p90<=500ms' (default: the SLO the trace recorded); nothing is sent")
+}
+
+// capacityViews are the inputs' capacity traces judged again
+// (live.Views) for --capacity-slo, default each trace's own SLO; --slo,
+// when given, replaces the goodput bounds a goodput>=P% term counts
+// against.
+func (f *traceFlags) capacityViews(cmd *cobra.Command, args []string, sloText string) ([]capacity.View, error) {
+	var slo capacity.SLO
+	if strings.TrimSpace(sloText) != "" {
+		var err error
+		if slo, err = capacity.ParseSLO(sloText); err != nil {
+			return nil, sloFlagError("--capacity-slo", err)
+		}
 	}
-	return keys
+	var good analyze.SLO
+	if cmd.Flags().Changed("slo") {
+		good, _ = analyze.ParseSLO(f.slo) // refused already by analyzeInputs
+	}
+	views, err := live.Views(args, slo, good, cmd.ErrOrStderr())
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if slo != nil && len(views) == 0 {
+		return nil, usagef("--capacity-slo: none of the traces is a capacity trace (made by 'llmreplay capacity'): drop the flag or give such a trace")
+	}
+	return views, nil
 }
 
 func normalizeKeys(by []string) ([]string, error) {
@@ -217,27 +233,6 @@ func normalizeKeys(by []string) ([]string, error) {
 		keys = append(keys, n)
 	}
 	return keys, nil
-}
-
-func printMetrics(w io.Writer) error {
-	for _, m := range analyze.Metrics {
-		stats := m.Stats()
-		var names []string
-		for _, s := range stats {
-			if s != "" {
-				names = append(names, "_"+s)
-			}
-		}
-		suffix := ""
-		if len(names) > 0 {
-			suffix = " (" + strings.Join(names, " ") + ")"
-		}
-		if _, err := fmt.Fprintf(w, "%s [%s]%s\n    %s\n", m.Name, m.Unit, suffix, m.Doc); err != nil {
-			return err
-		}
-	}
-	_, err := fmt.Fprintf(w, "\ndefinition sets (--definitions): %s\n", strings.Join(analyze.DefinitionNames(), ", "))
-	return err
 }
 
 func newCheckCmd() *cobra.Command {
@@ -301,18 +296,7 @@ Exit status: 0 every claim holds; 1 at least one does not hold;
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w.Message)
 				}
 			}
-			var vs []claim.Verdict
-			fails, unsure := 0, 0
-			for _, c := range cs {
-				v := claim.Check(res, c, claim.CheckOptions{MinSamples: minSamples, AcceptPoint: acceptPoint, AcceptPartial: acceptPart})
-				switch v.Verdict {
-				case claim.DoesNotHold:
-					fails++
-				case claim.Inconclusive:
-					unsure++
-				}
-				vs = append(vs, v)
-			}
+			vs, fails, unsure := claim.CheckAll(res, cs, claim.CheckOptions{MinSamples: minSamples, AcceptPoint: acceptPoint, AcceptPartial: acceptPart})
 			if format == "json" {
 				if err := claim.WriteVerdictsJSON(cmd.OutOrStdout(), vs); err != nil {
 					return err

@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze/claim"
 	"github.com/llmreplay/llmreplay/analyze/report"
+	"github.com/llmreplay/llmreplay/capacity"
 )
 
 func newReportCmd() *cobra.Command {
@@ -69,16 +69,18 @@ load with the knee marked. The answer is decided again from the probes
 			if err != nil {
 				return err
 			}
-			views, err := capacityViews(cmd.ErrOrStderr(), args, capSLO, goodputOverride(cmd, tf.slo))
+			views, err := tf.capacityViews(cmd, args, capSLO)
 			if err != nil {
 				return err
 			}
-			o := report.Options{When: time.Now().UTC().Format(time.RFC3339), Timelines: tl, Server: srv, Extra: viewCharts(views), Answers: capacityAnswers(views)}
+			o := report.Options{When: time.Now().UTC().Format(time.RFC3339), Timelines: tl, Server: srv, Extra: capacity.ViewCharts(views), Answers: capacity.ViewLines(views)}
 			// check's default floor (claim.MinSamples), not one of its own:
 			// the page promises check's verdicts, and a floor of 6 here
 			// made --accept-point refuse 3–5 runs that check judges.
-			for _, c := range cs {
-				o.Claims = append(o.Claims, claimRow(claim.Check(res, c, claim.CheckOptions{AcceptPoint: acceptPoint, AcceptPartial: accept})))
+			vs, _, _ := claim.CheckAll(res, cs, claim.CheckOptions{AcceptPoint: acceptPoint, AcceptPartial: accept})
+			for _, v := range vs {
+				verdict, measured, why := v.Cells()
+				o.Claims = append(o.Claims, report.ClaimRow{Claim: v.Text, Verdict: verdict, Measured: measured, Why: why})
 			}
 			err = writeOutput(out, force, args, func(w io.Writer) error {
 				return report.Write(w, res, o)
@@ -99,22 +101,4 @@ load with the knee marked. The answer is decided again from the probes
 	cmd.Flags().BoolVar(&accept, "accept-partial", false, "as check: judge claims over stopped or damaged traces")
 	capacityFlag(cmd, &capSLO)
 	return cmd
-}
-
-// claimRow is a verdict in the words check prints.
-func claimRow(v claim.Verdict) report.ClaimRow {
-	var b strings.Builder
-	claim.RenderVerdicts(&b, []claim.Verdict{v})
-	line := strings.TrimSpace(b.String())
-	measured, why := "", v.Reason
-	if _, rest, ok := strings.Cut(line, " — measured "); ok {
-		measured = rest
-		if i := strings.Index(rest, " ("); i >= 0 {
-			measured = rest[:i]
-		}
-	}
-	if len(v.Warnings) > 0 {
-		why += "; warnings: " + strings.Join(v.Warnings, ", ")
-	}
-	return report.ClaimRow{Claim: v.Text, Verdict: strings.ToUpper(v.Verdict), Measured: measured, Why: why}
 }

@@ -195,27 +195,15 @@ about half an hour; --short takes seconds and is what CI runs.`,
 }
 
 // claimOut holds a path that outfile.Check found free (or --force lets
-// replace) until the run renames its file over it. A free path is
-// claimed empty (outfile.Claim); if another run took it since the check,
-// that is the same bad input as a file there before. release removes the
-// claim unless something was renamed over it (a filled file is never
-// removed), so a failed or stopped run leaves nothing.
+// replace) until the run renames its file over it (outfile.Hold); if
+// another run took it since the check, that is the same bad input as a
+// file there before.
 func claimOut(flag, path string) (release func(), err error) {
-	if _, err := os.Lstat(path); err == nil {
-		return func() {}, nil // --force: the old file stays until replaced
-	}
-	if err := outfile.Claim(path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, usagef("%s %s: the file exists (another run has just claimed it); choose another name, or add --force to replace it", flag, path)
-		}
+	release, err = outfile.Hold(path)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, usagef("%s %s: the file exists (another run has just claimed it); choose another name, or add --force to replace it", flag, path)
+	} else if err != nil {
 		return nil, usagef("%s %s: %v", flag, path, err)
 	}
-	claim, _ := os.Stat(path)
-	return func() {
-		// Only the empty claim itself is removed: a file renamed over it
-		// is another inode.
-		if fi, err := os.Stat(path); err == nil && claim != nil && os.SameFile(fi, claim) && fi.Size() == 0 {
-			os.Remove(path)
-		}
-	}, nil
+	return release, nil
 }
