@@ -40,4 +40,3 @@ func TestSimBusyWarning(t *testing.T) {
 		}
 	}
 }
-

@@ -8,7 +8,6 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
-	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
@@ -48,7 +47,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 				return benchFindCapacity(cmd, &f, findCap, profile, shape, cfg)
 			}
 			cfg.Shape = workload.Shape(shape)
-			if f.url == "" {
+			if f.cfg.URL == "" {
 				cfg.Profile = profile
 			} else if cmd.Flags().Changed("profile") {
 				return usagef("--profile applies to the built-in simulator only: drop it, or drop --url")
@@ -78,13 +77,11 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 				return err
 			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if f.url == "" {
+			if f.cfg.URL == "" {
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", profile)
 			}
-			cfg.Replay.OnAPI = announceAPI(errw)
-			cfg.Replay.OnServerMetrics = announceMetrics(errw)
-			cfg.Replay.OnWatch = announceWatch(errw, cfg.Replay.ServerMetricsInterval)
-			notes := &runNotes{w: errw}
+			cfg.Replay.Announce(errw)
+			notes := &replay.Notes{W: errw}
 			cfg.Replay.Sinks = append(cfg.Replay.Sinks, notes)
 			disp := f.progress(cmd, &cfg.Replay)
 			res, err := bench.Run(cmd.Context(), cfg)
@@ -92,33 +89,19 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			if err != nil {
 				if res != nil && res.Summary != nil {
 					fmt.Fprintln(errw, res.Summary)
-					notes.scrapeWarning()
+					notes.ScrapeWarning()
 				}
 				return usageErrorIfInput(flagError(err))
 			}
-			if res.Simulated {
-				fmt.Fprintf(out, "server: SIMULATED (profile %s)\n", res.Profile)
-			} else {
-				fmt.Fprintf(out, "server: %s (model %s)\n", res.URL, safetext.Show(res.Summary.Model))
-			}
-			fmt.Fprint(out, res.Table)
-			fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\ntable: %s\njson:  %s\nreport: %s\n", res.Summary, safetext.Show(res.Summary.TokenizeLine()), res.Trace, res.TableFile, res.JSONFile, res.ReportFile)
-			notes.scrapeWarning()
-			if res.Summary.Stopped {
-				return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every request that finished", res.Trace)}
-			}
-			if err := noneSucceeded(res.Summary); err != nil {
-				return err
-			}
-			if f.failOnError && res.Summary.Failed > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d requests failed (--fail-on-error)", res.Summary.Failed)}
-			}
-			return nil
+			res.WriteText(out)
+			res.WriteFiles(errw)
+			notes.ScrapeWarning()
+			return f.runExit(res.Summary, "stopped: %s holds every request that finished")
 		},
 	}
 	f.register(cmd, replay.DefaultAPI)
 	fs := cmd.Flags()
-	fs.StringVar(&f.url, "url", "", "server base address; empty: the built-in simulator")
+	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(profileNames(), ", ")+")")
 	fs.IntSliceVar(&cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "concurrency levels: streams released together")
 	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", bench.DefaultInputTokens, "exact prompt length(s) in tokens")

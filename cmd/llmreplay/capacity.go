@@ -175,7 +175,7 @@ scaled alike (the answer is the same; the latencies shown are scaled).`,
 	f.register(cmd, replay.DefaultAPI)
 	cf.register(cmd, true)
 	fs := cmd.Flags()
-	fs.StringVar(&f.url, "url", "", "server base address; empty: the built-in simulator")
+	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(profileNames(), ", ")+")")
 	fs.IntVar(&in, "input-tokens", 800, "exact prompt length in tokens")
 	fs.IntVar(&max, "max-tokens", 256, "output tokens per request")
@@ -207,9 +207,9 @@ func (o capacityRun) config() (live.Config, error) {
 		return live.Config{}, err
 	}
 	switch {
-	case f.url != "" && o.profileSet:
+	case f.cfg.URL != "" && o.profileSet:
 		return live.Config{}, usagef("--profile applies to the built-in simulator only: drop it, or drop --url")
-	case f.url != "" && cf.timeScale != 1:
+	case f.cfg.URL != "" && cf.timeScale != 1:
 		return live.Config{}, usagef("--time-scale applies to the built-in simulator only: drop it, or drop --url")
 	case !(cf.timeScale > 0 && cf.timeScale <= 1):
 		return live.Config{}, usagef("--time-scale %g: use a factor above 0 and at most 1 (0.1 runs ten times faster)", cf.timeScale)
@@ -229,7 +229,7 @@ func (o capacityRun) config() (live.Config, error) {
 	rc.Tokenizer = o.tokenizer
 	lc := live.Config{Replay: rc, Search: sc, Axis: cf.axis, InputTokens: o.inputTokens, MaxTokens: o.maxTokens,
 		Tokenizer: o.tokenizer, Shape: workload.Shape(o.shape), GoodputBounds: good, TimeScale: cf.timeScale, RoundDuration: cf.roundDuration, Resume: cf.resume}
-	if f.url == "" {
+	if f.cfg.URL == "" {
 		lc.Profile = o.profile
 	}
 	return lc, nil
@@ -250,11 +250,13 @@ func runCapacity(cmd *cobra.Command, o capacityRun) error {
 	if _, err := lc.Resolve(); err != nil {
 		return usageError(err)
 	}
-	if o.f.url == "" {
+	if o.f.cfg.URL == "" {
 		fmt.Fprintf(errw, "no --url: searching llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", o.profile)
 	}
 	if !o.f.quiet {
-		lc.OnProbe = func(x float64, round int, s *replay.Summary) { fmt.Fprintln(errw, live.ProbeLine(cf.axis, x, round, s)) }
+		lc.OnProbe = func(x float64, round int, s *replay.Summary) {
+			fmt.Fprintln(errw, live.ProbeLine(cf.axis, x, round, s))
+		}
 	}
 	res, err := live.Run(cmd.Context(), lc)
 	switch {
@@ -309,7 +311,7 @@ func (o capacityRun) claimTrace(lc *live.Config) (release func(), err error) {
 			return nil, folderError("--results", o.results, fmt.Errorf("cannot create the results folder %s: %w", o.results, err))
 		}
 		label := lc.Replay.Label
-		if label == "" && o.f.url == "" {
+		if label == "" && o.f.cfg.URL == "" {
 			label = "sim " + o.profile
 		}
 		path = live.DefaultTracePath(o.results, label, lc.Replay.Model, time.Now())

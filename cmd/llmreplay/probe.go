@@ -89,7 +89,7 @@ judged (UNSURE); 2 bad input.`,
 			if cmd.Flags().Changed("salt") {
 				return usagef("--salt: the probe sends its prompts verbatim (a salt would keep them from the cache): drop it")
 			}
-			if f.url != "" && (cmd.Flags().Changed("profile") || noCache) {
+			if f.cfg.URL != "" && (cmd.Flags().Changed("profile") || noCache) {
 				return usagef("--profile and --no-prefix-cache apply to the built-in simulator only: drop them, or drop --url")
 			}
 			switch mode {
@@ -145,7 +145,7 @@ judged (UNSURE); 2 bad input.`,
 			}
 			rc.Tokenizer = cfg.Tokenizer
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if f.url == "" {
+			if f.cfg.URL == "" {
 				p, err := sim.LookupProfile(profile)
 				if err != nil {
 					return flagError(usageError(err))
@@ -165,7 +165,7 @@ judged (UNSURE); 2 bad input.`,
 				}
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s, prefix cache %s\n", p.Name, cache)
 			}
-			rc.OnAPI = announceAPI(errw)
+			rc.AnnounceAPI(errw)
 			if mode == "shared-system" {
 				shared.Replay = rc
 				res, err := probe.SharedSystem(cmd.Context(), shared)
@@ -188,7 +188,7 @@ judged (UNSURE); 2 bad input.`,
 	}
 	f.register(cmd, replay.DefaultAPI)
 	fs := cmd.Flags()
-	fs.StringVar(&f.url, "url", "", "server base address; empty: the built-in simulator")
+	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url")
 	fs.BoolVar(&noCache, "no-prefix-cache", false, "the built-in simulator without its prefix cache (to see the probe fail)")
 	fs.StringVar(&mode, "mode", "repeat", "repeat (new, same, different, first again) or shared-system (rounds sharing a system prompt)")

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/llmreplay/llmreplay/internal/outfile"
@@ -18,8 +17,6 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/llmreplay/llmreplay/internal/fielderr"
-	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/replay/progress"
@@ -28,32 +25,17 @@ import (
 	"github.com/llmreplay/llmreplay/workload"
 )
 
-// replayFlags are shared by `replay` and `bench`.
+// replayFlags are the endpoint flags of every command that sends
+// requests (replay, bench, probe, capacity): most set a replay.Config
+// field directly; the rest are the command line's own words for one.
 type replayFlags struct {
-	url, api, model, label string
-	apiKeyEnv              string
-	timeout, idleTimeout   time.Duration
-	grace                  time.Duration
-	warmup                 int
-	prewarm                bool
-	insecure               bool
-	salt                   string
-	saltSeed               int64
-	sendTokenIDs           bool
-	tokenizer              string
-	continuousUsage        bool
-	serverCache            string
-	serverTokenize         string
-	failOnError            bool
-	quiet                  bool
-	headers                []string
-	extraBody              string
-	serverMetrics          string
-	metricsInterval        time.Duration
-	watchPID               int
-	sessionHeader          string
-	timestamps             string
-	chunkUserTimes         bool
+	cfg         replay.Config
+	apiKeyEnv   string
+	salt        string
+	headers     []string
+	extraBody   string
+	failOnError bool
+	quiet       bool
 
 	// flags is the command's flag set, to tell a --api-key-env the user
 	// typed from its default.
@@ -61,88 +43,59 @@ type replayFlags struct {
 }
 
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
-	fs := cmd.Flags()
+	fs, c := cmd.Flags(), &f.cfg
 	f.flags = fs
-	fs.StringVar(&f.api, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", or auto (ask the server which it speaks)")
-	fs.StringVar(&f.model, "model", "", "model name to request (default: the server's first model from /v1/models)")
-	fs.StringVar(&f.label, "label", "", "label for this run in tables (default: the model name)")
+	fs.StringVar(&c.API, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", or auto (ask the server which it speaks)")
+	fs.StringVar(&c.Model, "model", "", "model name to request (default: the server's first model from /v1/models)")
+	fs.StringVar(&c.Label, "label", "", "label for this run in tables (default: the model name)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a bearer token, written nowhere)")
-	fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "give up on a request after this long (0: never)")
-	fs.DurationVar(&f.idleTimeout, "idle-timeout", replay.DefaultIdleTimeout, "give up on a request when no byte arrives for this long (0: never)")
-	fs.DurationVar(&f.grace, "grace", replay.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cut (0: at once)")
-	fs.IntVar(&f.warmup, "warmup", 0, "requests sent one at a time before the measured ones (recorded as warm-up)")
-	fs.BoolVar(&f.prewarm, "prewarm", true, "open the connections a phase needs before it starts, so TCP set-up is not in TTFT")
-	fs.BoolVar(&f.insecure, "insecure", false, "accept self-signed TLS certificates")
+	fs.DurationVar(&c.Timeout, "timeout", replay.DefaultTimeout, "give up on a request after this long (0: never)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", replay.DefaultIdleTimeout, "give up on a request when no byte arrives for this long (0: never)")
+	fs.DurationVar(&c.Grace, "grace", replay.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cut (0: at once)")
+	fs.IntVar(&c.Warmup, "warmup", 0, "requests sent one at a time before the measured ones (recorded as warm-up)")
+	fs.BoolVar(&c.Prewarm, "prewarm", true, "open the connections a phase needs before it starts, so TCP set-up is not in TTFT")
+	fs.BoolVar(&c.Insecure, "insecure", false, "accept self-signed TLS certificates")
 	fs.StringVar(&f.salt, "salt", "on", "on: fill each prompt's salt slot from a per-run seed so an earlier run's prefix cache cannot help; off: send prompts verbatim (cache studies)")
-	fs.Int64Var(&f.saltSeed, "salt-seed", 0, "seed for the salt words (default: random, recorded in the trace)")
-	fs.BoolVar(&f.sendTokenIDs, "send-token-ids", false, "send prompts as token ids (openai-completions, llamacpp; the workload's tokenizer must be the model's)")
-	fs.BoolVar(&f.continuousUsage, "continuous-usage", false, "ask for per-chunk token counts (vLLM's continuous_usage_stats)")
+	fs.Int64Var(&c.SaltSeed, "salt-seed", 0, "seed for the salt words (default: random, recorded in the trace)")
+	fs.BoolVar(&c.SendTokenIDs, "send-token-ids", false, "send prompts as token ids (openai-completions, llamacpp; the workload's tokenizer must be the model's)")
+	fs.BoolVar(&c.ContinuousUsage, "continuous-usage", false, "ask for per-chunk token counts (vLLM's continuous_usage_stats)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress display (the summary and errors still print)")
 	fs.BoolVar(&f.failOnError, "fail-on-error", false, "exit with status 1 when any request failed")
 	fs.StringArrayVar(&f.headers, "header", nil, `HTTP header sent with every request, as "NAME: VALUE" (repeatable; e.g. a routing header, or Authorization instead of --api-key-env); recorded in the trace with secret values redacted`)
 	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, or @FILE holding one (e.g. '{"chat_template_kwargs":{"enable_thinking":false}}', '{"top_k":20}'); may add fields and extend objects, never replace a field llmreplay sends itself`)
-	fs.StringVar(&f.serverMetrics, "server-metrics", replay.ServerMetricsAuto, "scrape the server's Prometheus /metrics into the trace during the run (queue, running requests, KV cache, preemptions): auto (BASE/metrics, skipped when absent), off, or the endpoint's URL")
-	fs.DurationVar(&f.metricsInterval, "server-metrics-interval", servermetrics.DefaultInterval, "time between /metrics scrapes and --watch-pid samples (each times out at 4/5 of it)")
-	fs.IntVar(&f.watchPID, "watch-pid", 0, "process id of the server on this machine: sample its memory (RSS), CPU time and threads, with its child processes', into the trace, and GPU memory when nvidia-smi is installed (Linux /proc; macOS through ps, without threads)")
-	fs.StringVar(&f.serverTokenize, "server-tokenize", replay.ServerTokenizeAuto, "ask the server's own tokenizer (POST /tokenize of llama.cpp, vLLM, SGLang, TGI) to count each distinct prompt before the run and each response's text after it, off the timing path, so usage is judged in the model's vocabulary: auto (use it when the server answers) or off")
-	fs.StringVar(&f.sessionHeader, "session-header", replay.DefaultSessionHeader, "workloads with sessions (--turns): the HTTP header that carries each conversation's stable id on all its turns, for routers with session affinity (llm-d, sticky gateways); off: none")
-	fs.StringVar(&f.timestamps, "timestamps", replay.TimestampsAuto, "source of chunk arrival times: kernel (the kernel's receive stamp of each read, Linux SO_TIMESTAMPING: no client scheduling delay in it), user (the time the read returned to llmreplay), auto (kernel where the system offers it); the trace header records the source")
-	fs.BoolVar(&f.chunkUserTimes, "chunk-user-times", false, "with kernel stamps, keep each chunk's user-space time beside its stamp, to see the client's delay event by event (about 3 bytes more per token); without it each request keeps the mean and largest delay")
-	fs.StringVar(&f.serverCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
+	fs.StringVar(&c.ServerMetrics, "server-metrics", replay.ServerMetricsAuto, "scrape the server's Prometheus /metrics into the trace during the run (queue, running requests, KV cache, preemptions): auto (BASE/metrics, skipped when absent), off, or the endpoint's URL")
+	fs.DurationVar(&c.ServerMetricsInterval, "server-metrics-interval", servermetrics.DefaultInterval, "time between /metrics scrapes and --watch-pid samples (each times out at 4/5 of it)")
+	fs.IntVar(&c.WatchPID, "watch-pid", 0, "process id of the server on this machine: sample its memory (RSS), CPU time and threads, with its child processes', into the trace, and GPU memory when nvidia-smi is installed (Linux /proc; macOS through ps, without threads)")
+	fs.StringVar(&c.ServerTokenize, "server-tokenize", replay.ServerTokenizeAuto, "ask the server's own tokenizer (POST /tokenize of llama.cpp, vLLM, SGLang, TGI) to count each distinct prompt before the run and each response's text after it, off the timing path, so usage is judged in the model's vocabulary: auto (use it when the server answers) or off")
+	fs.StringVar(&c.SessionHeader, "session-header", replay.DefaultSessionHeader, "workloads with sessions (--turns): the HTTP header that carries each conversation's stable id on all its turns, for routers with session affinity (llm-d, sticky gateways); off: none")
+	fs.StringVar(&c.Timestamps, "timestamps", replay.TimestampsAuto, "source of chunk arrival times: kernel (the kernel's receive stamp of each read, Linux SO_TIMESTAMPING: no client scheduling delay in it), user (the time the read returned to llmreplay), auto (kernel where the system offers it); the trace header records the source")
+	fs.BoolVar(&c.ChunkUserTimes, "chunk-user-times", false, "with kernel stamps, keep each chunk's user-space time beside its stamp, to see the client's delay event by event (about 3 bytes more per token); without it each request keeps the mean and largest delay")
+	fs.StringVar(&c.ServerCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
 }
 
-// config turns the flags into a replay.Config. It checks only what is the
-// command line's own (--salt's words); everything else is checked once, by
-// replay.Config.Resolve, whose errors flagError names by their flags.
+// config is the replay.Config the flags give, for workload wl and trace
+// out. It checks only what is the command line's own (--salt's words,
+// --header's form, --extra-body's file, --api-key-env's variable);
+// everything else is checked once, by replay.Config.Resolve, whose
+// errors flagError names by their flags.
 func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, error) {
-	var cfg replay.Config
+	cfg := f.cfg
+	cfg.Workload, cfg.Trace = wl, out
 	switch f.salt {
 	case "on", "off":
+		cfg.Salt = f.salt == "on"
 	default:
-		return cfg, usagef("--salt %q: use on or off", f.salt)
+		return replay.Config{}, usagef("--salt %q: use on or off", f.salt)
 	}
-	headers, err := parseHeaders(f.headers)
-	if err != nil {
-		return cfg, err
+	var err error
+	if cfg.Headers, err = parseHeaders(f.headers); err != nil {
+		return replay.Config{}, err
 	}
-	extra, err := readExtraBody(f.extraBody)
-	if err != nil {
-		return cfg, err
+	if cfg.ExtraBody, err = readExtraBody(f.extraBody); err != nil {
+		return replay.Config{}, err
 	}
-	key, err := f.apiKey()
-	if err != nil {
-		return cfg, err
-	}
-	cfg = replay.Config{
-		Headers:         headers,
-		ExtraBody:       extra,
-		Workload:        wl,
-		URL:             f.url,
-		API:             f.api,
-		Model:           f.model,
-		Label:           f.label,
-		APIKey:          key,
-		Trace:           out,
-		Timeout:         f.timeout,
-		IdleTimeout:     f.idleTimeout,
-		Grace:           f.grace,
-		Warmup:          f.warmup,
-		Prewarm:         f.prewarm,
-		Insecure:        f.insecure,
-		Salt:            f.salt == "on",
-		SaltSeed:        f.saltSeed,
-		SendTokenIDs:    f.sendTokenIDs,
-		Tokenizer:       f.tokenizer,
-		ContinuousUsage: f.continuousUsage,
-		ServerCache:     f.serverCache,
-		ServerTokenize:  f.serverTokenize,
-
-		ServerMetrics:         f.serverMetrics,
-		ServerMetricsInterval: f.metricsInterval,
-		WatchPID:              f.watchPID,
-		SessionHeader:         f.sessionHeader,
-		Timestamps:            f.timestamps,
-		ChunkUserTimes:        f.chunkUserTimes,
+	if cfg.APIKey, err = f.apiKey(); err != nil {
+		return replay.Config{}, err
 	}
 	return cfg, nil
 }
@@ -287,7 +240,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 			}
 			defaultOut := cfg.Trace == ""
 			if defaultOut {
-				cfg.Trace = trace.DefaultPath(f.label, f.model, time.Now(), shardSuffix(cfg.Shard))
+				cfg.Trace = trace.DefaultPath(cfg.Label, cfg.Model, time.Now(), shardSuffix(cfg.Shard))
 			}
 			// Bad settings are reported before anything is created.
 			res, err := cfg.Resolve()
@@ -298,7 +251,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "duration: %v bounds each rate or trace phase: %d of %d requests are due within it, %d later ones are not sent\n",
 					duration, len(res.Workload.Requests), len(cfg.Workload.Requests), res.BeyondDuration)
 			}
-			if res.TokenizerSource != "" && f.tokenizer == "" {
+			if res.TokenizerSource != "" && f.cfg.Tokenizer == "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in the workload)\n", res.TokenizerSource)
 			}
 			if defaultOut {
@@ -309,7 +262,7 @@ with Ctrl-C (the trace is closed cleanly).`,
 					return err
 				}
 			}
-			if err := outfile.Check(cfg.Trace, force, args[0], f.tokenizer); err != nil {
+			if err := outfile.Check(cfg.Trace, force, args[0], cfg.Tokenizer); err != nil {
 				return usageError(err)
 			}
 			if force {
@@ -322,84 +275,20 @@ with Ctrl-C (the trace is closed cleanly).`,
 	}
 	f.register(cmd, replay.DefaultAPI)
 	sf.register(cmd)
-	cmd.Flags().StringVar(&f.url, "url", "", "server base address, e.g. http://127.0.0.1:8080 (required)")
-	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "with --send-token-ids: the path of the workload's tokenizer.json (not needed for o200k_base/cl100k_base)")
+	cmd.Flags().StringVar(&f.cfg.URL, "url", "", "server base address, e.g. http://127.0.0.1:8080 (required)")
+	cmd.Flags().StringVar(&f.cfg.Tokenizer, "tokenizer", "", "with --send-token-ids: the path of the workload's tokenizer.json (not needed for o200k_base/cl100k_base)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "trace file to write (default results/LABEL-TIME.trace.zst)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the output file if it exists (never an input)")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "bound each rate or trace phase in time: requests the schedule puts later than this after the phase's start are not sent (recorded in the trace; 0: the whole schedule)")
 	return cmd
 }
 
-// flagOf names the flag that sets each field of the libraries' configs
-// that replay, bench and workload build fill (replay.Config,
-// workload.BuildConfig, bench.Config): their errors name the field, the
-// command line names the flag. No field name means two things.
-var flagOf = map[string]string{
-	// replay.Config
-	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
-	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
-	"Model": "--model", "ServerCache": "--server-cache", "SessionHeader": "--session-header", "Timestamps": "--timestamps", "Headers": "--header", "ExtraBody": "--extra-body",
-	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval", "WatchPID": "--watch-pid",
-	// workload.BuildConfig
-	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
-	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",
-	"Window": "--window", "Prefix": "--prefix", "Schedule": "--schedule",
-	"Turns": "--turns", "ThinkTime": "--think-time", "Sessions": "--sessions", "SystemTokens": "--system-tokens",
-	"OrphanTurns": "--orphan-turns",
-	// bench.Config, sim, selftest
-	"Concurrency": "--concurrency", "Profile": "--profile", "Dir": "--dir",
-	// analyze.Options, trace.MergeOptions
-	"SLO": "--slo", "Definitions": "--definitions", "AllowMissing": "--allow-missing", "AllowClock": "--allow-clock",
-}
-
-// flagError turns a library's field error into the command line's words
-// (exit status 2): the field becomes the flag that set it.
-func flagError(err error) error {
-	if fe := fielderr.As(err); fe != nil && fe.Field == "Metric" {
-		return usagef("metric %s: run 'llmreplay analyze --list-metrics' for the names", fe.Problem)
-	}
-	if out, ok := fielderr.Rename(err, flagOf); ok {
-		return usageError(out)
-	}
-	if fe := fielderr.As(err); fe != nil {
-		return usageError(err) // a field without a flag: still bad input
-	}
-	return err
-}
-
-// announceAPI prints what --api auto chose, before the run starts.
-func announceAPI(w io.Writer) func(replay.Detection) {
-	return func(d replay.Detection) { fmt.Fprintf(w, "api: %s, chosen by --api auto: %s\n", d.API, d.Why) }
-}
-
-// announceMetrics prints once whether the server's /metrics is scraped.
-func announceMetrics(w io.Writer) func(replay.ServerMetricsStatus) {
-	return func(s replay.ServerMetricsStatus) { fmt.Fprintln(w, safetext.Show(s.String())) }
-}
-
-// announceWatch prints once what --watch-pid samples.
-func announceWatch(w io.Writer, every time.Duration) func(string, bool) {
-	if every == 0 {
-		every = servermetrics.DefaultInterval
-	}
-	return func(target string, gpu bool) {
-		gpuText := "no GPU memory (nvidia-smi not found)"
-		if gpu {
-			gpuText = "GPU memory from nvidia-smi"
-		}
-		fmt.Fprintln(w, safetext.Show(fmt.Sprintf("watching %s: memory, CPU time and threads every %v into the trace; %s", target, every, gpuText)))
-	}
-}
-
-// runReplay runs one replay and prints its summary line. startIn is
+// runReplay runs one replay and prints its summary. startIn is
 // --start-in when it set cfg.StartAt, for the late-start warning's words.
 func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags, startIn time.Duration) error {
 	errw := cmd.ErrOrStderr()
-	failOnError := f.failOnError
-	cfg.OnAPI = announceAPI(errw)
-	cfg.OnServerMetrics = announceMetrics(errw)
-	cfg.OnWatch = announceWatch(errw, cfg.ServerMetricsInterval)
-	notes := &runNotes{w: errw, startAt: cfg.StartAt, startIn: startIn}
+	cfg.Announce(errw)
+	notes := &replay.Notes{W: errw, StartAt: cfg.StartAt, StartIn: startIn}
 	cfg.Sinks = append(cfg.Sinks, notes)
 	disp := f.progress(cmd, &cfg)
 	sum, err := replay.Run(cmd.Context(), cfg)
@@ -409,126 +298,28 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags, startIn ti
 			return flagError(err)
 		}
 		fmt.Fprintln(errw, sum)
-		notes.scrapeWarning()
+		notes.ScrapeWarning()
 		return err
 	}
-	fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\n", sum, safetext.Show(sum.TokenizeLine()), sum.Trace)
-	notes.scrapeWarning()
+	sum.WriteText(errw)
+	notes.ScrapeWarning()
+	return f.runExit(sum, "stopped: the trace %s holds every request that finished")
+}
+
+// runExit is the exit status of a run that ended: 130 when it was
+// stopped (stopped says so, with the trace's path), 1 when not one
+// request succeeded, or with --fail-on-error when any failed.
+func (f *replayFlags) runExit(sum *replay.Summary, stopped string) error {
 	if sum.Stopped {
-		return &exitError{code: 130, err: fmt.Errorf("stopped: the trace %s holds every request that finished", sum.Trace)}
+		return &exitError{code: 130, err: fmt.Errorf(stopped, sum.Trace)}
 	}
-	if err := noneSucceeded(sum); err != nil {
-		return err
+	if err := sum.NoneSucceeded(); err != nil {
+		return &exitError{code: 1, err: err}
 	}
-	if failOnError && sum.Failed > 0 {
+	if f.failOnError && sum.Failed > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d requests failed (--fail-on-error)", sum.Failed)}
 	}
 	return nil
-}
-
-// lateStart is how late past --start-at a run may start unremarked: the
-// wake-up at the start time itself can be a few milliseconds late on a
-// busy machine. trace merge calls a shard late from the same second.
-const lateStart = time.Second
-
-// runNotes is a sink that watches a run for what the user must hear but
-// the summary line does not say: a --start-at that had passed when the run
-// started (said at the start), and failed /metrics scrapes (said at the
-// end). A scrape failure is otherwise only in the trace: an endpoint given
-// by URL that never answers would leave the run without its server-side
-// view, silently.
-type runNotes struct {
-	w       io.Writer
-	startAt time.Time     // --start-at or now + --start-in; zero: none
-	startIn time.Duration // --start-in, when it set startAt
-
-	mu              sync.Mutex // Scrape runs on the scraping goroutine
-	scrapes, failed int
-	target, lastErr string
-}
-
-// Start says when the run starts later than --start-at (or --start-in,
-// whose time passes when finding the model takes longer). The header's
-// start is the engine's own, taken after the wait (and after model
-// discovery), so a start time that passed during discovery counts too.
-func (n *runNotes) Start(h trace.Header) error {
-	if n.startAt.IsZero() {
-		return nil
-	}
-	start, err := time.Parse(time.RFC3339Nano, h.StartWall)
-	if err != nil {
-		return nil // no start to compare: the header says what it says
-	}
-	if late := start.Sub(n.startAt); late > lateStart {
-		round := 10 * time.Millisecond
-		if late > time.Minute {
-			round = time.Second
-		}
-		// Named as the user gave it.
-		at := n.startAt.UTC().Format("2006-01-02T15:04:05.999Z07:00")
-		what := "--start-at " + at
-		if n.startIn > 0 {
-			what = fmt.Sprintf("the start time %s (--start-in %v)", at, n.startIn)
-		}
-		fmt.Fprintf(n.w, "warning: %s passed %v ago: this run starts now, that much behind any shard that started on time (its trace records how late)\n",
-			what, late.Round(round))
-	}
-	return nil
-}
-
-func (n *runNotes) Record(*trace.Record) error { return nil }
-func (n *runNotes) Close() error               { return nil }
-
-// Scrape counts the /metrics scrapes and keeps the last failure's error.
-func (n *runNotes) Scrape(s *trace.Scrape) error {
-	if s.Source != trace.SourceMetrics {
-		return nil
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.scrapes++
-	if s.Error != "" {
-		n.failed++
-		n.target, n.lastErr = s.Target, s.Error
-	}
-	return nil
-}
-
-// scrapeWarning prints one line when scrapes failed. The run does not
-// fail: its requests were measured all the same.
-func (n *runNotes) scrapeWarning() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.failed == 0 {
-		return
-	}
-	var msg string
-	if n.failed == n.scrapes {
-		msg = fmt.Sprintf("warning: server metrics: all %d scrapes of %s failed (last: %s): the trace has no server-side view of the run (queue, running requests, KV cache); check --server-metrics",
-			n.failed, n.target, n.lastErr)
-	} else {
-		msg = fmt.Sprintf("warning: server metrics: %d of %d scrapes of %s failed (last: %s): the trace's server-side view of the run has gaps",
-			n.failed, n.scrapes, n.target, n.lastErr)
-	}
-	// The error and target come from the network: escaped, one line.
-	fmt.Fprintln(n.w, safetext.Show(msg))
-}
-
-var _ replay.ScrapeSink = (*runNotes)(nil)
-
-// noneSucceeded is exit status 1 when requests were sent and not one
-// succeeded: such a run measured nothing, whatever --fail-on-error says.
-func noneSucceeded(sum *replay.Summary) error {
-	if sum.Sent == 0 || sum.OK > 0 {
-		return nil
-	}
-	main, n := "", 0
-	for c, k := range sum.ByClass {
-		if k > n || (k == n && string(c) < main) {
-			main, n = string(c), k
-		}
-	}
-	return &exitError{code: 1, err: fmt.Errorf("none of the %d requests succeeded (%d failed with %s): the trace %s holds their errors; `llmreplay trace cat` shows them", sum.Sent, n, main, sum.Trace)}
 }
 
 // progress starts the progress display on stderr for a run of cfg and

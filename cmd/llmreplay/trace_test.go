@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 )
 
 // update rewrites every golden file of this package from the current output
