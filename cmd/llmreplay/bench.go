@@ -102,7 +102,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 	f.register(cmd, replay.DefaultAPI)
 	fs := cmd.Flags()
 	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
-	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(profileNames(), ", ")+")")
+	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(sim.ProfileNames(), ", ")+")")
 	fs.IntSliceVar(&cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "concurrency levels: streams released together")
 	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", bench.DefaultInputTokens, "exact prompt length(s) in tokens")
 	fs.IntVar(&cfg.MaxTokens, "max-tokens", bench.DefaultMaxTokens, "output tokens per request")
@@ -113,14 +113,6 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 	fs.StringVar(&cfg.Definitions, "definitions", analyze.DefaultDefinitions, "metric definition set for the table")
 	fs.StringVar(&findCap, "find-capacity", "", "instead of the sweep, search the largest concurrency meeting this SLO (as 'llmreplay capacity --slo', between the lowest and highest --concurrency when given, else 1..64)")
 	return cmd
-}
-
-func profileNames() []string {
-	var names []string
-	for _, p := range sim.Profiles() {
-		names = append(names, p.Name)
-	}
-	return names
 }
 
 // usageErrorIfInput treats errors from building the workload (bad

@@ -19,6 +19,7 @@ import (
 	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
@@ -176,7 +177,7 @@ scaled alike (the answer is the same; the latencies shown are scaled).`,
 	cf.register(cmd, true)
 	fs := cmd.Flags()
 	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
-	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(profileNames(), ", ")+")")
+	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(sim.ProfileNames(), ", ")+")")
 	fs.IntVar(&in, "input-tokens", 800, "exact prompt length in tokens")
 	fs.IntVar(&max, "max-tokens", 256, "output tokens per request")
 	fs.StringVar(&tok, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base or a tokenizer.json path")

@@ -20,7 +20,7 @@ func flagValues() map[string]func(cmd *cobra.Command) []string {
 	return map[string]func(*cobra.Command) []string{
 		"api":         func(*cobra.Command) []string { return append(append([]string{}, endpoint.Names...), replay.APIAuto) },
 		"identity":    func(*cobra.Command) []string { return sim.Identities },
-		"profile":     func(*cobra.Command) []string { return profileNames() },
+		"profile":     func(*cobra.Command) []string { return sim.ProfileNames() },
 		"definitions": func(*cobra.Command) []string { return analyze.DefinitionNames() },
 		"format": func(cmd *cobra.Command) []string {
 			if cmd.Name() == "check" {
