@@ -80,51 +80,10 @@ func newAnalyzeCmd() *cobra.Command {
 		capSLO      string
 	)
 	cmd := &cobra.Command{
-		Use:   "analyze TRACE...",
-		Short: "Turn traces into the concurrency-sweep table, metric tables or JSON, with trust warnings",
-		Long: `analyze reads traces offline and prints, by default, the concurrency-sweep comparison:
-one row per concurrency, one column per trace label, each cell
-"per-stream / aggregate tok/s", plus the TTFT p50. Label a trace with
-name=path; otherwise its header's label is used. With repeats, medians carry
-a 95% interval (±%); with two labels a Δ column marks differences that are
-not significant with "~".
-
-A cell whose requests did not all succeed says so ("4 of 8 failed:
-http-status", or "all 8 failed: http-status"), with the server's own error
-message as a footnote. Cells with a trust problem (not streamed, usage
-mismatch, implausible speed, stopped early, did not count, client fell
-behind …) carry a [n] mark whose footnote gives the evidence.
-
-csv is tidy: one row per label and level, one value per column
-(per_stream_tps_median, per_stream_tps_lo, …, requests_failed,
-error_class). In csv and json modes the warnings go to stderr (and into the
-JSON document). docs/METRICS.md defines every metric and column.
-
-A capacity trace (made by 'llmreplay capacity') also gets its answer after
-the table, decided again from its probes the way 'capacity --from' does:
-the largest load meeting the trace's SLO with its 95% interval, the
-latencies and throughput there, the knee of aggregate throughput, or why it
-could not be determined. --capacity-slo asks for another SLO, nothing
-sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
-"capacity" list; csv puts the answer lines on stderr.`,
-		Example: `  # the concurrency-sweep comparison of three servers
-  llmreplay analyze q4=q4.trace.zst q8=q8.trace.zst vllm=vllm.trace.zst
-
-  # chosen metrics by input length, as Markdown
-  llmreplay analyze run.trace.zst --by input-tokens --metrics ttft_p50,ttft_p99,prefill_tps --format markdown
-
-  # a multi-turn run: TTFT per session turn and what the prompt cache saved
-  llmreplay analyze chat.trace.zst --by turn --metrics ttft_p50,cached_tokens,prefill_saved,cache_speedup
-
-  # the same trace read the way vLLM's bench serve would, as JSON
-  llmreplay analyze run.trace.zst --definitions vllm --format json
-
-  # a capacity trace: its answer for the recorded SLO, then for a tighter one
-  llmreplay analyze cap.trace.zst
-  llmreplay analyze cap.trace.zst --capacity-slo 'ttft_p90<=500ms'
-
-  # every metric name with its definition
-  llmreplay analyze --list-metrics`,
+		Use:     "analyze TRACE...",
+		Short:   "Turn traces into the concurrency-sweep table, metric tables or JSON, with trust warnings",
+		Long:    helpText("analyze"),
+		Example: helpText("analyze.example"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if listMetrics {
@@ -246,32 +205,10 @@ func newCheckCmd() *cobra.Command {
 		format      string
 	)
 	cmd := &cobra.Command{
-		Use:   "check TRACE...",
-		Short: "Check written speed claims against traces: holds, does not hold, or inconclusive",
-		Long: `check evaluates claims of the form
-
-  metric[_stat]{key=value,...} op number[unit]     # comment
-
-e.g. per_stream_tps{concurrency=1} >= 490 or ttft_p50{concurrency=32} < 0.3s,
-against every run of the traces that the selector matches (keys: label, phase,
-concurrency, rate, input_tokens, repeat, turn). A claim holds when the metric's whole 95%
-interval satisfies it, does not hold when none of it does, and is
-inconclusive when the interval straddles the bound or there are too few
-samples. A median's interval needs 6 samples (runs, for a per-run metric
-such as aggregate_tps; requests, for a per-request one), a p10 or p90's 36,
-a p99's 368; --min-samples (default 3) is a floor on top, and the only rule
-for values without an interval (_mean, _min, _max). The reason of an
-inconclusive claim says which number applies and how many more samples
-would reach it. Most published figures come from one run, which has no
-interval: --accept-point judges such values on the measured value itself
-once --min-samples samples stand behind it (--min-samples 1 for one run).
-
-Exit status: 0 every claim holds; 1 at least one does not hold;
-3 none fails but at least one is inconclusive; 2 bad input.`,
-		Example: `  llmreplay check vllm.trace.zst --claim 'per_stream_tps{concurrency=1} >= 300' --claim 'aggregate_tps{concurrency=32} >= 5600'
-
-  # a published table written down as claims
-  llmreplay check vllm.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims`,
+		Use:     "check TRACE...",
+		Short:   "Check written speed claims against traces: holds, does not hold, or inconclusive",
+		Long:    helpText("check"),
+		Example: helpText("check.example"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := parseClaimFlags(claims, claimsFile)
 			if err != nil {

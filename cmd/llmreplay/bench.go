@@ -22,24 +22,11 @@ func newBenchCmd() *cobra.Command {
 		findCap string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench [--url URL] [flags]",
-		Short: "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
-		Long: `bench builds the concurrency-sweep workload (800-token prompts asking the model to count
-up from 1, capped at 256 output tokens, bursts of 1, 4, 8 and 16 streams
-released together), replays it, and prints for each concurrency the TTFT p50,
-the per-stream and the aggregate output tok/s.
-
-Without --url it starts llmreplay's simulated server in-process (--profile)
-and says so in its output and in the trace header. The workload, the trace,
-a Markdown table and a JSON analysis are written under --results, named by
-label and time; 'llmreplay analyze' puts several runs side by side.`,
-		Example: `  # on the built-in simulator (no GPU needed)
-  llmreplay bench
-  llmreplay bench --profile llamacpp-rtx5090-q4km --concurrency 1,4,8,16,32
-
-  # against a real server
-  llmreplay bench --url http://127.0.0.1:8000 --label "vLLM bf16" --concurrency 1,4,8,16,32`,
-		Args: cobra.NoArgs,
+		Use:     "bench [--url URL] [flags]",
+		Short:   "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
+		Long:    helpText("bench"),
+		Example: helpText("bench.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Given empty it is still asked for (a variable that expanded
 			// to nothing): refuse it rather than run the sweep instead.

@@ -124,46 +124,11 @@ func newCapacityCmd() *cobra.Command {
 		results string
 	)
 	cmd := &cobra.Command{
-		Use:   "capacity --slo SLO [--url URL] [flags]",
-		Short: "How much load a server takes while an SLO holds: the largest concurrency (or request rate) meeting it, with its interval",
-		Long: `capacity searches for the largest load meeting an SLO: closed-loop users
-(--axis concurrency) or open-loop requests per second (--axis rate). It
-probes the lowest level, doubles until a level fails (or the highest
-passes), then bisects to --resolution. Each probe runs independent rounds,
-each from an idle server (concurrency C: every user sends 1 + max(2,
-ceil(20/C)) requests, its first skipped; rate: rate x --round-duration
-requests), and judges the level by the median over its rounds of each
-round's own percentile with its 99% order-statistic interval: 8 rounds,
-up to 12 while that interval straddles a bound. The answer is the
-largest level judged to meet the SLO with the 95% interval no decided probe
-ruled out, then the knee of aggregate throughput (the lowest level reaching
-90% of the highest throughput probed). docs/CAPACITY.md defines them.
-
-Every probe round is a phase of ONE trace (rewritten after each round, so a
-crash keeps the rounds that finished); 'capacity --from TRACE --slo …'
-answers again for any other SLO without sending a request, and 'analyze'
-reads the trace like any other (its rows are the probed levels).
-
-When the budget (--max-requests, --max-duration) ends the search first, or
-the server fails more than 5% of a probe's requests before the SLO binds,
-the answer is "could not determine" with the bracket and the reason, and
-the exit status is 1.
-
-Without --url it searches llmreplay's SIMULATED server (--profile), and
---time-scale 0.1 runs the profile ten times faster with the SLO bounds
-scaled alike (the answer is the same; the latencies shown are scaled).`,
-		Example: `  # the built-in simulator, ten times faster than real time
-  llmreplay capacity --profile llamacpp-rtx5090-q4km --time-scale 0.1 --slo 'ttft_p90<=1s'
-
-  # a real server, two bounds, a budget
-  llmreplay capacity --url http://127.0.0.1:8000 --slo 'ttft_p90<=2s,tpot_p90<=50ms' --max-requests 2000
-
-  # the rate axis, a goodput SLO
-  llmreplay capacity --url http://127.0.0.1:8000 --axis rate --range 0.5:20 --slo 'goodput>=95%'
-
-  # the same trace, another SLO, nothing sent
-  llmreplay capacity --from results/NAME.trace.zst --slo 'ttft_p90<=500ms'`,
-		Args: cobra.NoArgs,
+		Use:     "capacity --slo SLO [--url URL] [flags]",
+		Short:   "How much load a server takes while an SLO holds: the largest concurrency (or request rate) meeting it, with its interval",
+		Long:    helpText("capacity"),
+		Example: helpText("capacity.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cf.from != "" {
 				return reanalyseCapacity(cmd, &cf)

@@ -200,28 +200,11 @@ func newReplayCmd() *cobra.Command {
 	var force bool
 	var duration time.Duration
 	cmd := &cobra.Command{
-		Use:   "replay WORKLOAD --url URL [flags]",
-		Short: "Send a workload to a server on its schedule and record every streamed chunk",
-		Long: `Replay sends every request of a workload file to a server exactly as the
-workload's schedule says, and writes a trace with each streamed chunk's
-arrival time, the text, the server's usage and every error.
-
-In open-loop phases (rate schedules and log replays) each request is sent at
-its time to within a thread wake-up: the dispatcher sleeps until shortly
-before the send and spins the rest. The spin follows the machine's recent
-wake-ups, is at most 1 ms per request and never more than half the time
-between two sends, so keeping time costs up to half a core at high rates
-(10–16% of one at 500 requests/s on a busy 2-core machine;
-docs/PERFORMANCE.md).
-
-Failed requests are data: they are recorded with an error class and the run
-goes on. The exit status is 0 when the run completed and at least one
-request succeeded (see --fail-on-error to fail on any failed request), 1 when
-no request succeeded or it could not run, 2 for bad input, 130 when stopped
-with Ctrl-C (the trace is closed cleanly).`,
-		Example: `  llmreplay workload build -o sweep.workload.zst
-  llmreplay replay sweep.workload.zst --url http://127.0.0.1:8080 --label "llama.cpp Q4_K_M" -o q4.trace.zst`,
-		Args: oneFile("replay", "a workload file: llmreplay replay NAME.workload.zst --url URL (make one with 'llmreplay workload build -o NAME.workload.zst')"),
+		Use:     "replay WORKLOAD --url URL [flags]",
+		Short:   "Send a workload to a server on its schedule and record every streamed chunk",
+		Long:    helpText("replay"),
+		Example: helpText("replay.example"),
+		Args:    oneFile("replay", "a workload file: llmreplay replay NAME.workload.zst --url URL (make one with 'llmreplay workload build -o NAME.workload.zst')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := workload.Open(args[0])
 			if err != nil {

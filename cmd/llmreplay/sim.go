@@ -18,37 +18,11 @@ func newSimCmd() *cobra.Command {
 		cfg                             sim.Config
 	)
 	cmd := &cobra.Command{
-		Use:   "sim",
-		Short: "Serve a simulated inference server (every API replay speaks) until interrupted",
-		Long: `sim serves a simulated LLM inference server. It models an engine, not a
-sleep: requests wait for a slot, prefill costs time per uncached prompt token
-(with a prefix cache), every running stream gets one token per decode step
-whose duration grows with the batch, and the answer is a real count-up
-("1, 2, 3, …") in the tokenizer, stopping at exactly max_tokens.
-
-Profiles are calibrated against published benchmark figures (--list shows
-them and docs/SIMULATOR.md derives them); the fast profile has no modelled
-delay and measures the client itself. Fault flags make it misbehave on
-purpose, to show what the analysis catches.
-
-Routes: POST /v1/chat/completions, /v1/completions, /completion (llama.cpp),
-/api/generate, /api/chat (Ollama), /v1/messages (Anthropic), /v1/responses
-(OpenAI Responses), /generate_stream (TGI), /generate (SGLang),
-/v2/models/NAME/generate_stream (Triton), /tokenize; GET /v1/models,
-/api/tags, /health, /metrics, and with --identity that engine's identity
-route (/version, /get_model_info, /info, /props, /api/version or /v2).`,
-		Example: `  # list the profiles and their parameters
-  llmreplay sim --list
-
-  # a simulated vLLM on one RTX 5090, until Ctrl-C
-  llmreplay sim --addr 127.0.0.1:8080 --profile vllm-rtx5090-bf16
-
-  # a server that refuses prompts over 32,768 tokens and overstates usage
-  llmreplay sim --profile fast --max-context 32768 --inflate-usage
-
-  # a server whose prefill time grows with the square of the input
-  llmreplay sim --quadratic-prefill 50ns`,
-		Args: cobra.NoArgs,
+		Use:     "sim",
+		Short:   "Serve a simulated inference server (every API replay speaks) until interrupted",
+		Long:    helpText("sim"),
+		Example: helpText("sim.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if list {

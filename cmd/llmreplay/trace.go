@@ -17,19 +17,12 @@ import (
 
 func newTraceCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "trace",
-		Short: "Inspect trace files: header and counts, or every record as JSON",
-		Long: `Inspect the NAME.trace.zst files that replay writes.
-
-  info  the header (server, workload, host) and counts of records, failures and chunks
-  cat   one JSON object per request, chunks included, for jq; --requests: its metrics
-  merge the traces of a run sent from several machines (replay --shard), as one
-
-Use - as TRACE to read standard input. docs/TRACE_FORMAT.md describes the file byte by byte.`,
-		Example: `  llmreplay trace info run.trace.zst
-  llmreplay trace cat --no-chunks run.trace.zst | jq -c 'select(.error) | {id, error}'`,
-		Args: cobra.ArbitraryArgs,
-		RunE: needsSubcommand,
+		Use:     "trace",
+		Short:   "Inspect trace files: header and counts, or every record as JSON",
+		Long:    helpText("trace"),
+		Example: helpText("trace.example"),
+		Args:    cobra.ArbitraryArgs,
+		RunE:    needsSubcommand,
 	}
 	cmd.AddCommand(newTraceInfoCmd(), newTraceCatCmd(), newTraceMergeCmd())
 	return cmd
@@ -123,26 +116,11 @@ func newTraceCatCmd() *cobra.Command {
 		definitions string
 	)
 	cmd := &cobra.Command{
-		Use:   "cat TRACE...",
-		Short: "Print every record as one JSON object per line, for jq; --requests prints each request's metrics",
-		Long: `Print every record as one JSON object per line (JSON Lines), with the
-field names of the trace format (times in nanoseconds since the run start).
-Usage and timings are the server's own JSON, kept as strings: use jq's
-fromjson to open them.
-
-With --requests, print each request's metrics instead, one JSON object per
-line: label, id, index, phase, concurrency, repeat, ok, status, sent_s,
-lateness_s, ttft_s, e2e_s, tpot_s, input_tokens, output_tokens (and their
-source), per_stream_tps, chunks, finish_reason, error_class and
-error_message (the server's own words). They are computed as analyze
-computes them (docs/METRICS.md, "Per-request rows"): the median of the ok
-rows' per_stream_tps is analyze's per-stream figure.`,
-		Example: `  llmreplay trace cat run.trace.zst | jq -c '{id, ttft_ms: ((.chunks[0].t_ns - .sent_ns) / 1e6)}'
-  llmreplay trace cat --no-chunks run.trace.zst | jq -r 'select(.error) | .error.class' | sort | uniq -c
-
-  # per-request metrics; the slowest first tokens
-  llmreplay trace cat --requests run.trace.zst | jq -c 'select(.ttft_s > 1) | {phase, ttft_s, error_class}'`,
-		Args: func(_ *cobra.Command, args []string) error { return needTraces(args) },
+		Use:     "cat TRACE...",
+		Short:   "Print every record as one JSON object per line, for jq; --requests prints each request's metrics",
+		Long:    helpText("trace-cat"),
+		Example: helpText("trace-cat.example"),
+		Args:    func(_ *cobra.Command, args []string) error { return needTraces(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if requests && noChunks {
 				return usagef("--requests and --no-chunks print different things: give one")

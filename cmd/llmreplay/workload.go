@@ -16,16 +16,12 @@ import (
 
 func newWorkloadCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "workload",
-		Short: "Build, inspect and verify tokenizer-exact workload files",
-		Long: `A workload file (NAME.workload.zst) holds what to send and when: prompts of
-exactly N tokens under a named tokenizer, each asking the model to count up
-from 1, and the arrival schedule. The same command and seed give the same
-file, byte for byte, on any machine.`,
-		Example: `  llmreplay workload build -o sweep.workload.zst
-  llmreplay workload inspect sweep.workload.zst`,
-		Args: cobra.ArbitraryArgs,
-		RunE: needsSubcommand,
+		Use:     "workload",
+		Short:   "Build, inspect and verify tokenizer-exact workload files",
+		Long:    helpText("workload"),
+		Example: helpText("workload.example"),
+		Args:    cobra.ArbitraryArgs,
+		RunE:    needsSubcommand,
 	}
 	cmd.AddCommand(newWorkloadBuildCmd(), newWorkloadInspectCmd(), newWorkloadCatCmd(), newWorkloadVerifyCmd())
 	return cmd
@@ -40,41 +36,11 @@ func newWorkloadBuildCmd() *cobra.Command {
 		saltWords int
 	)
 	cmd := &cobra.Command{
-		Use:   "build -o FILE",
-		Short: "Generate a workload file of tokenizer-exact prompts and an arrival schedule",
-		Long: `Generate a workload: every prompt is exactly --input-tokens tokens under
---tokenizer (the chat shape makes the user message's content exact; the
-server's chat template adds its own few tokens), asks the model to count up
-from 1, and is capped at --max-tokens output tokens.
-
-Schedules:
-  burst:1,4,8,16,32   release N requests together per level, --repeats times each
-  closed:4,8          C workers, each sends its next request when one ends; --requests per level
-  rate:R              open loop at R requests/s; --arrival poisson|constant|gamma:SHAPE
-  rate:R1,R2,…        a rate sweep: one open-loop phase per rate (per input length and repeat)
-  trace:FILE          arrivals and lengths from a Mooncake/Qwen-Bailian JSONL, Azure
-                      LLM inference CSV or BurstGPT CSV log; --time-scale, --window.
-                      A log's chats (chat_id, parent_chat_id) become sessions: each
-                      turn is its whole prompt as logged, sent at its time or once
-                      the answer before it ended, whichever is later`,
-		Example: `  # the per-stream / aggregate concurrency sweep: 800-token prompts, bursts of 1 to 32, 6 repeats
-  llmreplay workload build -o sweep.workload.zst
-
-  # long inputs as raw completions for a Qwen model, counted by its own tokenizer
-  llmreplay workload build --tokenizer ./qwen3/tokenizer.json --shape completion \
-      --input-tokens 800,8000,32000 --schedule burst:1,4 -o long.workload.zst
-
-  # open loop: 200 requests at 5/s with Poisson arrivals
-  llmreplay workload build --schedule rate:5 --requests 200 --arrival poisson --seed 7 -o rate5.workload.zst
-
-  # conversations: 1,000 sessions of 2 to 8 turns, 20 at a time, a shared 300-token
-  # system prompt and a pause of 1 s on average between a response and the next turn
-  llmreplay workload build --schedule closed:20 --sessions 1000 --turns 2..8 \
-      --think-time exp:1s --system-tokens 300 -o chat.workload.zst
-
-  # ten minutes of a public log, replayed twice as fast
-  llmreplay workload build --schedule trace:mooncake_trace.jsonl --window 0:600 --time-scale 0.5 -o mooncake.workload.zst`,
-		Args: cobra.NoArgs,
+		Use:     "build -o FILE",
+		Short:   "Generate a workload file of tokenizer-exact prompts and an arrival schedule",
+		Long:    helpText("workload-build"),
+		Example: helpText("workload-build.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := cmd.Flags()
 			if out == "" {
@@ -177,11 +143,10 @@ func openWorkload(cmd *cobra.Command, path string) (*workload.Workload, error) {
 func newWorkloadInspectCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "inspect FILE",
-		Short: "Show a workload's header, phases, input-length histogram and digest",
-		Example: `  llmreplay workload inspect sweep.workload.zst
-  llmreplay workload inspect --json sweep.workload.zst | jq .digest`,
-		Args: cobra.ExactArgs(1),
+		Use:     "inspect FILE",
+		Short:   "Show a workload's header, phases, input-length histogram and digest",
+		Example: helpText("workload-inspect.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := openWorkload(cmd, args[0])
 			if err != nil {
@@ -201,11 +166,10 @@ func newWorkloadInspectCmd() *cobra.Command {
 
 func newWorkloadCatCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "cat FILE",
-		Short: "Print every request as one JSON object per line, for jq",
-		Example: `  llmreplay workload cat sweep.workload.zst | jq -r 'select(.phase == 0) | .messages[0].content' | head -c 300
-  llmreplay workload cat sweep.workload.zst | jq -s 'map(.input_tokens) | add'`,
-		Args: cobra.ExactArgs(1),
+		Use:     "cat FILE",
+		Short:   "Print every request as one JSON object per line, for jq",
+		Example: helpText("workload-cat.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := openWorkload(cmd, args[0])
 			if err != nil {
@@ -229,15 +193,11 @@ func newWorkloadCatCmd() *cobra.Command {
 func newWorkloadVerifyCmd() *cobra.Command {
 	var tokSpec string
 	cmd := &cobra.Command{
-		Use:   "verify FILE",
-		Short: "Re-tokenize every prompt and report any whose token count is off",
-		Long: `Re-tokenize every prompt (or the user message's content, for chat) and
-compare with its recorded input token count. Exit status 1 if any differs.
---tokenizer checks the counts under another tokenizer, e.g. to see how far
-an o200k workload lands from N under a model's own tokenizer.json.`,
-		Example: `  llmreplay workload verify sweep.workload.zst
-  llmreplay workload verify --tokenizer ./qwen3/tokenizer.json sweep.workload.zst`,
-		Args: cobra.ExactArgs(1),
+		Use:     "verify FILE",
+		Short:   "Re-tokenize every prompt and report any whose token count is off",
+		Long:    helpText("workload-verify"),
+		Example: helpText("workload-verify.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := openWorkload(cmd, args[0])
 			if err != nil {
