@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
+	"github.com/llmreplay/llmreplay/capacity"
+	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
@@ -112,4 +115,38 @@ func usageErrorIfInput(err error) error {
 		}
 	}
 	return err
+}
+
+// benchFindCapacity is 'bench --find-capacity SLO': the capacity search
+// with bench's server, workload and results flags, on the concurrency axis.
+func benchFindCapacity(cmd *cobra.Command, f *replayFlags, slo, profile, shape string, cfg bench.Config) error {
+	fs := cmd.Flags()
+	for _, name := range []string{"repeats", "definitions"} {
+		if fs.Changed(name) {
+			return usagef("--%s applies to the sweep, not to --find-capacity: drop one of them", name)
+		}
+	}
+	if len(cfg.InputTokens) != 1 {
+		return usagef("--find-capacity takes one --input-tokens length, not %d", len(cfg.InputTokens))
+	}
+	// The search's own checks name capacity's flags (--slo, --range),
+	// which bench does not have: what the user typed here is checked
+	// first, in bench's words.
+	if strings.TrimSpace(slo) == "" {
+		return usagef("--find-capacity is empty: give the SLO the load must meet, e.g. --find-capacity 'ttft_p90<=1s'")
+	}
+	if _, err := capacity.ParseSLO(slo); err != nil {
+		return sloFlagError("--find-capacity", err)
+	}
+	cf := &capacityFlags{slo: slo, axis: live.AxisConcurrency, goodput: analyze.DefaultSLO.String(), timeScale: 1}
+	if fs.Changed("concurrency") {
+		for _, c := range cfg.Concurrency {
+			if c < 1 || c > live.MaxUsers {
+				return usagef("--concurrency %d: with --find-capacity give levels from 1 to %d (the lowest and highest bound the search)", c, live.MaxUsers)
+			}
+		}
+		cf.rng = fmt.Sprintf("%d:%d", slices.Min(cfg.Concurrency), slices.Max(cfg.Concurrency))
+	}
+	return runCapacity(cmd, capacityRun{f: f, cf: cf, shape: shape, profile: profile, profileSet: fs.Changed("profile"),
+		inputTokens: cfg.InputTokens[0], maxTokens: cfg.MaxTokens, tokenizer: cfg.Tokenizer, results: cfg.Results})
 }
