@@ -99,15 +99,6 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	return nil
 }
 
-// recordNoChunks is a record as cat --no-chunks prints it: the chunks key
-// is left out (the outer field hides the embedded one) and their number
-// given instead.
-type recordNoChunks struct {
-	*trace.Record
-	Chunks     *struct{} `json:"chunks,omitempty"`
-	ChunkCount int       `json:"chunk_count"`
-}
-
 func newTraceCatCmd() *cobra.Command {
 	var (
 		noChunks    bool
