@@ -28,7 +28,7 @@ var layers = map[string]int{
 	// replay, not part of it), measure (analyze and its clients).
 	"replay": 3, "replay/endpoint": 3, "replay/progress": 3, "sim": 3,
 	"analyze": 3, "analyze/claim": 3, "analyze/render": 3, "analyze/report": 3,
-	"export": 3,
+	"export": 3, "trace/inspect": 3,
 	// 4. side readers the pipeline uses: a server's /metrics, a process.
 	"servermetrics": 4, "procwatch": 4,
 	// 5. formats and parsers: what is written to disk and read off the wire.

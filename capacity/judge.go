@@ -1,8 +1,9 @@
 package capacity
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/llmreplay/llmreplay/analyze"
@@ -53,7 +54,7 @@ func JudgeSamples(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 				tr.Lo, tr.Hi = ShareCI(good, n, cfg.Conf)
 			}
 		} else if xs := values[t.Metric]; len(xs) > 0 {
-			sort.Float64s(xs)
+			slices.Sort(xs)
 			k := int64(len(xs))
 			tr.Value = xs[min(k-1, max(0, int64(math.Ceil(t.Q*float64(k)))-1))]
 			l, h := analyze.OrderCI(k, t.Q, cfg.Conf)
@@ -105,7 +106,7 @@ func RoundValue(t Term, round []Sample) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	sort.Float64s(xs)
+	slices.Sort(xs)
 	k := len(xs)
 	return xs[min(k-1, max(0, int(math.Ceil(t.Q*float64(k)))-1))]
 }
@@ -134,7 +135,7 @@ func judgeRounds(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 			}
 		}
 		if k := int64(len(xs)); k > 0 {
-			sort.Float64s(xs)
+			slices.Sort(xs)
 			tr.Value = xs[(k+1)/2-1] // the ⌈k/2⌉-th smallest
 			l, h := analyze.OrderCI(k, 0.5, cfg.Conf)
 			if l >= 1 {
@@ -253,7 +254,7 @@ func KneeOf(probes []Probe) Knee {
 	if len(ps) == 0 {
 		return Knee{Reason: "no probe measured a throughput"}
 	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
+	slices.SortFunc(ps, func(a, b Probe) int { return cmp.Compare(a.X, b.X) })
 	k := Knee{}
 	if len(ps) == 1 {
 		k.X, k.TPS, k.MaxTPS = ps[0].X, ps[0].TPS, ps[0].TPS

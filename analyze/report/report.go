@@ -293,17 +293,7 @@ func build(res *analyze.Result, o Options) (*page, error) {
 			return nil, err
 		}
 	}
-	var all []string
-	for _, m := range analyze.Metrics {
-		for _, s := range m.Stats() {
-			if s == "" {
-				all = append(all, m.Name)
-			} else {
-				all = append(all, m.Name+"_"+s)
-			}
-		}
-	}
-	full, err := render.BuildTable(res, render.TableOptions{By: []string{x}, Metrics: all, Raw: true})
+	full, err := render.BuildTable(res, render.TableOptions{By: []string{x}, Metrics: render.MetricNames(), Raw: true})
 	if err != nil {
 		return nil, err
 	}

@@ -157,9 +157,6 @@ var coverageCases = []coverageCase{
 // (The first rule, summed lateness above the run's wall time, left out
 // runs whose steps were late by a millisecond of real time on average,
 // a twentieth of the margin: 17 of 36 runs, 16 of which covered.)
-// busyShare is the mean step lag, as a share of the SLO's bound, beyond
-// which a coverage run measured the machine and is not counted.
-const busyShare = 0.05
 
 // firstSeed is the first run's seed: 1, or LLMREPLAY_COVERAGE_FIRST, so a
 // later set of runs sends prompts no earlier set sent.

@@ -28,10 +28,10 @@ import (
 	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
-// Axes of the search.
+// Axes of the search (capacity's).
 const (
-	AxisConcurrency = "concurrency"
-	AxisRate        = "rate"
+	AxisConcurrency = capacity.AxisConcurrency
+	AxisRate        = capacity.AxisRate
 )
 
 // Warm-up rules, stated in the trace header and docs/CAPACITY.md.
@@ -50,29 +50,11 @@ func RoundRule(d time.Duration) string {
 
 // ClosedRoundRule is the concurrency axis's round rule, stated in the
 // trace header (capacity_rounds) with the round's batch (the fewest
-// measured requests a round holds; see ClosedRoundMeasured). A trace of
-// the concurrency axis without it was judged by pooling its rounds'
-// requests (before the rule) and is re-decided so.
+// measured requests a round holds; see capacity.ClosedRoundMeasured). A
+// trace of the concurrency axis without it was judged by pooling its
+// rounds' requests (before the rule) and is re-decided so.
 func ClosedRoundRule(batch int) string {
 	return fmt.Sprintf("independent rounds from an idle server, C users each sending 1 + max(2, ceil(%d/C)) requests one after another, the first of each skipped, judged by the median over rounds of each round's own value", batch)
-}
-
-// ClosedRoundMeasured is a concurrency round's measured requests at c
-// users: c·max(2, ⌈batch/c⌉) after the c warm-up requests (the first c
-// by schedule order, one per user as the round starts), so a round holds
-// at least batch measured requests (a round's p90 is then at least its
-// 18th of 20). The users take the round's requests from one queue, each
-// its next as its last ends, so each sends about max(2, ⌈batch/c⌉), not
-// exactly (the engine model's rounds hand them out alike): the round
-// mixes the start's clump (the second wave is sent as the first ends)
-// with the steady loop after it. A round's length is then about
-// 1 + max(2, ⌈batch/c⌉) of one user's requests, not batch/c + 1: a probe
-// of 8 rounds stays near a minute at the profiles' pace for every c.
-func ClosedRoundMeasured(c, batch int) int {
-	if c < 1 {
-		return batch
-	}
-	return c * max(2, (batch+c-1)/c)
 }
 
 // DefaultRoundDuration is the rate axis's round, in the server's time
@@ -137,8 +119,12 @@ type Result struct {
 	Profile   string
 	URL       string
 	Model     string
-	// Search is the resolved search configuration (scaled SLO).
-	Search capacity.Config
+	// Search is the resolved search configuration (scaled SLO); SLO is
+	// the SLO asked, Axis and TimeScale the run's.
+	Search    capacity.Config
+	SLO       capacity.SLO
+	Axis      string
+	TimeScale float64
 	// SimLate is how far, in all, the built-in simulator's steps ended
 	// behind their planned times (each beyond a millisecond): a machine
 	// too busy to keep the simulator's pace, which raises every latency
@@ -219,7 +205,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Trace: c.Trace}
+	res := &Result{Trace: c.Trace, SLO: c.Search.SLO, Axis: c.Axis, TimeScale: c.TimeScale}
 	rc := c.Replay
 	if rc.URL == "" {
 		p, _ := sim.LookupProfile(c.Profile)
@@ -366,7 +352,7 @@ func (p *prober) RoundSize(x float64, n int) int {
 	if p.cfg.Axis == AxisRate {
 		return RoundMeasured(x, n, p.cfg.RoundDuration, p.cfg.TimeScale)
 	}
-	return ClosedRoundMeasured(int(x), n)
+	return capacity.ClosedRoundMeasured(int(x), n)
 }
 
 func (p *prober) levelRound(x float64) int {
@@ -399,7 +385,7 @@ func (p *prober) take(x float64, w int, wl *workload.Workload) ([]capacity.Sampl
 	p.levelN[x]++
 	ph := h.Phases[0]
 	ph.Index, ph.Repeat = g, rep
-	ph.Name = fmt.Sprintf("probe %s %s round %d", levelText(p.cfg.Axis, x), p.cfg.Axis, rep+1)
+	ph.Name = fmt.Sprintf("probe %s %s round %d", capacity.Level(p.cfg.Axis, x), p.cfg.Axis, rep+1)
 	if p.cfg.Axis == AxisRate {
 		ph.Rate = x
 	}
@@ -429,13 +415,6 @@ func (p *prober) take(x float64, w int, wl *workload.Workload) ([]capacity.Sampl
 		return nil, err
 	}
 	return Samples(p.header, round, p.cfg.GoodputBounds, p.cfg.TimeScale)
-}
-
-func levelText(axis string, x float64) string {
-	if axis == AxisRate {
-		return strconv.FormatFloat(x, 'f', -1, 64) + " req/s"
-	}
-	return strconv.Itoa(int(x))
 }
 
 // write rewrites the run's trace with every round so far: a new file

@@ -1,9 +1,10 @@
 package live
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -152,7 +153,7 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 		for i := range lv.rounds {
 			idx = append(idx, i)
 		}
-		sort.Ints(idx)
+		slices.Sort(idx)
 		for _, i := range idx {
 			s, err := Samples(h, lv.rounds[i], good, scale)
 			if err != nil {
@@ -177,7 +178,7 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 		pr.TPS = capacity.Throughput(pr.Samples)
 		probes = append(probes, pr)
 	}
-	sort.Slice(probes, func(i, j int) bool { return probes[i].X < probes[j].X })
+	slices.SortFunc(probes, func(a, b capacity.Probe) int { return cmp.Compare(a.X, b.X) })
 	// Why the probes may not bracket the boundary: for the trace's own
 	// SLO, what ended the search (its budget, a stop or crash); for
 	// another SLO, that its probes were placed for the first.

@@ -2,24 +2,16 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze"
-	"github.com/llmreplay/llmreplay/analyze/claim"
 	"github.com/llmreplay/llmreplay/analyze/render"
+	"github.com/llmreplay/llmreplay/capacity"
+	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/trace"
-)
-
-// Exit statuses of `check`: 0 when every claim holds, exitClaimFails when
-// at least one does not hold, exitInconclusive when none fails but at
-// least one cannot be decided; bad input is 2 like everywhere else.
-const (
-	exitClaimFails   = 1
-	exitInconclusive = 3
 )
 
 // traceFlags are the flags analyze and check share.
@@ -78,55 +70,14 @@ func newAnalyzeCmd() *cobra.Command {
 		capSLO      string
 	)
 	cmd := &cobra.Command{
-		Use:   "analyze TRACE...",
-		Short: "Turn traces into the concurrency-sweep table, metric tables or JSON, with trust warnings",
-		Long: `analyze reads traces offline and prints, by default, the concurrency-sweep comparison:
-one row per concurrency, one column per trace label, each cell
-"per-stream / aggregate tok/s", plus the TTFT p50. Label a trace with
-name=path; otherwise its header's label is used. With repeats, medians carry
-a 95% interval (±%); with two labels a Δ column marks differences that are
-not significant with "~".
-
-A cell whose requests did not all succeed says so ("4 of 8 failed:
-http-status", or "all 8 failed: http-status"), with the server's own error
-message as a footnote. Cells with a trust problem (not streamed, usage
-mismatch, implausible speed, stopped early, did not count, client fell
-behind …) carry a [n] mark whose footnote gives the evidence.
-
-csv is tidy: one row per label and level, one value per column
-(per_stream_tps_median, per_stream_tps_lo, …, requests_failed,
-error_class). In csv and json modes the warnings go to stderr (and into the
-JSON document). docs/METRICS.md defines every metric and column.
-
-A capacity trace (made by 'llmreplay capacity') also gets its answer after
-the table, decided again from its probes the way 'capacity --from' does:
-the largest load meeting the trace's SLO with its 95% interval, the
-latencies and throughput there, the knee of aggregate throughput, or why it
-could not be determined. --capacity-slo asks for another SLO, nothing
-sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
-"capacity" list; csv puts the answer lines on stderr.`,
-		Example: `  # the concurrency-sweep comparison of three servers
-  llmreplay analyze q4=q4.trace.zst q8=q8.trace.zst vllm=vllm.trace.zst
-
-  # chosen metrics by input length, as Markdown
-  llmreplay analyze run.trace.zst --by input-tokens --metrics ttft_p50,ttft_p99,prefill_tps --format markdown
-
-  # a multi-turn run: TTFT per session turn and what the prompt cache saved
-  llmreplay analyze chat.trace.zst --by turn --metrics ttft_p50,cached_tokens,prefill_saved,cache_speedup
-
-  # the same trace read the way vLLM's bench serve would, as JSON
-  llmreplay analyze run.trace.zst --definitions vllm --format json
-
-  # a capacity trace: its answer for the recorded SLO, then for a tighter one
-  llmreplay analyze cap.trace.zst
-  llmreplay analyze cap.trace.zst --capacity-slo 'ttft_p90<=500ms'
-
-  # every metric name with its definition
-  llmreplay analyze --list-metrics`,
+		Use:     "analyze TRACE...",
+		Short:   "Turn traces into the concurrency-sweep table, metric tables or JSON, with trust warnings",
+		Long:    helpText("analyze"),
+		Example: helpText("analyze.example"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
+			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if listMetrics {
-				return printMetrics(out)
+				return render.WriteMetricList(out)
 			}
 			keys, err := normalizeKeys(by)
 			if err != nil {
@@ -137,29 +88,27 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 					return metricFlagError("--metrics", m, err)
 				}
 			}
-			switch format {
-			case "table", "markdown", "csv", "json":
-			default:
+			if !slices.Contains([]string{"table", "markdown", "csv", "json"}, format) {
 				return usagef("unknown --format %q: use table, markdown, csv or json", format)
 			}
 			res, err := tf.analyzeInputs(cmd, args)
 			if err != nil {
 				return err
 			}
-			views, err := capacityViews(cmd.ErrOrStderr(), args, capSLO, goodputOverride(cmd, tf.slo))
+			views, err := tf.capacityViews(cmd, args, capSLO)
 			if err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("by") {
-				keys = defaultKeys(res, keys)
+				keys = render.KeysFor(res)
 			}
 			if format == "json" {
 				res.Want(metrics...) // any percentile --metrics names joins the groups' metrics
 				doc := analyze.NewDocument(res, keys)
-				if err := render.RenderWarnings(cmd.ErrOrStderr(), doc.Warnings); err != nil {
+				if err := render.RenderWarnings(errw, doc.Warnings); err != nil {
 					return err
 				}
-				return writeAnalyzeJSON(out, doc, views)
+				return capacity.WriteAnalyzeJSON(out, doc, views)
 			}
 			t, err := render.BuildTable(res, render.TableOptions{By: keys, Metrics: metrics, Raw: format == "csv"})
 			if err != nil {
@@ -167,23 +116,20 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 			}
 			switch format {
 			case "csv":
-				if err := render.RenderWarnings(cmd.ErrOrStderr(), analyze.AllWarnings(res, keys)); err != nil {
+				if err := render.RenderWarnings(errw, analyze.AllWarnings(res, keys)); err != nil {
 					return err
 				}
-				capacityVerdictLines(cmd.ErrOrStderr(), views)
+				capacity.WriteViewLines(errw, views)
 				return render.RenderCSV(out, t)
 			case "markdown":
-				if err := render.RenderMarkdown(out, t); err != nil {
-					return err
-				}
-				writeCapacityViews(out, views, true)
-				return nil
+				err = render.RenderMarkdown(out, t)
+			default:
+				err = render.RenderText(out, t)
 			}
-			if err := render.RenderText(out, t); err != nil {
-				return err
+			if err == nil {
+				capacity.WriteViews(out, views, format == "markdown")
 			}
-			writeCapacityViews(out, views, false)
-			return nil
+			return err
 		},
 	}
 	tf.register(cmd)
@@ -195,17 +141,36 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 	return cmd
 }
 
-// defaultKeys is the grouping when --by is not given: rate phases have no
-// concurrency, so a rate sweep is shown by rate (and a trace mixing both
-// by concurrency and rate) rather than pooled into "concurrency 0".
-func defaultKeys(res *analyze.Result, keys []string) []string {
-	switch some, all := res.RatePhases(); {
-	case all:
-		return []string{analyze.KeyRate}
-	case some:
-		return []string{analyze.KeyConcurrency, analyze.KeyRate}
+// capacityFlag registers --capacity-slo (analyze and report; their --slo
+// is the goodput bounds).
+func capacityFlag(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "capacity-slo", "", "for capacity traces (made by 'llmreplay capacity'): decide the answer again for this SLO, e.g. 'ttft_p90<=500ms' (default: the SLO the trace recorded); nothing is sent")
+}
+
+// capacityViews are the inputs' capacity traces judged again
+// (live.Views) for --capacity-slo, default each trace's own SLO; --slo,
+// when given, replaces the goodput bounds a goodput>=P% term counts
+// against.
+func (f *traceFlags) capacityViews(cmd *cobra.Command, args []string, sloText string) ([]capacity.View, error) {
+	var slo capacity.SLO
+	if strings.TrimSpace(sloText) != "" {
+		var err error
+		if slo, err = capacity.ParseSLO(sloText); err != nil {
+			return nil, sloFlagError("--capacity-slo", err)
+		}
 	}
-	return keys
+	var good analyze.SLO
+	if cmd.Flags().Changed("slo") {
+		good, _ = analyze.ParseSLO(f.slo) // refused already by analyzeInputs
+	}
+	views, err := live.Views(args, slo, good, cmd.ErrOrStderr())
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if slo != nil && len(views) == 0 {
+		return nil, usagef("--capacity-slo: none of the traces is a capacity trace (made by 'llmreplay capacity'): drop the flag or give such a trace")
+	}
+	return views, nil
 }
 
 func normalizeKeys(by []string) ([]string, error) {
@@ -218,152 +183,4 @@ func normalizeKeys(by []string) ([]string, error) {
 		keys = append(keys, n)
 	}
 	return keys, nil
-}
-
-func printMetrics(w io.Writer) error {
-	for _, m := range analyze.Metrics {
-		stats := m.Stats()
-		var names []string
-		for _, s := range stats {
-			if s != "" {
-				names = append(names, "_"+s)
-			}
-		}
-		if m.HasPercentiles() {
-			names = append(names, "any _pX")
-		}
-		suffix := ""
-		if len(names) > 0 {
-			suffix = " (" + strings.Join(names, " ") + ")"
-		}
-		if _, err := fmt.Fprintf(w, "%s [%s]%s\n    %s\n", m.Name, m.Unit, suffix, m.Doc); err != nil {
-			return err
-		}
-	}
-	_, err := fmt.Fprintf(w, "\ndefinition sets (--definitions): %s\n", strings.Join(analyze.DefinitionNames(), ", "))
-	return err
-}
-
-func newCheckCmd() *cobra.Command {
-	var (
-		tf          traceFlags
-		claims      []string
-		claimsFile  string
-		minSamples  int
-		acceptPoint bool
-		acceptPart  bool
-		format      string
-	)
-	cmd := &cobra.Command{
-		Use:   "check TRACE...",
-		Short: "Check written speed claims against traces: holds, does not hold, or inconclusive",
-		Long: `check evaluates claims of the form
-
-  metric[_stat]{key=value,...} op number[unit]     # comment
-
-e.g. per_stream_tps{concurrency=1} >= 490 or ttft_p50{concurrency=32} < 0.3s,
-against every run of the traces that the selector matches (keys: label, phase,
-concurrency, rate, input_tokens, repeat, turn). A claim holds when the metric's whole 95%
-interval satisfies it, does not hold when none of it does, and is
-inconclusive when the interval straddles the bound or there are too few
-samples. A median's interval needs 6 samples (runs, for a per-run metric
-such as aggregate_tps; requests, for a per-request one), a p10 or p90's 36,
-a p99's 368; --min-samples (default 3) is a floor on top, and the only rule
-for values without an interval (_mean, _min, _max). The reason of an
-inconclusive claim says which number applies and how many more samples
-would reach it. Most published figures come from one run, which has no
-interval: --accept-point judges such values on the measured value itself
-once --min-samples samples stand behind it (--min-samples 1 for one run).
-
-Exit status: 0 every claim holds; 1 at least one does not hold;
-3 none fails but at least one is inconclusive; 2 bad input.`,
-		Example: `  llmreplay check vllm.trace.zst --claim 'per_stream_tps{concurrency=1} >= 300' --claim 'aggregate_tps{concurrency=32} >= 5600'
-
-  # a published table written down as claims
-  llmreplay check vllm.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := parseClaimFlags(claims, claimsFile)
-			if err != nil {
-				return err
-			}
-			if len(cs) == 0 {
-				return usagef("no claims: give --claim 'metric{key=value} >= N' or --claims FILE")
-			}
-			if minSamples < 1 {
-				return usagef("--min-samples %d: give at least 1", minSamples)
-			}
-			if format != "text" && format != "json" {
-				return usagef("unknown --format %q: use text or json", format)
-			}
-			res, err := tf.analyzeInputs(cmd, args)
-			if err != nil {
-				return err
-			}
-			// What limits the evidence itself is said before the verdicts.
-			for _, w := range res.Warnings {
-				if w.Code == analyze.WarnDuplicateTrace || w.Code == analyze.WarnTruncated || w.Code == analyze.WarnPartial {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w.Message)
-				}
-			}
-			var vs []claim.Verdict
-			fails, unsure := 0, 0
-			for _, c := range cs {
-				v := claim.Check(res, c, claim.CheckOptions{MinSamples: minSamples, AcceptPoint: acceptPoint, AcceptPartial: acceptPart})
-				switch v.Verdict {
-				case claim.DoesNotHold:
-					fails++
-				case claim.Inconclusive:
-					unsure++
-				}
-				vs = append(vs, v)
-			}
-			if format == "json" {
-				if err := claim.WriteVerdictsJSON(cmd.OutOrStdout(), vs); err != nil {
-					return err
-				}
-			} else if err := claim.RenderVerdicts(cmd.OutOrStdout(), vs); err != nil {
-				return err
-			}
-			switch {
-			case fails > 0:
-				return &exitError{code: exitClaimFails, err: fmt.Errorf("%d of %d claims do not hold", fails, len(cs))}
-			case unsure > 0:
-				return &exitError{code: exitInconclusive, err: fmt.Errorf("%d of %d claims are inconclusive", unsure, len(cs))}
-			}
-			return nil
-		},
-	}
-	tf.register(cmd)
-	cmd.Flags().StringArrayVar(&claims, "claim", nil, "a claim, e.g. 'per_stream_tps{concurrency=1} >= 490' (repeatable)")
-	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, # comments")
-	cmd.Flags().IntVar(&minSamples, "min-samples", claim.MinSamples, "fewest samples behind a value for a verdict other than inconclusive (a median's 95% interval needs 6 however low this is, unless --accept-point)")
-	cmd.Flags().BoolVar(&acceptPart, "accept-partial", false, "judge claims over traces that hold fewer requests than their run planned (stopped or cut off); otherwise they are at most inconclusive")
-	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "judge values with too few samples for a 95% interval (a few runs, as published figures are) on the value itself, given --min-samples of them (1 for a single run); the reason says so")
-	cmd.Flags().StringVar(&format, "format", "text", "text or json")
-	return cmd
-}
-
-// parseClaimFlags reads --claim values and a --claims file (check, report).
-func parseClaimFlags(claims []string, claimsFile string) ([]claim.Claim, error) {
-	var cs []claim.Claim
-	for _, s := range claims {
-		c, err := claim.ParseClaim(s)
-		if err != nil {
-			return nil, claimError("", err)
-		}
-		cs = append(cs, c)
-	}
-	if claimsFile != "" {
-		f, err := os.Open(claimsFile)
-		if err != nil {
-			return nil, usagef("--claims: %v", err)
-		}
-		more, err := claim.ParseClaims(f)
-		f.Close()
-		if err != nil {
-			return nil, claimError(claimsFile, err)
-		}
-		cs = append(cs, more...)
-	}
-	return cs, nil
 }

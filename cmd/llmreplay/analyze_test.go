@@ -133,18 +133,6 @@ func TestAnalyzeFormats(t *testing.T) {
 	}
 }
 
-func TestAnalyzeListMetrics(t *testing.T) {
-	out, _, err := runAnalyzeCLI(t, nil, "analyze", "--list-metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range analyze.Metrics {
-		if !strings.Contains(out, m.Name+" [") {
-			t.Errorf("--list-metrics lacks %s", m.Name)
-		}
-	}
-}
-
 func TestAnalyzeCSVWarningsToStderr(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "short.trace.zst")

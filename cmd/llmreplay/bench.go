@@ -2,13 +2,15 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
-	"github.com/llmreplay/llmreplay/internal/safetext"
+	"github.com/llmreplay/llmreplay/capacity"
+	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
@@ -23,24 +25,11 @@ func newBenchCmd() *cobra.Command {
 		findCap string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench [--url URL] [flags]",
-		Short: "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
-		Long: `bench builds the concurrency-sweep workload (800-token prompts asking the model to count
-up from 1, capped at 256 output tokens, bursts of 1, 4, 8 and 16 streams
-released together), replays it, and prints for each concurrency the TTFT p50,
-the per-stream and the aggregate output tok/s.
-
-Without --url it starts llmreplay's simulated server in-process (--profile)
-and says so in its output and in the trace header. The workload, the trace,
-a Markdown table and a JSON analysis are written under --results, named by
-label and time; 'llmreplay analyze' puts several runs side by side.`,
-		Example: `  # on the built-in simulator (no GPU needed)
-  llmreplay bench
-  llmreplay bench --profile llamacpp-rtx5090-q4km --concurrency 1,4,8,16,32
-
-  # against a real server
-  llmreplay bench --url http://127.0.0.1:8000 --label "vLLM bf16" --concurrency 1,4,8,16,32`,
-		Args: cobra.NoArgs,
+		Use:     "bench [--url URL] [flags]",
+		Short:   "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
+		Long:    helpText("bench"),
+		Example: helpText("bench.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Given empty it is still asked for (a variable that expanded
 			// to nothing): refuse it rather than run the sweep instead.
@@ -48,7 +37,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 				return benchFindCapacity(cmd, &f, findCap, profile, shape, cfg)
 			}
 			cfg.Shape = workload.Shape(shape)
-			if f.url == "" {
+			if f.cfg.URL == "" {
 				cfg.Profile = profile
 			} else if cmd.Flags().Changed("profile") {
 				return usagef("--profile applies to the built-in simulator only: drop it, or drop --url")
@@ -78,13 +67,11 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 				return err
 			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if f.url == "" {
+			if f.cfg.URL == "" {
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", profile)
 			}
-			cfg.Replay.OnAPI = announceAPI(errw)
-			cfg.Replay.OnServerMetrics = announceMetrics(errw)
-			cfg.Replay.OnWatch = announceWatch(errw, cfg.Replay.ServerMetricsInterval)
-			notes := &runNotes{w: errw}
+			cfg.Replay.Announce(errw)
+			notes := &replay.Notes{W: errw}
 			cfg.Replay.Sinks = append(cfg.Replay.Sinks, notes)
 			disp := f.progress(cmd, &cfg.Replay)
 			res, err := bench.Run(cmd.Context(), cfg)
@@ -92,34 +79,20 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			if err != nil {
 				if res != nil && res.Summary != nil {
 					fmt.Fprintln(errw, res.Summary)
-					notes.scrapeWarning()
+					notes.ScrapeWarning()
 				}
 				return usageErrorIfInput(flagError(err))
 			}
-			if res.Simulated {
-				fmt.Fprintf(out, "server: SIMULATED (profile %s)\n", res.Profile)
-			} else {
-				fmt.Fprintf(out, "server: %s (model %s)\n", res.URL, safetext.Show(res.Summary.Model))
-			}
-			fmt.Fprint(out, res.Table)
-			fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\ntable: %s\njson:  %s\nreport: %s\n", res.Summary, safetext.Show(res.Summary.TokenizeLine()), res.Trace, res.TableFile, res.JSONFile, res.ReportFile)
-			notes.scrapeWarning()
-			if res.Summary.Stopped {
-				return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every request that finished", res.Trace)}
-			}
-			if err := noneSucceeded(res.Summary); err != nil {
-				return err
-			}
-			if f.failOnError && res.Summary.Failed > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d requests failed (--fail-on-error)", res.Summary.Failed)}
-			}
-			return nil
+			res.WriteText(out)
+			res.WriteFiles(errw)
+			notes.ScrapeWarning()
+			return f.runExit(res.Summary, "stopped: %s holds every request that finished")
 		},
 	}
 	f.register(cmd, replay.DefaultAPI)
 	fs := cmd.Flags()
-	fs.StringVar(&f.url, "url", "", "server base address; empty: the built-in simulator")
-	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(profileNames(), ", ")+")")
+	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
+	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(sim.ProfileNames(), ", ")+")")
 	fs.IntSliceVar(&cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "concurrency levels: streams released together")
 	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", bench.DefaultInputTokens, "exact prompt length(s) in tokens")
 	fs.IntVar(&cfg.MaxTokens, "max-tokens", bench.DefaultMaxTokens, "output tokens per request")
@@ -132,14 +105,6 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 	return cmd
 }
 
-func profileNames() []string {
-	var names []string
-	for _, p := range sim.Profiles() {
-		names = append(names, p.Name)
-	}
-	return names
-}
-
 // usageErrorIfInput treats errors from building the workload (bad
 // tokenizer, sizes) as bad input; anything else keeps exit status 1.
 func usageErrorIfInput(err error) error {
@@ -150,4 +115,38 @@ func usageErrorIfInput(err error) error {
 		}
 	}
 	return err
+}
+
+// benchFindCapacity is 'bench --find-capacity SLO': the capacity search
+// with bench's server, workload and results flags, on the concurrency axis.
+func benchFindCapacity(cmd *cobra.Command, f *replayFlags, slo, profile, shape string, cfg bench.Config) error {
+	fs := cmd.Flags()
+	for _, name := range []string{"repeats", "definitions"} {
+		if fs.Changed(name) {
+			return usagef("--%s applies to the sweep, not to --find-capacity: drop one of them", name)
+		}
+	}
+	if len(cfg.InputTokens) != 1 {
+		return usagef("--find-capacity takes one --input-tokens length, not %d", len(cfg.InputTokens))
+	}
+	// The search's own checks name capacity's flags (--slo, --range),
+	// which bench does not have: what the user typed here is checked
+	// first, in bench's words.
+	if strings.TrimSpace(slo) == "" {
+		return usagef("--find-capacity is empty: give the SLO the load must meet, e.g. --find-capacity 'ttft_p90<=1s'")
+	}
+	if _, err := capacity.ParseSLO(slo); err != nil {
+		return sloFlagError("--find-capacity", err)
+	}
+	cf := &capacityFlags{slo: slo, axis: live.AxisConcurrency, goodput: analyze.DefaultSLO.String(), timeScale: 1}
+	if fs.Changed("concurrency") {
+		for _, c := range cfg.Concurrency {
+			if c < 1 || c > live.MaxUsers {
+				return usagef("--concurrency %d: with --find-capacity give levels from 1 to %d (the lowest and highest bound the search)", c, live.MaxUsers)
+			}
+		}
+		cf.rng = fmt.Sprintf("%d:%d", slices.Min(cfg.Concurrency), slices.Max(cfg.Concurrency))
+	}
+	return runCapacity(cmd, capacityRun{f: f, cf: cf, shape: shape, profile: profile, profileSet: fs.Changed("profile"),
+		inputTokens: cfg.InputTokens[0], maxTokens: cfg.MaxTokens, tokenizer: cfg.Tokenizer, results: cfg.Results})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/render"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/sim"
@@ -19,7 +20,7 @@ func flagValues() map[string]func(cmd *cobra.Command) []string {
 	return map[string]func(*cobra.Command) []string{
 		"api":         func(*cobra.Command) []string { return append(append([]string{}, endpoint.Names...), replay.APIAuto) },
 		"identity":    func(*cobra.Command) []string { return sim.Identities },
-		"profile":     func(*cobra.Command) []string { return profileNames() },
+		"profile":     func(*cobra.Command) []string { return sim.ProfileNames() },
 		"definitions": func(*cobra.Command) []string { return analyze.DefinitionNames() },
 		"format": func(cmd *cobra.Command) []string {
 			if cmd.Name() == "check" {
@@ -27,25 +28,11 @@ func flagValues() map[string]func(cmd *cobra.Command) []string {
 			}
 			return []string{"table", "markdown", "csv", "json"}
 		},
-		"metrics": func(*cobra.Command) []string { return metricNames() },
+		"metrics": func(*cobra.Command) []string { return render.MetricNames() },
 		"by": func(*cobra.Command) []string {
 			return []string{"concurrency", "rate", "input-tokens", "phase", "label", "repeat", "turn"}
 		},
 	}
-}
-
-func metricNames() []string {
-	var names []string
-	for _, m := range analyze.Metrics {
-		for _, st := range m.Stats() {
-			if st == "" {
-				names = append(names, m.Name)
-			} else {
-				names = append(names, m.Name+"_"+st)
-			}
-		}
-	}
-	return names
 }
 
 // registerCompletions walks the command tree once and attaches value

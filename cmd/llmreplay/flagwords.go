@@ -77,3 +77,40 @@ func goodputBoundsError(flag string, err error) error {
 func sloFlagError(flag string, err error) error {
 	return usageError(fmt.Errorf("%s: %w", flag, err))
 }
+
+// flagOf names the flag that sets each field of the libraries' configs
+// that replay, bench and workload build fill (replay.Config,
+// workload.BuildConfig, bench.Config): their errors name the field, the
+// command line names the flag. No field name means two things.
+var flagOf = map[string]string{
+	// replay.Config
+	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
+	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
+	"Model": "--model", "Label": "--label", "ServerCache": "--server-cache", "SessionHeader": "--session-header", "Timestamps": "--timestamps", "Headers": "--header", "ExtraBody": "--extra-body",
+	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval", "WatchPID": "--watch-pid",
+	// workload.BuildConfig
+	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
+	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",
+	"Window": "--window", "Prefix": "--prefix", "Schedule": "--schedule",
+	"Turns": "--turns", "ThinkTime": "--think-time", "Sessions": "--sessions", "SystemTokens": "--system-tokens",
+	"OrphanTurns": "--orphan-turns",
+	// bench.Config, sim, selftest
+	"Concurrency": "--concurrency", "Profile": "--profile", "Dir": "--dir",
+	// analyze.Options, trace.MergeOptions
+	"SLO": "--slo", "Definitions": "--definitions", "AllowMissing": "--allow-missing", "AllowClock": "--allow-clock",
+}
+
+// flagError turns a library's field error into the command line's words
+// (exit status 2): the field becomes the flag that set it.
+func flagError(err error) error {
+	if fe := fielderr.As(err); fe != nil && fe.Field == "Metric" {
+		return usagef("metric %s: run 'llmreplay analyze --list-metrics' for the names", fe.Problem)
+	}
+	if out, ok := fielderr.Rename(err, flagOf); ok {
+		return usageError(out)
+	}
+	if fe := fielderr.As(err); fe != nil {
+		return usageError(err) // a field without a flag: still bad input
+	}
+	return err
+}

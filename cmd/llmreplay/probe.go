@@ -16,13 +16,10 @@ import (
 
 func newProbeCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "probe",
-		Short: "Short experiments with a verdict: does the server's prefix cache work",
-		Long: `Probes are short experiments against a server, each with a verdict.
-
-  prefix-cache  new prompts (miss), the same again (hit), different ones (miss), the first once more (hit);
-                --mode shared-system: rounds of requests sharing a system prompt (hits, tokens saved, speed-up)`,
-		Example: `  llmreplay probe prefix-cache --url http://127.0.0.1:8000`,
+		Use:     "probe",
+		Short:   "Short experiments with a verdict: does the server's prefix cache work",
+		Long:    helpText("probe"),
+		Example: helpText("probe.example"),
 		Args:    cobra.ArbitraryArgs,
 		RunE:    needsSubcommand,
 	}
@@ -41,55 +38,16 @@ func newProbePrefixCacheCmd() *cobra.Command {
 		shared  probe.SharedConfig
 	)
 	cmd := &cobra.Command{
-		Use:   "prefix-cache [--url URL] [flags]",
-		Short: "Test the server's prefix cache: a repeated prompt must hit it, a new one miss",
-		Long: `prefix-cache sends, one request at a time, --repeats new prompts of
---input-tokens tokens (expected: miss), the same prompts again (hit),
---repeats different prompts (miss) and the first ones once more (hit), and
-prints a step / expected / actual / status table.
-
-Each request is judged by the server's own count of prompt tokens served from
-its cache where the API reports one (OpenAI-style usage
-prompt_tokens_details.cached_tokens as vLLM sends it, llama.cpp cache_n,
-SGLang cached_tokens, Anthropic cache_read_input_tokens): a hit has at least
-80% of its prompt from the cache, a miss at most 20% (prompts share a chat
-template's few tokens). Where the API reports none, a step is judged by its
-median TTFT and that median's 95% interval against the step before: a hit
-must be faster than the miss before it with the intervals apart.
-
-Prompts are sent verbatim (no salt) and, where the API has a per-request
-cache switch (llama.cpp cache_prompt), with the cache asked on. Without --url
-the probe runs against the built-in simulator (--profile; --no-prefix-cache
-switches its cache off, to see the probe fail).
-
---mode shared-system is the paged-cache test instead: --rounds rounds
-(default 2) of --round-requests requests (default 10) sent together, each
-prompt the same --system-tokens system prompt (default 286) and a user
-message of its own (--input-tokens, default 64 in this mode). Every request
-after the first round should find the system prompt in the cache (a hit: at
-least half of it from the cache by the server's count). It prints each
-round's hits, cached tokens and median TTFT with its 95% interval, the tokens
-saved, and the speed-up: the median TTFT of the requests that missed over
-that of those that hit, all prompts of one length. Where the server reports
-no count, the later rounds' TTFT must lie below the first's.
-
-Exit status: 0 the cache behaved; 1 a step failed; 3 a step could not be
-judged (UNSURE); 2 bad input.`,
-		Example: `  # on the built-in simulator, with and without its prefix cache
-  llmreplay probe prefix-cache
-  llmreplay probe prefix-cache --no-prefix-cache
-
-  # the paged-cache test: 2 rounds of 10 sharing a 286-token system prompt
-  llmreplay probe prefix-cache --mode shared-system
-
-  # a real server
-  llmreplay probe prefix-cache --url http://127.0.0.1:8000 --input-tokens 2048`,
-		Args: cobra.NoArgs,
+		Use:     "prefix-cache [--url URL] [flags]",
+		Short:   "Test the server's prefix cache: a repeated prompt must hit it, a new one miss",
+		Long:    helpText("probe-prefix-cache"),
+		Example: helpText("probe-prefix-cache.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("salt") {
 				return usagef("--salt: the probe sends its prompts verbatim (a salt would keep them from the cache): drop it")
 			}
-			if f.url != "" && (cmd.Flags().Changed("profile") || noCache) {
+			if f.cfg.URL != "" && (cmd.Flags().Changed("profile") || noCache) {
 				return usagef("--profile and --no-prefix-cache apply to the built-in simulator only: drop them, or drop --url")
 			}
 			switch mode {
@@ -145,7 +103,7 @@ judged (UNSURE); 2 bad input.`,
 			}
 			rc.Tokenizer = cfg.Tokenizer
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if f.url == "" {
+			if f.cfg.URL == "" {
 				p, err := sim.LookupProfile(profile)
 				if err != nil {
 					return flagError(usageError(err))
@@ -165,7 +123,7 @@ judged (UNSURE); 2 bad input.`,
 				}
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s, prefix cache %s\n", p.Name, cache)
 			}
-			rc.OnAPI = announceAPI(errw)
+			rc.AnnounceAPI(errw)
 			if mode == "shared-system" {
 				shared.Replay = rc
 				res, err := probe.SharedSystem(cmd.Context(), shared)
@@ -188,7 +146,7 @@ judged (UNSURE); 2 bad input.`,
 	}
 	f.register(cmd, replay.DefaultAPI)
 	fs := cmd.Flags()
-	fs.StringVar(&f.url, "url", "", "server base address; empty: the built-in simulator")
+	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url")
 	fs.BoolVar(&noCache, "no-prefix-cache", false, "the built-in simulator without its prefix cache (to see the probe fail)")
 	fs.StringVar(&mode, "mode", "repeat", "repeat (new, same, different, first again) or shared-system (rounds sharing a system prompt)")

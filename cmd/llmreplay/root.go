@@ -1,6 +1,7 @@
 package main
 
 import (
+	"embed"
 	"errors"
 	"fmt"
 	"io"
@@ -42,20 +43,10 @@ func usagef(format string, a ...any) error { return usageError(fmt.Errorf(format
 // tests can run the CLI in-process.
 func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "llmreplay",
-		Short: "Reproducible LLM serving speed measurements",
-		Long: `llmreplay makes LLM serving speed claims reproducible.
-
-  workload build → NAME.workload.zst → replay → NAME.trace.zst → analyze / check
-
-Build a tokenizer-exact workload once, replay it against any endpoint on a
-precise schedule, record every streamed chunk's arrival time, and turn the
-traces into tables offline.`,
-		Example: `  # the per-stream / aggregate concurrency sweep against the built-in simulated server
-  llmreplay bench
-
-  # the same against a real server
-  llmreplay bench --url http://127.0.0.1:8080 --label "llama.cpp Q4_K_M"`,
+		Use:           "llmreplay",
+		Short:         "Reproducible LLM serving speed measurements",
+		Long:          helpText("llmreplay"),
+		Example:       helpText("llmreplay.example"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// --version prints the same first line as the version command.
@@ -164,4 +155,19 @@ func (v *onceValue) Set(s string) error {
 	}
 	v.set = true
 	return v.Value.Set(s)
+}
+
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// helpText is a command's long description or its examples (NAME.example),
+// kept as prose in help/NAME.txt rather than as Go string literals: the
+// words people read are edited there, and TestCLIReference holds the
+// pages built from them. A missing file is a mistake in this package.
+func helpText(name string) string {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }

@@ -26,51 +26,11 @@ func newSelftestCmd() *cobra.Command {
 		sections   []int
 	)
 	cmd := &cobra.Command{
-		Use:   "selftest [--short]",
-		Short: "Measure the client itself: CPU per token, streams held, timestamp error, schedule precision, trace size, analysis speed",
-		Long: `selftest proves the client is not the bottleneck. It replays against the
-simulator's fast profile, which it starts as a child process (this same
-binary), so that client and server share the machine as in a real benchmark
-while the client's own CPU time (getrusage) is counted apart. It prints:
-
-  1. client CPU time per streamed token at 16, 256 and 4,096 streams
-  2. the most streams held open together for 60 s without a client error
-     (1,000, 4,000, 10,000; the open-file limit is raised to its hard limit)
-  3. timestamp error (arrival minus the simulator's send time) at 16, 256 and
-     1,024 streams released together, the server holding each first token
-     500 ms (its prefill) and then pacing 20 ms per token, and at 10,000
-     streams opened 1,000 a second and paced 1 s; each level
-     over plain HTTP and again over TLS (the simulator child serving a
-     self-signed certificate), both to loopback
-  4. open-loop schedule lateness at 100, 500 and 2,000 requests/s, with the
-     dispatcher's spin (a bound on its CPU) and where late sends came from
-  5. trace bytes per output token
-  6. analysis speed and peak heap for a 10-million-token trace
-
-and judges each against the targets in docs/PERFORMANCE.md. Before each run
-it measures the machine's own noise: how late a thread sleeping to absolute
-deadlines wakes up (5,000 wake-ups every 2 ms), the CPU steal /proc/stat
-reports, and the load average. Every section runs 3 times (--repeat); the
-targets table gives the median, the spread and how many runs met each
-target, and a miss no larger than the machine's own wake-up lateness in that
-run (for the schedule, the part of it past the dispatcher's spin window) is
-"missed, within machine noise" rather than MISSED. The full run takes
-about half an hour; --short takes seconds and is what CI runs.`,
-		Example: `  # the CI version, a few seconds
-  llmreplay selftest --short
-
-  # the full harness, the table also saved to a file
-  llmreplay selftest -o selftest.txt
-
-  # only the schedule precision and trace size sections
-  llmreplay selftest --section 4,5
-
-  # five runs of section 4, each after 1,000 wake-ups of noise measurement
-  llmreplay selftest --section 4 --repeat 5 --floor-wakeups 1000
-
-  # where the client's CPU goes at 256 streams
-  llmreplay selftest --section 1 --cpuprofile client.pprof && go tool pprof -top client.pprof`,
-		Args: cobra.NoArgs,
+		Use:     "selftest [--short]",
+		Short:   "Measure the client itself: CPU per token, streams held, timestamp error, schedule precision, trace size, analysis speed",
+		Long:    helpText("selftest"),
+		Example: helpText("selftest.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch cfg.Timestamps {
 			case replay.TimestampsAuto, replay.TimestampsKernel, replay.TimestampsUser:
@@ -195,27 +155,15 @@ about half an hour; --short takes seconds and is what CI runs.`,
 }
 
 // claimOut holds a path that outfile.Check found free (or --force lets
-// replace) until the run renames its file over it. A free path is
-// claimed empty (outfile.Claim); if another run took it since the check,
-// that is the same bad input as a file there before. release removes the
-// claim unless something was renamed over it (a filled file is never
-// removed), so a failed or stopped run leaves nothing.
+// replace) until the run renames its file over it (outfile.Hold); if
+// another run took it since the check, that is the same bad input as a
+// file there before.
 func claimOut(flag, path string) (release func(), err error) {
-	if _, err := os.Lstat(path); err == nil {
-		return func() {}, nil // --force: the old file stays until replaced
-	}
-	if err := outfile.Claim(path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, usagef("%s %s: the file exists (another run has just claimed it); choose another name, or add --force to replace it", flag, path)
-		}
+	release, err = outfile.Hold(path)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, usagef("%s %s: the file exists (another run has just claimed it); choose another name, or add --force to replace it", flag, path)
+	} else if err != nil {
 		return nil, usagef("%s %s: %v", flag, path, err)
 	}
-	claim, _ := os.Stat(path)
-	return func() {
-		// Only the empty claim itself is removed: a file renamed over it
-		// is another inode.
-		if fi, err := os.Stat(path); err == nil && claim != nil && os.SameFile(fi, claim) && fi.Size() == 0 {
-			os.Remove(path)
-		}
-	}, nil
+	return release, nil
 }

@@ -18,44 +18,15 @@ func newSimCmd() *cobra.Command {
 		cfg                             sim.Config
 	)
 	cmd := &cobra.Command{
-		Use:   "sim",
-		Short: "Serve a simulated inference server (every API replay speaks) until interrupted",
-		Long: `sim serves a simulated LLM inference server. It models an engine, not a
-sleep: requests wait for a slot, prefill costs time per uncached prompt token
-(with a prefix cache), every running stream gets one token per decode step
-whose duration grows with the batch, and the answer is a real count-up
-("1, 2, 3, …") in the tokenizer, stopping at exactly max_tokens.
-
-Profiles are calibrated against published benchmark figures (--list shows
-them and docs/SIMULATOR.md derives them); the fast profile has no modelled
-delay and measures the client itself. Fault flags make it misbehave on
-purpose, to show what the analysis catches.
-
-Routes: POST /v1/chat/completions, /v1/completions, /completion (llama.cpp),
-/api/generate, /api/chat (Ollama), /v1/messages (Anthropic), /v1/responses
-(OpenAI Responses), /generate_stream (TGI), /generate (SGLang),
-/v2/models/NAME/generate_stream (Triton), /tokenize; GET /v1/models,
-/api/tags, /health, /metrics, and with --identity that engine's identity
-route (/version, /get_model_info, /info, /props, /api/version or /v2).`,
-		Example: `  # list the profiles and their parameters
-  llmreplay sim --list
-
-  # a simulated vLLM on one RTX 5090, until Ctrl-C
-  llmreplay sim --addr 127.0.0.1:8080 --profile vllm-rtx5090-bf16
-
-  # a server that refuses prompts over 32,768 tokens and overstates usage
-  llmreplay sim --profile fast --max-context 32768 --inflate-usage
-
-  # a server whose prefill time grows with the square of the input
-  llmreplay sim --quadratic-prefill 50ns`,
-		Args: cobra.NoArgs,
+		Use:     "sim",
+		Short:   "Serve a simulated inference server (every API replay speaks) until interrupted",
+		Long:    helpText("sim"),
+		Example: helpText("sim.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if list {
-				fmt.Fprintln(out, "Profiles (step = decode step for a batch of b streams; see docs/SIMULATOR.md):")
-				for _, p := range sim.Profiles() {
-					fmt.Fprintln(out, p.String())
-				}
+				sim.WriteProfiles(out)
 				return nil
 			}
 			p, err := sim.LookupProfile(profile)
@@ -82,11 +53,11 @@ route (/version, /get_model_info, /info, /props, /api/version or /v2).`,
 				s.Close()
 				return err
 			}
-			if !isLoopback(host) {
+			if !sim.Loopback(host) {
 				fmt.Fprintf(errw, "WARNING: the simulator listens on %s, which is reachable from other machines; it has no authentication. Use --addr 127.0.0.1:PORT unless you mean it.\n", addr)
 			}
 			fmt.Fprintf(out, "llmreplay sim: SIMULATED server (profile %s, not a real engine) at %s\n", p.Name, s.URL())
-			if f := faults(cfg); f != "" {
+			if f := cfg.Faults(); f != "" {
 				fmt.Fprintf(out, "faults: %s\n", f)
 			}
 			fmt.Fprintln(out, "Press Ctrl-C to stop.")
@@ -121,34 +92,4 @@ route (/version, /get_model_info, /info, /props, /api/version or /v2).`,
 	f.IntVar(&cfg.Overrun, "overrun", 0, "fault: ignore max_tokens and send K times as many tokens (at most 131072)")
 	f.DurationVar(&cfg.QuadraticPrefill, "quadratic-prefill", 0, "fault: prefill time grows with input length²: each prompt token also costs this per earlier prompt token (e.g. 50ns: +1.6 s at 8,000 tokens); not with --profile fast")
 	return cmd
-}
-
-// isLoopback reports whether host only accepts local connections.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// faults describes the fault settings in flag form, "" when none is on.
-func faults(c sim.Config) string {
-	var f []string
-	add := func(on bool, s string, a ...any) {
-		if on {
-			f = append(f, fmt.Sprintf(s, a...))
-		}
-	}
-	add(c.MaxContext > 0, "--max-context %d", c.MaxContext)
-	add(c.NoStream, "--no-stream")
-	add(c.TokensPerChunk > 1, "--tokens-per-chunk %d", c.TokensPerChunk)
-	add(c.DropUsage, "--drop-usage")
-	add(c.InflateUsage > 1, "--inflate-usage %d", c.InflateUsage)
-	add(c.StallAfter > 0, "--stall-after %d", c.StallAfter)
-	add(c.ResetAfter > 0, "--reset-after %d", c.ResetAfter)
-	add(c.ErrorRate > 0, "--error-rate %g", c.ErrorRate)
-	add(c.Overrun > 1, "--overrun %d", c.Overrun)
-	add(c.QuadraticPrefill > 0, "--quadratic-prefill %v", c.QuadraticPrefill)
-	return strings.Join(f, " ")
 }

@@ -81,11 +81,3 @@ func TestSimServes(t *testing.T) {
 		t.Errorf("stderr: %s", errb.String())
 	}
 }
-
-func TestSimWarnsOnNonLoopback(t *testing.T) {
-	for host, want := range map[string]bool{"127.0.0.1": true, "::1": true, "localhost": true, "0.0.0.0": false, "": false, "10.1.2.3": false} {
-		if isLoopback(host) != want {
-			t.Errorf("isLoopback(%q) = %v", host, !want)
-		}
-	}
-}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -11,9 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/llmreplay/llmreplay/trace"
 )
 
 // update rewrites every golden file of this package from the current output
@@ -50,88 +46,6 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 	if d := cmp.Diff(string(want), got); d != "" {
 		t.Errorf("%s (-want +got):\n%s", name, d)
-	}
-}
-
-func TestTraceInfo(t *testing.T) {
-	out, errOut, err := runCLI(t, nil, "trace", "info", goldenTrace)
-	if err != nil || errOut != "" {
-		t.Fatalf("err %v, stderr %q", err, errOut)
-	}
-	checkGolden(t, "trace-info.golden", out)
-}
-
-// TestTraceInfoTruncated cuts the golden trace short, as a killed run
-// leaves it: info must count what is there and say the tail is missing.
-func TestTraceInfoTruncated(t *testing.T) {
-	data, err := os.ReadFile(goldenTrace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := runCLI(t, data[:len(data)-40], "trace", "info", "-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "cut-short tail") {
-		t.Errorf("no note about the cut-short tail:\n%s", out)
-	}
-	if !strings.Contains(out, "records:    6 (") {
-		t.Errorf("want the 6 records of the complete frames counted:\n%s", out)
-	}
-}
-
-// TestTraceCat checks that cat prints the records exactly: decoding its
-// JSON lines must give back what the trace holds.
-func TestTraceCat(t *testing.T) {
-	out, errOut, err := runCLI(t, nil, "trace", "cat", goldenTrace)
-	if err != nil || errOut != "" {
-		t.Fatalf("err %v, stderr %q", err, errOut)
-	}
-	r, err := trace.Open(goldenTrace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	lines := bufio.NewScanner(strings.NewReader(out))
-	n := 0
-	for r.Scan() {
-		if !lines.Scan() {
-			t.Fatalf("cat printed %d records, the trace has more", n)
-		}
-		var got trace.Record
-		if err := json.Unmarshal(lines.Bytes(), &got); err != nil {
-			t.Fatalf("line %d: %v", n+1, err)
-		}
-		if d := cmp.Diff(r.Record(), &got, cmpopts.EquateEmpty()); d != "" {
-			t.Errorf("record %d (-trace +cat):\n%s", n, d)
-		}
-		n++
-	}
-	if lines.Scan() {
-		t.Fatalf("cat printed more than the trace's %d records", n)
-	}
-	if n != 7 {
-		t.Fatalf("the golden trace has %d records, want 7", n)
-	}
-}
-
-func TestTraceCatNoChunks(t *testing.T) {
-	out, _, err := runCLI(t, nil, "trace", "cat", "--no-chunks", goldenTrace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "trace-cat-no-chunks.golden", out)
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := m["chunks"]; ok {
-			t.Errorf("--no-chunks printed chunks: %s", line)
-		}
-		if _, ok := m["chunk_count"]; !ok {
-			t.Errorf("no chunk_count: %s", line)
-		}
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,20 +21,9 @@ func newVersionCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "llmreplay %s (%s, %s/%s)\n", version.Tool, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			fmt.Fprintf(w, "workload format: writes %d.%d, reads %s\n", workload.FormatMajor, workload.FormatMinor, versionList(workload.ReadVersions))
-			fmt.Fprintf(w, "trace format:    writes %d.%d, reads %s\n", trace.FormatMajor, trace.FormatMinor, versionList(trace.ReadVersions))
+			fmt.Fprintf(w, "workload format: writes %d.%d, reads %s\n", workload.FormatMajor, workload.FormatMinor, strings.Join(workload.ReadVersions, ", "))
+			fmt.Fprintf(w, "trace format:    writes %d.%d, reads %s\n", trace.FormatMajor, trace.FormatMinor, strings.Join(trace.ReadVersions, ", "))
 			return nil
 		},
 	}
-}
-
-func versionList(vs []string) string {
-	s := ""
-	for i, v := range vs {
-		if i > 0 {
-			s += ", "
-		}
-		s += v
-	}
-	return s
 }

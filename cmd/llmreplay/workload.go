@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/internal/safetext"
@@ -18,16 +16,12 @@ import (
 
 func newWorkloadCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "workload",
-		Short: "Build, inspect and verify tokenizer-exact workload files",
-		Long: `A workload file (NAME.workload.zst) holds what to send and when: prompts of
-exactly N tokens under a named tokenizer, each asking the model to count up
-from 1, and the arrival schedule. The same command and seed give the same
-file, byte for byte, on any machine.`,
-		Example: `  llmreplay workload build -o sweep.workload.zst
-  llmreplay workload inspect sweep.workload.zst`,
-		Args: cobra.ArbitraryArgs,
-		RunE: needsSubcommand,
+		Use:     "workload",
+		Short:   "Build, inspect and verify tokenizer-exact workload files",
+		Long:    helpText("workload"),
+		Example: helpText("workload.example"),
+		Args:    cobra.ArbitraryArgs,
+		RunE:    needsSubcommand,
 	}
 	cmd.AddCommand(newWorkloadBuildCmd(), newWorkloadInspectCmd(), newWorkloadCatCmd(), newWorkloadVerifyCmd())
 	return cmd
@@ -42,41 +36,11 @@ func newWorkloadBuildCmd() *cobra.Command {
 		saltWords int
 	)
 	cmd := &cobra.Command{
-		Use:   "build -o FILE",
-		Short: "Generate a workload file of tokenizer-exact prompts and an arrival schedule",
-		Long: `Generate a workload: every prompt is exactly --input-tokens tokens under
---tokenizer (the chat shape makes the user message's content exact; the
-server's chat template adds its own few tokens), asks the model to count up
-from 1, and is capped at --max-tokens output tokens.
-
-Schedules:
-  burst:1,4,8,16,32   release N requests together per level, --repeats times each
-  closed:4,8          C workers, each sends its next request when one ends; --requests per level
-  rate:R              open loop at R requests/s; --arrival poisson|constant|gamma:SHAPE
-  rate:R1,R2,…        a rate sweep: one open-loop phase per rate (per input length and repeat)
-  trace:FILE          arrivals and lengths from a Mooncake/Qwen-Bailian JSONL, Azure
-                      LLM inference CSV or BurstGPT CSV log; --time-scale, --window.
-                      A log's chats (chat_id, parent_chat_id) become sessions: each
-                      turn is its whole prompt as logged, sent at its time or once
-                      the answer before it ended, whichever is later`,
-		Example: `  # the per-stream / aggregate concurrency sweep: 800-token prompts, bursts of 1 to 32, 6 repeats
-  llmreplay workload build -o sweep.workload.zst
-
-  # long inputs as raw completions for a Qwen model, counted by its own tokenizer
-  llmreplay workload build --tokenizer ./qwen3/tokenizer.json --shape completion \
-      --input-tokens 800,8000,32000 --schedule burst:1,4 -o long.workload.zst
-
-  # open loop: 200 requests at 5/s with Poisson arrivals
-  llmreplay workload build --schedule rate:5 --requests 200 --arrival poisson --seed 7 -o rate5.workload.zst
-
-  # conversations: 1,000 sessions of 2 to 8 turns, 20 at a time, a shared 300-token
-  # system prompt and a pause of 1 s on average between a response and the next turn
-  llmreplay workload build --schedule closed:20 --sessions 1000 --turns 2..8 \
-      --think-time exp:1s --system-tokens 300 -o chat.workload.zst
-
-  # ten minutes of a public log, replayed twice as fast
-  llmreplay workload build --schedule trace:mooncake_trace.jsonl --window 0:600 --time-scale 0.5 -o mooncake.workload.zst`,
-		Args: cobra.NoArgs,
+		Use:     "build -o FILE",
+		Short:   "Generate a workload file of tokenizer-exact prompts and an arrival schedule",
+		Long:    helpText("workload-build"),
+		Example: helpText("workload-build.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := cmd.Flags()
 			if out == "" {
@@ -130,12 +94,7 @@ Schedules:
 			if err := workload.Create(out, wl); err != nil {
 				return err
 			}
-			tokens := 0
-			for _, r := range wl.Requests {
-				tokens += r.InputTokens
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s in %s, %s (%s), %s\n",
-				out, counted(len(wl.Requests), "request"), counted(len(wl.Header.Phases), "phase"), counted(tokens, "input token"), wl.Header.Tokenizer, workload.Digest(wl))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s\n", out, wl.Describe())
 			return nil
 		},
 	}
@@ -184,25 +143,20 @@ func openWorkload(cmd *cobra.Command, path string) (*workload.Workload, error) {
 func newWorkloadInspectCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "inspect FILE",
-		Short: "Show a workload's header, phases, input-length histogram and digest",
-		Example: `  llmreplay workload inspect sweep.workload.zst
-  llmreplay workload inspect --json sweep.workload.zst | jq .digest`,
-		Args: cobra.ExactArgs(1),
+		Use:     "inspect FILE",
+		Short:   "Show a workload's header, phases, input-length histogram and digest",
+		Example: helpText("workload-inspect.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := openWorkload(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			rep := workload.Summarize(args[0], wl)
-			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(safetext.JSONWriter(w))
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				return enc.Encode(rep)
+				return rep.WriteJSON(cmd.OutOrStdout())
 			}
-			printInspect(w, rep)
+			rep.WriteText(cmd.OutOrStdout())
 			return nil
 		},
 	}
@@ -210,95 +164,12 @@ func newWorkloadInspectCmd() *cobra.Command {
 	return cmd
 }
 
-func printInspect(w io.Writer, rep workload.Summary) {
-	p := rep.Params
-	// Every string here comes from the file, which may be someone else's:
-	// shown escaped, so it cannot move the cursor or fake a line.
-	e := func(v any) string { return safetext.Show(fmt.Sprint(v)) }
-	fmt.Fprintf(w, "workload:   %s\n", e(rep.File))
-	fmt.Fprintf(w, "format:     %s %d.%d (written by llmreplay %s)\n", e(rep.Format), rep.Major, rep.Minor, e(rep.ToolVersion))
-	fmt.Fprintf(w, "digest:     %s\n", e(rep.Digest))
-	fmt.Fprintf(w, "tokenizer:  %s (%s)\n", e(rep.Tokenizer), e(rep.TokenizerDigest))
-	fmt.Fprintf(w, "shape:      %s, prefix %s, %d salt words, seed %d\n", e(rep.Shape), e(p.Prefix), p.SaltWords, rep.Seed)
-	sched := e(rep.Schedule)
-	if p.Repeats > 1 {
-		sched += fmt.Sprintf(", %d repeats", p.Repeats)
-	}
-	if p.Arrival != "" {
-		sched += ", arrival " + e(p.Arrival)
-	}
-	if p.Trace != "" {
-		sched += fmt.Sprintf(", time scale %g", p.TimeScale)
-		if p.Window != "" {
-			sched += ", window " + e(p.Window)
-		}
-	}
-	fmt.Fprintf(w, "schedule:   %s\n", sched)
-	if p.Trace != "" {
-		fmt.Fprintf(w, "log:        %s %s (%s)\n", e(p.TraceFormat), e(p.Trace), e(p.TraceDigest))
-	}
-	if p.Note != "" {
-		fmt.Fprintf(w, "note:       %s\n", e(p.Note))
-	}
-	if p.Turns != "" {
-		sessions := 0
-		for _, s := range rep.Phases {
-			sessions += s.Sessions
-		}
-		think := p.ThinkTime
-		if think == "" {
-			think = "0"
-		}
-		fmt.Fprintf(w, "sessions:   %d of %s turns, think time %s; a later turn holds its follow-up, the replay resends the conversation before it\n", sessions, e(p.Turns), e(think))
-	}
-	if logSessions := 0; p.Trace != "" {
-		for _, s := range rep.Phases {
-			if s.Context == workload.ContextLog {
-				logSessions += s.Sessions
-			}
-		}
-		if logSessions > 0 {
-			fmt.Fprintf(w, "sessions:   %d from the log's chats; each turn is its whole prompt as logged, sent at its time or when the answer before it ended, whichever is later\n", logSessions)
-		}
-	}
-	if p.SystemTokens > 0 {
-		fmt.Fprintf(w, "system:     a %d-token system prompt shared by every first turn\n", p.SystemTokens)
-	}
-	fmt.Fprintf(w, "requests:   %d in %s, %s\n\n", rep.Requests, counted(len(rep.Phases), "phase"), counted(rep.InputTokens, "input token"))
-
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "phase\tname\tkind\tconc\trate/s\trequests\tmax_tokens\tlast offset\tinput tokens")
-	for _, s := range rep.Phases {
-		conc, rate, last := "-", "-", "-"
-		if s.Concurrency > 0 {
-			conc = fmt.Sprint(s.Concurrency)
-		}
-		if s.Rate > 0 {
-			rate = fmt.Sprintf("%g", s.Rate)
-		}
-		if s.Kind == workload.KindRate || s.Kind == workload.KindTrace {
-			last = fmt.Sprintf("%.3f s", float64(s.LastOffsetNs)/1e9)
-		}
-		var hist []string
-		for _, b := range s.InputHistogram {
-			if b.Lo == b.Hi {
-				hist = append(hist, fmt.Sprintf("%d×%d", b.Lo, b.Count))
-			} else {
-				hist = append(hist, fmt.Sprintf("%d–%d×%d", b.Lo, b.Hi, b.Count))
-			}
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Index, e(s.Name), e(s.Kind), conc, rate, s.Requests, s.OutputMax, last, strings.Join(hist, " "))
-	}
-	tw.Flush()
-}
-
 func newWorkloadCatCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "cat FILE",
-		Short: "Print every request as one JSON object per line, for jq",
-		Example: `  llmreplay workload cat sweep.workload.zst | jq -r 'select(.phase == 0) | .messages[0].content' | head -c 300
-  llmreplay workload cat sweep.workload.zst | jq -s 'map(.input_tokens) | add'`,
-		Args: cobra.ExactArgs(1),
+		Use:     "cat FILE",
+		Short:   "Print every request as one JSON object per line, for jq",
+		Example: helpText("workload-cat.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := openWorkload(cmd, args[0])
 			if err != nil {
@@ -322,15 +193,11 @@ func newWorkloadCatCmd() *cobra.Command {
 func newWorkloadVerifyCmd() *cobra.Command {
 	var tokSpec string
 	cmd := &cobra.Command{
-		Use:   "verify FILE",
-		Short: "Re-tokenize every prompt and report any whose token count is off",
-		Long: `Re-tokenize every prompt (or the user message's content, for chat) and
-compare with its recorded input token count. Exit status 1 if any differs.
---tokenizer checks the counts under another tokenizer, e.g. to see how far
-an o200k workload lands from N under a model's own tokenizer.json.`,
-		Example: `  llmreplay workload verify sweep.workload.zst
-  llmreplay workload verify --tokenizer ./qwen3/tokenizer.json sweep.workload.zst`,
-		Args: cobra.ExactArgs(1),
+		Use:     "verify FILE",
+		Short:   "Re-tokenize every prompt and report any whose token count is off",
+		Long:    helpText("workload-verify"),
+		Example: helpText("workload-verify.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := openWorkload(cmd, args[0])
 			if err != nil {
@@ -348,17 +215,10 @@ an o200k workload lands from N under a model's own tokenizer.json.`,
 				fmt.Fprintf(w, "note: %s is not the tokenizer the workload was built with (%s); counts may differ by a token or two\n", safetext.Show(tok.Name()), safetext.Show(wl.Header.Tokenizer))
 			}
 			v := workload.Verify(wl, tok)
-			for i, m := range v.Off {
-				if i == 20 {
-					fmt.Fprintf(w, "… and %d more\n", len(v.Off)-20)
-					break
-				}
-				fmt.Fprintf(w, "%s: %d tokens under %s, recorded %d (%+d)\n", safetext.Show(m.ID), m.Counted, safetext.Show(tok.Name()), m.Recorded, m.Counted-m.Recorded)
-			}
+			v.WriteText(w, tok.Name(), len(wl.Requests))
 			if len(v.Off) > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("%d of %d prompts are off under %s (by up to %d tokens)", len(v.Off), len(wl.Requests), tok.Name(), v.Worst)}
 			}
-			fmt.Fprintf(w, "verified %d prompts under %s: every count exact\n", len(wl.Requests), safetext.Show(tok.Name()))
 			return nil
 		},
 	}

@@ -127,26 +127,6 @@ func TestWorkloadVerifyReportsOffCounts(t *testing.T) {
 	}
 }
 
-func TestWorkloadInspectGolden(t *testing.T) {
-	out, _, err := runWL(t, "workload", "inspect", goldenWorkload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join("testdata", "workload-inspect.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestWorkloadInspectGolden -update)", err)
-	}
-	if d := cmp.Diff(string(want), out); d != "" {
-		t.Errorf("inspect output (-want +got):\n%s", d)
-	}
-}
-
 func TestWorkloadBadInput(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "w.workload.zst")

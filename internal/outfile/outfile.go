@@ -118,6 +118,33 @@ func Claim(path string) error {
 	return f.Close()
 }
 
+// Hold claims path (Claim) for a run that fills it only at its end, and
+// returns the release to call when the run is over. A file already there
+// (one --force lets the run replace) is left as it is until the run
+// replaces it, and its release does nothing.
+func Hold(path string) (release func(), err error) {
+	if _, err := os.Lstat(path); err == nil {
+		return func() {}, nil
+	}
+	if err := Claim(path); err != nil {
+		return nil, err
+	}
+	return Claimed(path), nil
+}
+
+// Claimed is the release of a claim just made on path (Claim,
+// ClaimNumbered): it removes the claim when it is still the empty file
+// claimed, so a run that failed or was stopped leaves nothing, and never
+// a file written in place or renamed over it (another inode).
+func Claimed(path string) (release func()) {
+	claim, _ := os.Stat(path)
+	return func() {
+		if fi, err := os.Stat(path); err == nil && claim != nil && os.SameFile(fi, claim) && fi.Size() == 0 {
+			os.Remove(path)
+		}
+	}
+}
+
 // ClaimNumbered claims stem+ext for every ext, or, when any of those names
 // is taken (a run started in the same second: default names are
 // timestamped to the second), the first free set of stem-2+ext,

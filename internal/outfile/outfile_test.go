@@ -93,3 +93,49 @@ func TestClaimNumberedPartlyTaken(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldRemovesOnlyAnUnfilledClaim: a run's hold on its output leaves
+// nothing when the run wrote nothing, keeps a file written in place or
+// renamed over the claim, and never touches a file that was there before.
+func TestHoldRemovesOnlyAnUnfilledClaim(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	exists := func(name string) bool { _, err := os.Stat(p(name)); return err == nil }
+
+	release, err := Hold(p("unfilled"))
+	if err != nil || !exists("unfilled") {
+		t.Fatalf("no claim: %v", err)
+	}
+	if _, err := Hold(p("unfilled")); err != nil {
+		t.Fatalf("a second hold of a claimed path: %v (the caller's Check refuses it, not Hold)", err)
+	}
+	release()
+	if exists("unfilled") {
+		t.Error("an unfilled claim was left")
+	}
+
+	release, _ = Hold(p("in-place"))
+	os.WriteFile(p("in-place"), []byte("table"), 0o644)
+	release()
+	if !exists("in-place") {
+		t.Error("a file written in place was removed")
+	}
+
+	release, _ = Hold(p("renamed"))
+	os.WriteFile(p("tmp"), nil, 0o644) // empty, but another inode
+	os.Rename(p("tmp"), p("renamed"))
+	release()
+	if !exists("renamed") {
+		t.Error("a file renamed over the claim was removed")
+	}
+
+	os.WriteFile(p("old"), nil, 0o644)
+	release, err = Hold(p("old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if !exists("old") {
+		t.Error("a file that was there before was removed")
+	}
+}

@@ -1,0 +1,152 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/llmreplay/llmreplay/internal/safetext"
+	"github.com/llmreplay/llmreplay/servermetrics"
+	"github.com/llmreplay/llmreplay/trace"
+)
+
+// Announce makes the run say on w, once and before it starts, what
+// --api auto chose, whether the server's /metrics is scraped, and what a
+// watched process (WatchPID) is sampled for. Text from the server is
+// escaped.
+func (c *Config) Announce(w io.Writer) {
+	c.AnnounceAPI(w)
+	c.OnServerMetrics = func(s ServerMetricsStatus) { fmt.Fprintln(w, safetext.Show(s.String())) }
+	every := c.ServerMetricsInterval
+	if every == 0 {
+		every = servermetrics.DefaultInterval
+	}
+	c.OnWatch = func(target string, gpu bool) {
+		gpuText := "no GPU memory (nvidia-smi not found)"
+		if gpu {
+			gpuText = "GPU memory from nvidia-smi"
+		}
+		fmt.Fprintln(w, safetext.Show(fmt.Sprintf("watching %s: memory, CPU time and threads every %v into the trace; %s", target, every, gpuText)))
+	}
+}
+
+// AnnounceAPI makes the run say on w what --api auto chose, before it
+// starts.
+func (c *Config) AnnounceAPI(w io.Writer) {
+	c.OnAPI = func(d Detection) { fmt.Fprintf(w, "api: %s, chosen by --api auto: %s\n", d.API, d.Why) }
+}
+
+// WriteText writes the summary line, what came of the server's
+// tokenizer, and the trace's path, one a line.
+func (s *Summary) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "%s\nserver tokenizer: %s\ntrace: %s\n", s, safetext.Show(s.TokenizeLine()), s.Trace)
+}
+
+// NoneSucceeded is the error of a run that sent requests and had not one
+// succeed: such a run measured nothing. nil otherwise.
+func (s *Summary) NoneSucceeded() error {
+	if s.Sent == 0 || s.OK > 0 {
+		return nil
+	}
+	main, n := "", 0
+	for c, k := range s.ByClass {
+		if k > n || (k == n && string(c) < main) {
+			main, n = string(c), k
+		}
+	}
+	return fmt.Errorf("none of the %d requests succeeded (%d failed with %s): the trace %s holds their errors; `llmreplay trace cat` shows them", s.Sent, n, main, s.Trace)
+}
+
+// LateStart is how late past its start time (Config.StartAt) a run may
+// start unremarked: the wake-up at the start time itself can be a few
+// milliseconds late on a busy machine. trace merge calls a shard late
+// from the same second.
+const LateStart = time.Second
+
+// Notes is a sink that watches a run for what the person running it must
+// hear but the summary line does not say: a start time that had passed
+// when the run started (said at the start, on W), and failed /metrics
+// scrapes (said by ScrapeWarning at the end). A scrape failure is
+// otherwise only in the trace: an endpoint given by URL that never
+// answers would leave the run without its server-side view, silently.
+type Notes struct {
+	W io.Writer
+	// StartAt is the start time asked for (zero: none); StartIn the wait
+	// it was given as, when it was (--start-in), to name it as given.
+	StartAt time.Time
+	StartIn time.Duration
+
+	mu              sync.Mutex // Scrape runs on the scraping goroutine
+	scrapes, failed int
+	target, lastErr string
+}
+
+// Start says when the run starts later than StartAt (a wait given as
+// StartIn passes too when finding the model takes longer). The header's
+// start is the engine's own, taken after the wait (and after model
+// discovery), so a start time that passed during discovery counts too.
+func (n *Notes) Start(h trace.Header) error {
+	if n.StartAt.IsZero() {
+		return nil
+	}
+	start, err := time.Parse(time.RFC3339Nano, h.StartWall)
+	if err != nil {
+		return nil // no start to compare: the header says what it says
+	}
+	if late := start.Sub(n.StartAt); late > LateStart {
+		round := 10 * time.Millisecond
+		if late > time.Minute {
+			round = time.Second
+		}
+		// Named as the user gave it.
+		at := n.StartAt.UTC().Format("2006-01-02T15:04:05.999Z07:00")
+		what := "--start-at " + at
+		if n.StartIn > 0 {
+			what = fmt.Sprintf("the start time %s (--start-in %v)", at, n.StartIn)
+		}
+		fmt.Fprintf(n.W, "warning: %s passed %v ago: this run starts now, that much behind any shard that started on time (its trace records how late)\n",
+			what, late.Round(round))
+	}
+	return nil
+}
+
+func (n *Notes) Record(*trace.Record) error { return nil }
+func (n *Notes) Close() error               { return nil }
+
+// Scrape counts the /metrics scrapes and keeps the last failure's error.
+func (n *Notes) Scrape(s *trace.Scrape) error {
+	if s.Source != trace.SourceMetrics {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.scrapes++
+	if s.Error != "" {
+		n.failed++
+		n.target, n.lastErr = s.Target, s.Error
+	}
+	return nil
+}
+
+// ScrapeWarning writes one line on W when scrapes failed. The run does
+// not fail: its requests were measured all the same.
+func (n *Notes) ScrapeWarning() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.failed == 0 {
+		return
+	}
+	var msg string
+	if n.failed == n.scrapes {
+		msg = fmt.Sprintf("warning: server metrics: all %d scrapes of %s failed (last: %s): the trace has no server-side view of the run (queue, running requests, KV cache); check --server-metrics",
+			n.failed, n.target, n.lastErr)
+	} else {
+		msg = fmt.Sprintf("warning: server metrics: %d of %d scrapes of %s failed (last: %s): the trace's server-side view of the run has gaps",
+			n.failed, n.scrapes, n.target, n.lastErr)
+	}
+	// The error and target come from the network: escaped, one line.
+	fmt.Fprintln(n.W, safetext.Show(msg))
+}
+
+var _ ScrapeSink = (*Notes)(nil)
