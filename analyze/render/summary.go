@@ -321,16 +321,7 @@ func levelText(g *analyze.Group, by []string) string {
 // a side too few samples bound as "—" ("303 [296, —]", "5.50 [—, —]"), and
 // a statistic that has no interval (a mean, a sum) alone; "—" when there is
 // no value.
-func FormatInterval(v analyze.Value) string {
-	if !v.Valid() || math.IsInf(v.Value, 0) {
-		return "—"
-	}
-	s := analyze.FormatNum(v.Value, false)
-	if !v.HasInterval() {
-		return s
-	}
-	return s + " [" + analyze.FormatNum(v.Lo, false) + ", " + analyze.FormatNum(v.Hi, false) + "]"
-}
+func FormatInterval(v analyze.Value) string { return formatValue(v, false) }
 
 // serverWords is the server's own account of a group in words: the most
 // requests it said it ran and queued at once and its fullest KV cache,
