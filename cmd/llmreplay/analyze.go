@@ -74,24 +74,31 @@ func newAnalyzeCmd() *cobra.Command {
 		by          []string
 		metrics     []string
 		format      string
+		wide        bool
 		listMetrics bool
 		capSLO      string
 	)
 	cmd := &cobra.Command{
 		Use:   "analyze TRACE...",
-		Short: "Turn traces into the concurrency-sweep table, metric tables or JSON, with trust warnings",
-		Long: `analyze reads traces offline and prints, by default, the concurrency-sweep comparison:
-one row per concurrency, one column per trace label, each cell
-"per-stream / aggregate tok/s", plus the TTFT p50. Label a trace with
-name=path; otherwise its header's label is used. With repeats, medians carry
-a 95% interval (±%); with two labels a Δ column marks differences that are
-not significant with "~".
+		Short: "Turn traces into a summary, the concurrency-sweep table, metric tables or JSON, with trust warnings",
+		Long: `analyze reads traces offline and prints, by default, a summary that fits 100
+columns: one block per label and load level (concurrency, or request rate
+for open-loop phases) with TTFT, TPOT, ITL and E2E at p50/p90/p95/p99, the
+per-stream and aggregate output tok/s with their 95% intervals, what failed
+and why, and the trust warnings that change how the numbers read (not
+streamed, usage mismatch, implausible speed, stopped early, did not count,
+client fell behind …), each with a numbered note. With several labels, each
+block after the first label's says how the medians changed ("vs A: per
+stream +12.0% (p=0.002)"; Mann-Whitney U). Label a trace with name=path;
+otherwise its header's label is used.
 
-A cell whose requests did not all succeed says so ("4 of 8 failed:
-http-status", or "all 8 failed: http-status"), with the server's own error
-message as a footnote. Cells with a trust problem (not streamed, usage
-mismatch, implausible speed, stopped early, did not count, client fell
-behind …) carry a [n] mark whose footnote gives the evidence.
+--wide (or --format table) prints the wide tables instead: the
+concurrency-sweep comparison with one column per label, each cell
+"per-stream / aggregate tok/s" and the TTFT p50, a Δ column with two labels,
+and every warning's evidence; --metrics names the columns of a metric table
+(one row per group). A cell whose requests did not all succeed says so ("4
+of 8 failed: http-status", or "all 8 failed: http-status"), with the
+server's own error message as a footnote.
 
 csv is tidy: one row per label and level, one value per column
 (per_stream_tps_median, per_stream_tps_lo, …, requests_failed,
@@ -99,14 +106,15 @@ error_class). In csv and json modes the warnings go to stderr (and into the
 JSON document). docs/METRICS.md defines every metric and column.
 
 A capacity trace (made by 'llmreplay capacity') also gets its answer after
-the table, decided again from its probes the way 'capacity --from' does:
+the summary or tables, decided again from its probes the way 'capacity --from' does:
 the largest load meeting the trace's SLO with its 95% interval, the
 latencies and throughput there, the knee of aggregate throughput, or why it
 could not be determined. --capacity-slo asks for another SLO, nothing
 sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 "capacity" list; csv puts the answer lines on stderr.`,
-		Example: `  # the concurrency-sweep comparison of three servers
+		Example: `  # the summary of three servers, then their concurrency-sweep comparison side by side
   llmreplay analyze q4=q4.trace.zst q8=q8.trace.zst vllm=vllm.trace.zst
+  llmreplay analyze --wide q4=q4.trace.zst q8=q8.trace.zst vllm=vllm.trace.zst
 
   # chosen metrics by input length, as Markdown
   llmreplay analyze run.trace.zst --by input-tokens --metrics ttft_p50,ttft_p99,prefill_tps --format markdown
@@ -137,10 +145,16 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 					return metricFlagError("--metrics", m, err)
 				}
 			}
+			if wide {
+				if cmd.Flags().Changed("format") && format != "table" {
+					return usagef("--wide is --format table (the wide tables): drop --wide or --format %s", format)
+				}
+				format = "table"
+			}
 			switch format {
-			case "table", "markdown", "csv", "json":
+			case "summary", "table", "markdown", "csv", "json":
 			default:
-				return usagef("unknown --format %q: use table, markdown, csv or json", format)
+				return usagef("unknown --format %q: use summary, table, markdown, csv or json", format)
 			}
 			res, err := tf.analyzeInputs(cmd, args)
 			if err != nil {
@@ -151,7 +165,7 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 				return err
 			}
 			if !cmd.Flags().Changed("by") {
-				keys = defaultKeys(res, keys)
+				keys = render.DefaultLevels(res)
 			}
 			if format == "json" {
 				doc := analyze.NewDocument(res, keys)
@@ -159,6 +173,13 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 					return err
 				}
 				return writeAnalyzeJSON(out, doc, views)
+			}
+			if format == "summary" && len(metrics) == 0 {
+				if err := render.RenderSummaryText(out, render.BuildSummary(res, render.SummaryOptions{By: keys})); err != nil {
+					return err
+				}
+				writeCapacityViews(out, views, false)
+				return nil
 			}
 			t, err := render.BuildTable(res, render.TableOptions{By: keys, Metrics: metrics, Raw: format == "csv"})
 			if err != nil {
@@ -187,24 +208,12 @@ sent; --slo's goodput bounds then apply to a goodput>=P% term. JSON adds a
 	}
 	tf.register(cmd)
 	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, rate (open-loop phases' requests/s), input-tokens, phase, label, repeat, turn (a session's turn; single requests are turn 1) (comma-separated for several); default: concurrency, or rate when the traces hold rate phases")
-	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the concurrency-sweep table")
-	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
+	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "print the metric table with these columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics)")
+	cmd.Flags().StringVar(&format, "format", "summary", "summary (one block per label and level), table (the wide tables, as --wide), markdown, csv or json")
+	cmd.Flags().BoolVar(&wide, "wide", false, "print the wide tables instead of the summary: the concurrency sweep with one column per label, or --metrics' columns, with every warning's evidence")
 	cmd.Flags().BoolVar(&listMetrics, "list-metrics", false, "print every metric with its definition and exit")
 	capacityFlag(cmd, &capSLO)
 	return cmd
-}
-
-// defaultKeys is the grouping when --by is not given: rate phases have no
-// concurrency, so a rate sweep is shown by rate (and a trace mixing both
-// by concurrency and rate) rather than pooled into "concurrency 0".
-func defaultKeys(res *analyze.Result, keys []string) []string {
-	switch some, all := res.RatePhases(); {
-	case all:
-		return []string{analyze.KeyRate}
-	case some:
-		return []string{analyze.KeyConcurrency, analyze.KeyRate}
-	}
-	return keys
 }
 
 func normalizeKeys(by []string) ([]string, error) {

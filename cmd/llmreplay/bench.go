@@ -21,19 +21,22 @@ func newBenchCmd() *cobra.Command {
 		shape   string
 		profile string
 		findCap string
+		wide    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [--url URL] [flags]",
 		Short: "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
 		Long: `bench builds the concurrency-sweep workload (800-token prompts asking the model to count
 up from 1, capped at 256 output tokens, bursts of 1, 4, 8 and 16 streams
-released together), replays it, and prints for each concurrency the TTFT p50,
-the per-stream and the aggregate output tok/s.
+released together), replays it, and prints the summary 'llmreplay analyze'
+prints: for each concurrency the per-stream and aggregate output tok/s with
+their 95% intervals, TTFT, TPOT, ITL and E2E at p50/p90/p95/p99, failures and
+trust warnings. --wide prints the wide concurrency-sweep table instead.
 
 Without --url it starts llmreplay's simulated server in-process (--profile)
 and says so in its output and in the trace header. The workload, the trace,
-a Markdown table and a JSON analysis are written under --results, named by
-label and time; 'llmreplay analyze' puts several runs side by side.`,
+the wide table as Markdown, a JSON analysis and an HTML report are written
+under --results, named by label and time; 'llmreplay analyze' puts several runs side by side.`,
 		Example: `  # on the built-in simulator (no GPU needed)
   llmreplay bench
   llmreplay bench --profile llamacpp-rtx5090-q4km --concurrency 1,4,8,16,32
@@ -101,7 +104,11 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 			} else {
 				fmt.Fprintf(out, "server: %s (model %s)\n", res.URL, safetext.Show(res.Summary.Model))
 			}
-			fmt.Fprint(out, res.Table)
+			if wide {
+				fmt.Fprint(out, res.Table)
+			} else {
+				fmt.Fprint(out, res.Compact)
+			}
 			fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\ntable: %s\njson:  %s\nreport: %s\n", res.Summary, safetext.Show(res.Summary.TokenizeLine()), res.Trace, res.TableFile, res.JSONFile, res.ReportFile)
 			notes.scrapeWarning()
 			if res.Summary.Stopped {
@@ -128,6 +135,7 @@ label and time; 'llmreplay analyze' puts several runs side by side.`,
 	fs.StringVar(&shape, "shape", string(workload.ShapeChat), "chat or completion")
 	fs.StringVar(&cfg.Results, "results", bench.DefaultResults, "folder for the workload, trace and tables")
 	fs.StringVar(&cfg.Definitions, "definitions", analyze.DefaultDefinitions, "metric definition set for the table")
+	fs.BoolVar(&wide, "wide", false, "print the wide concurrency-sweep table (one column per label, with the server's running/waiting requests and KV cache when its /metrics was scraped) instead of the summary")
 	fs.StringVar(&findCap, "find-capacity", "", "instead of the sweep, search the largest concurrency meeting this SLO (as 'llmreplay capacity --slo', between the lowest and highest --concurrency when given, else 1..64)")
 	return cmd
 }

@@ -12,13 +12,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmreplay/llmreplay/internal/outfile"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/render"
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
@@ -261,6 +262,11 @@ between two sends, so keeping time costs up to half a core at high rates
 (10–16% of one at 500 requests/s on a busy 2-core machine;
 docs/PERFORMANCE.md).
 
+When the run ends, it prints on stdout the summary 'llmreplay analyze' prints
+of the trace (latencies at p50/p90/p95/p99, per-stream and aggregate tok/s,
+failures and trust warnings); the request counts and the trace's path go to
+stderr.
+
 Failed requests are data: they are recorded with an error class and the run
 goes on. The exit status is 0 when the run completed and at least one
 request succeeded (see --fail-on-error to fail on any failed request), 1 when
@@ -411,6 +417,15 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags, startIn ti
 		fmt.Fprintln(errw, sum)
 		notes.scrapeWarning()
 		return err
+	}
+	// The summary analyze prints, read back from the trace (not from a
+	// device such as -o /dev/stdout, which holds the trace itself).
+	if outfile.Regular(sum.Trace) {
+		if res, err := analyze.AnalyzeFiles(analyze.Options{}, analyze.Input{Path: sum.Trace}); err != nil {
+			fmt.Fprintf(errw, "no summary: %v (llmreplay analyze %s says more)\n", err, sum.Trace)
+		} else if err := render.RenderSummaryText(cmd.OutOrStdout(), render.BuildSummary(res, render.SummaryOptions{})); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(errw, "%s\nserver tokenizer: %s\ntrace: %s\n", sum, safetext.Show(sum.TokenizeLine()), sum.Trace)
 	notes.scrapeWarning()
