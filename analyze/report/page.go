@@ -62,7 +62,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dt{color:va
 {{if .Warnings}}<p class="small">warnings {{range $i, $w := .Warnings}}{{if $i}}, {{end}}{{$w}}{{end}}</p>{{end}}
 {{if .Versus}}<p class="small vs">{{.Versus}}</p>{{end}}</article>{{end}}</div>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}<p class="note">{{.Legend}}</p>{{end}}
-{{if .Warnings}}<h2>Trust warnings</h2>{{range .Warnings}}<p class="warn" id="{{.ID}}">{{.Message}} <a href="#ev-{{.ID}}">evidence</a></p>{{end}}{{end}}
+{{if .Warnings}}<h2>Trust warnings</h2>{{range .Warnings}}<p class="warn" id="{{.ID}}">{{.Message}}{{if .Where}} ({{.Where}}){{end}} <a href="#ev-{{.ID}}">evidence</a></p>{{end}}{{end}}
 </section>
 {{if .Charts}}<h2>Charts</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>{{end}}
 {{if .Timelines}}<h2>Timelines</h2><p class="note">One run per label and load level: each row is a request.</p>{{range .Timelines}}{{.}}{{end}}{{end}}
