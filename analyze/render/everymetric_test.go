@@ -17,12 +17,7 @@ import (
 // the smaller sample and above by none (two samples are too few): "190
 // [100, —]"; 2 requests succeeded.
 func TestEveryMetricCells(t *testing.T) {
-	res, err := analyze.AnalyzeFiles(analyze.Options{},
-		analyze.Input{Label: "A", Path: "testdata/two-labels-A.trace.zst"},
-		analyze.Input{Label: "B", Path: "testdata/two-labels-B.trace.zst"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := twoLabels(t)
 	tables := EveryMetric(res, analyze.KeyConcurrency)
 	if len(tables) != 2 || tables[0].Title != "Every metric: A" || strings.Join(tables[0].Columns, "|") != "metric [unit]|concurrency 1|concurrency 2" {
 		t.Fatalf("want one table per label with a column per concurrency, got %d: %q %q", len(tables), tables[0].Title, tables[0].Columns)

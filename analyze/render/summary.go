@@ -267,8 +267,8 @@ func compareKey(k string, a, b any, phaseOrder map[string]int) int {
 	if k == analyze.KeyPhase {
 		return phaseOrder[fmt.Sprint(a)] - phaseOrder[fmt.Sprint(b)]
 	}
-	x, xok := number(a)
-	y, yok := number(b)
+	x, xok := KeyNumber(a)
+	y, yok := KeyNumber(b)
 	switch {
 	case xok && yok && x < y:
 		return -1
@@ -280,7 +280,9 @@ func compareKey(k string, a, b any, phaseOrder map[string]int) int {
 	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
 }
 
-func number(v any) (float64, bool) {
+// KeyNumber reads a grouping key's value (concurrency, rate, input
+// tokens …) as a number; false for a text key (label, phase).
+func KeyNumber(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int:
 		return float64(x), true
@@ -303,7 +305,7 @@ func levelText(g *analyze.Group, by []string) string {
 		}
 		switch k {
 		case analyze.KeyRate:
-			if r, _ := number(v); r == 0 {
+			if r, _ := KeyNumber(v); r == 0 {
 				parts = append(parts, "no rate (closed loop)")
 			} else {
 				parts = append(parts, fmt.Sprintf("%g requests/s", r))

@@ -31,12 +31,7 @@ func summaryText(t *testing.T, res *analyze.Result, o SummaryOptions) string {
 // B's not_streamed note; B's block compares with A's at each level. The
 // whole text is golden.
 func TestSummaryByHand(t *testing.T) {
-	res, err := analyze.AnalyzeFiles(analyze.Options{},
-		analyze.Input{Label: "A", Path: "testdata/two-labels-A.trace.zst"},
-		analyze.Input{Label: "B", Path: "testdata/two-labels-B.trace.zst"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := twoLabels(t)
 	text := summaryText(t, res, SummaryOptions{})
 	blocks := strings.Split(text, "\n\n")
 	// Level-major: A then B at concurrency 1, then at 2.

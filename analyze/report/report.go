@@ -152,7 +152,7 @@ func xKey(res *analyze.Result) (string, string) {
 	for _, g := range res.Groups([]string{analyze.KeyConcurrency, analyze.KeyRate, analyze.KeyInputTokens}) {
 		conc[g.Keys[analyze.KeyConcurrency]] = true
 		inputs[g.Keys[analyze.KeyInputTokens]] = true
-		if r, ok := toFloat(g.Keys[analyze.KeyRate]); ok && r > 0 {
+		if r, ok := render.KeyNumber(g.Keys[analyze.KeyRate]); ok && r > 0 {
 			rates[r] = true
 		}
 	}
@@ -167,25 +167,13 @@ func xKey(res *analyze.Result) (string, string) {
 	return analyze.KeyConcurrency, "concurrency (streams)"
 }
 
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
-}
-
 // metricSeries is one series per label of metric (a Values key) against x.
 func metricSeries(groups []*analyze.Group, x, metric, suffix string) []Series {
 	byLabel := map[string]*Series{}
 	var order []string
 	for _, g := range groups {
 		label := fmt.Sprint(g.Keys[analyze.KeyLabel])
-		xv, ok := toFloat(g.Keys[x])
+		xv, ok := render.KeyNumber(g.Keys[x])
 		if !ok {
 			continue
 		}
