@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -100,10 +101,21 @@ func BuildSummary(res *analyze.Result, o SummaryOptions) *Summary {
 		by = DefaultLevels(res)
 	}
 	by = analyze.WithoutLabel(by)
-	if !contains(by, analyze.KeyInputTokens) && severalInputs(res) {
-		by = append(by, analyze.KeyInputTokens)
+	// Grouping by input length too changes nothing when the traces hold
+	// one; when they hold several, the level names it.
+	keys := by
+	if !slices.Contains(by, analyze.KeyInputTokens) {
+		keys = append(slices.Clone(by), analyze.KeyInputTokens)
 	}
-	groups := levelMajor(res.Groups(by), by)
+	all := res.Groups(keys)
+	inputs := map[any]bool{}
+	for _, g := range all {
+		inputs[g.Keys[analyze.KeyInputTokens]] = true
+	}
+	if len(inputs) > 1 {
+		by = keys
+	}
+	groups := levelMajor(all, by)
 	s := &Summary{Definitions: res.Definitions.Name}
 	for _, p := range SummaryPercentiles {
 		s.Percentiles = append(s.Percentiles, p.Name)
@@ -181,24 +193,6 @@ func DefaultLevels(res *analyze.Result) []string {
 		return []string{analyze.KeyConcurrency, analyze.KeyRate}
 	}
 	return DefaultBy()
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// severalInputs reports whether the traces hold more than one input length.
-func severalInputs(res *analyze.Result) bool {
-	seen := map[any]bool{}
-	for _, g := range res.Groups([]string{analyze.KeyInputTokens}) {
-		seen[g.Keys[analyze.KeyInputTokens]] = true
-	}
-	return len(seen) > 1
 }
 
 // percentile is a latency metric's percentile: the value the analysis

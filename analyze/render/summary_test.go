@@ -46,7 +46,7 @@ func TestSummaryByHand(t *testing.T) {
 	if !strings.Contains(blocks[4], "warnings [1] not_streamed") || !strings.Contains(blocks[4], "vs A: per stream no significant change") {
 		t.Errorf("B at concurrency 2 lacks its warning mark or comparison:\n%s", blocks[4])
 	}
-	if !strings.Contains(text, "[1] not_streamed {label=B,concurrency=2}: responses arrived in one piece") {
+	if !strings.Contains(text, "[1] not_streamed {label=B,concurrency=2,input_tokens=100}: responses arrived in one piece") {
 		t.Errorf("no note for the mark:\n%s", text)
 	}
 	check(t, "summary_two_labels.golden.txt", []byte(text))
