@@ -74,9 +74,12 @@ type Result struct {
 	JSONFile  string // path of the JSON analysis
 	// ReportFile is the path of the HTML report (analyze/report).
 	ReportFile string
-	Table      string // the text table, as printed
-	Analysis   *analyze.Result
-	Warnings   []analyze.Warning
+	Table      string // the wide text table (bench --wide)
+	// Compact is the summary bench prints by default: one block per
+	// concurrency (analyze/render's summary, as analyze prints it).
+	Compact  string
+	Analysis *analyze.Result
+	Warnings []analyze.Warning
 }
 
 // Defaults of the concurrency sweep bench runs when a Config leaves them
@@ -266,6 +269,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		return res, err
 	}
 	res.Table = text.String()
+	var compact bytes.Buffer
+	if err := render.RenderSummaryText(&compact, render.BuildSummary(ar, render.SummaryOptions{})); err != nil {
+		return res, err
+	}
+	res.Compact = compact.String()
 	if err := render.RenderMarkdown(&md, t); err != nil {
 		return res, err
 	}

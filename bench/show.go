@@ -7,15 +7,20 @@ import (
 	"github.com/llmreplay/llmreplay/internal/safetext"
 )
 
-// WriteText writes the server measured and the sweep's table, as bench
-// prints them; WriteFiles names the files the run wrote.
-func (r *Result) WriteText(w io.Writer) {
+// WriteText writes the server measured and the summary (the wide
+// sweep table with wide), as bench prints them; WriteFiles names the files
+// the run wrote.
+func (r *Result) WriteText(w io.Writer, wide bool) {
 	if r.Simulated {
 		fmt.Fprintf(w, "server: SIMULATED (profile %s)\n", r.Profile)
 	} else {
 		fmt.Fprintf(w, "server: %s (model %s)\n", r.URL, safetext.Show(r.Summary.Model))
 	}
-	fmt.Fprint(w, r.Table)
+	if wide {
+		fmt.Fprint(w, r.Table)
+	} else {
+		fmt.Fprint(w, r.Compact)
+	}
 }
 
 // WriteFiles writes the run's summary and the paths of the trace, the

@@ -49,16 +49,3 @@ func MetricNames() []string {
 	return names
 }
 
-// KeysFor is the grouping of res's table when none is asked for: rate
-// phases have no concurrency, so a rate sweep is grouped by rate (and
-// traces mixing both kinds of phase by concurrency and rate) rather than
-// pooled into "concurrency 0"; otherwise DefaultBy.
-func KeysFor(res *analyze.Result) []string {
-	switch some, all := res.RatePhases(); {
-	case all:
-		return []string{analyze.KeyRate}
-	case some:
-		return []string{analyze.KeyConcurrency, analyze.KeyRate}
-	}
-	return DefaultBy()
-}

@@ -43,9 +43,9 @@ func TestMetricNamesAreAccepted(t *testing.T) {
 	}
 }
 
-// TestKeysForRatePhases: without --by, a trace of burst phases is grouped
+// TestDefaultLevelsForRatePhases: without --by, a trace of burst phases is grouped
 // by concurrency, one of rate phases by rate, and one with both by both.
-func TestKeysForRatePhases(t *testing.T) {
+func TestDefaultLevelsForRatePhases(t *testing.T) {
 	burst := trace.Phase{Index: 0, Name: "c4", Kind: "burst", Concurrency: 4, Requests: 1}
 	rate := trace.Phase{Index: 1, Name: "r2", Kind: "rate", Rate: 2, Requests: 1}
 	for _, c := range []struct {
@@ -65,7 +65,7 @@ func TestKeysForRatePhases(t *testing.T) {
 			acc.Add(&trace.Record{ID: p.Name, Phase: p.Index, Sent: 1e9, Done: 2e9, Status: 200,
 				Chunks: []trace.Chunk{{T: 15e8, Bytes: 10, Text: "1", Tokens: 1}}})
 		}
-		if got := KeysFor(a.Result()); !slices.Equal(got, c.want) {
+		if got := DefaultLevels(a.Result()); !slices.Equal(got, c.want) {
 			t.Errorf("phases %v: keys %v, want %v", c.phases, got, c.want)
 		}
 	}

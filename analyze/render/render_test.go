@@ -21,16 +21,24 @@ func check(t *testing.T, name string, got []byte) {
 	golden.Check(t, filepath.Join("testdata", name), got, *update, "go test ./analyze/render -update")
 }
 
-// TestGoldenTables renders the hand-made two-label traces (analyze's
-// twoLabels, written to testdata by analyze's TestRenderFixtures) in every
-// view and format.
-func TestGoldenTables(t *testing.T) {
+// twoLabels analyzes the hand-made two-label traces (analyze's twoLabels,
+// written to testdata by analyze's TestRenderFixtures) as A and B.
+func twoLabels(t *testing.T) *analyze.Result {
+	t.Helper()
 	res, err := analyze.AnalyzeFiles(analyze.Options{},
 		analyze.Input{Label: "A", Path: "testdata/two-labels-A.trace.zst"},
 		analyze.Input{Label: "B", Path: "testdata/two-labels-B.trace.zst"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// TestGoldenTables renders the hand-made two-label traces (analyze's
+// twoLabels, written to testdata by analyze's TestRenderFixtures) in every
+// view and format.
+func TestGoldenTables(t *testing.T) {
+	res := twoLabels(t)
 	cases := []struct {
 		file   string
 		opts   TableOptions

@@ -62,6 +62,9 @@ func BuildTable(res *analyze.Result, o TableOptions) (*Table, error) {
 type notes struct {
 	index map[string]int
 	lines []string
+	// brief leaves the evidence out of warning notes (the summary's);
+	// the wide tables carry it.
+	brief bool
 }
 
 func (n *notes) mark(ws []analyze.Warning) string {
@@ -84,7 +87,11 @@ func (n *notes) warningIDs(ws []analyze.Warning) []string {
 		if !ok {
 			k = len(n.lines) + 1
 			n.index[id] = k
-			n.lines = append(n.lines, fmt.Sprintf("[%d] %s %s: %s (%s)", k, w.Code, sortedKV(w.Keys), w.Message, EvidenceText(w.Evidence)))
+			line := fmt.Sprintf("[%d] %s %s: %s", k, w.Code, sortedKV(w.Keys), w.Message)
+			if !n.brief {
+				line += " (" + EvidenceText(w.Evidence) + ")"
+			}
+			n.lines = append(n.lines, line)
 		}
 		ids = append(ids, fmt.Sprint(k))
 	}

@@ -17,6 +17,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -58,6 +59,13 @@ type ClaimRow struct {
 type Series struct {
 	Name   string
 	Points []Point
+	// Label, when set, is the trace label the series belongs to: every
+	// series of a label has its colour, on every chart. Without it a
+	// series has a colour of its own.
+	Label string
+	// Variant tells a label's series apart by line style (p50 solid,
+	// p90 dashed, p99 dotted), named in the legend.
+	Variant string
 }
 
 // Point is one x with a value and, when known, its 95% interval.
@@ -72,13 +80,18 @@ type Chart struct {
 	Title  string
 	XLabel string
 	YLabel string
+	// Unit is the unit of the values, named in the legend.
+	Unit string
 	// TickData puts x ticks at the measured x values (when few).
 	TickData bool
 	Series   []Series
 	Note     string
 }
 
-// page is everything the template prints.
+// page is everything the template prints, in the order a reader needs
+// it: what went wrong with the input, the answers (capacity, claims' verdicts,
+// the summary and the warnings that change its reading), then the charts
+// and timelines, then what was measured and the tables to copy from.
 type page struct {
 	Title     string
 	When      string
@@ -86,11 +99,33 @@ type page struct {
 	Warnings  []warning
 	Problems  []string
 	Answers   []string
+	Summary   *summary
 	Charts    []template.HTML
-	ChartNote []string
 	Timelines []template.HTML
 	Claims    []ClaimRow
 	Tables    []*render.Table
+}
+
+// summary is render's summary as the page shows it: a card per label and
+// level, coloured as the label's lines on the charts.
+type summary struct {
+	Percentiles []string
+	Cards       []card
+	Notes       []string
+	Legend      string
+}
+
+type card struct {
+	render.SummaryBlock
+	Colour int
+}
+
+// RunsText counts the card's runs in words.
+func (c card) RunsText() string {
+	if c.Runs == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", c.Runs)
 }
 
 type warning struct {
@@ -117,7 +152,7 @@ func xKey(res *analyze.Result) (string, string) {
 	for _, g := range res.Groups([]string{analyze.KeyConcurrency, analyze.KeyRate, analyze.KeyInputTokens}) {
 		conc[g.Keys[analyze.KeyConcurrency]] = true
 		inputs[g.Keys[analyze.KeyInputTokens]] = true
-		if r, ok := toFloat(g.Keys[analyze.KeyRate]); ok && r > 0 {
+		if r, ok := render.KeyNumber(g.Keys[analyze.KeyRate]); ok && r > 0 {
 			rates[r] = true
 		}
 	}
@@ -132,25 +167,13 @@ func xKey(res *analyze.Result) (string, string) {
 	return analyze.KeyConcurrency, "concurrency (streams)"
 }
 
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
-}
-
 // metricSeries is one series per label of metric (a Values key) against x.
 func metricSeries(groups []*analyze.Group, x, metric, suffix string) []Series {
 	byLabel := map[string]*Series{}
 	var order []string
 	for _, g := range groups {
 		label := fmt.Sprint(g.Keys[analyze.KeyLabel])
-		xv, ok := toFloat(g.Keys[x])
+		xv, ok := render.KeyNumber(g.Keys[x])
 		if !ok {
 			continue
 		}
@@ -160,7 +183,7 @@ func metricSeries(groups []*analyze.Group, x, metric, suffix string) []Series {
 		}
 		s := byLabel[label]
 		if s == nil {
-			s = &Series{Name: label + suffix}
+			s = &Series{Name: label + suffix, Label: label, Variant: strings.TrimSpace(suffix)}
 			byLabel[label] = s
 			order = append(order, label)
 		}
@@ -189,7 +212,8 @@ func quantileCDF(groups []*analyze.Group, metric string) []Series {
 	}{{"_min", 0}, {"_p10", 0.10}, {"_p50", 0.50}, {"_p90", 0.90}, {"_p99", 0.99}, {"_max", 1}}
 	var out []Series
 	for _, g := range groups {
-		s := Series{Name: fmt.Sprint(g.Keys[analyze.KeyLabel])}
+		l := fmt.Sprint(g.Keys[analyze.KeyLabel])
+		s := Series{Name: l, Label: l}
 		for _, st := range stats {
 			v, ok := g.Values[metric+st.key]
 			if !ok || !v.Valid() || math.IsInf(v.Value, 0) {
@@ -206,11 +230,18 @@ func quantileCDF(groups []*analyze.Group, metric string) []Series {
 
 func build(res *analyze.Result, o Options) (*page, error) {
 	p := &page{Title: o.Title, When: o.When, Traces: res.Traces, Claims: o.Claims, Answers: o.Answers}
-	for _, t := range o.Timelines.list() {
-		p.Timelines = append(p.Timelines, drawTimeline(t))
-	}
 	if p.Title == "" {
 		p.Title = "llmreplay report"
+	}
+	// One colour per label, the same on every chart and summary card.
+	colours := map[string]int{}
+	for _, t := range res.Traces {
+		if _, ok := colours[t.Label]; !ok {
+			colours[t.Label] = len(colours)
+		}
+	}
+	for _, t := range o.Timelines.list() {
+		p.Timelines = append(p.Timelines, drawTimeline(t))
 	}
 	x, xlabel := xKey(res)
 	by := []string{analyze.KeyLabel, x}
@@ -223,63 +254,39 @@ func build(res *analyze.Result, o Options) (*page, error) {
 			Where: kv(w.Keys), Evidence: render.EvidenceText(w.Evidence),
 		})
 	}
-
-	// Say what is wrong with the input instead of drawing empty charts.
-	ok, failed := 0.0, 0.0
-	mixed := map[string]bool{}
+	p.Problems = problems(res, groups)
+	ok := 0.0
 	for _, g := range groups {
 		ok += g.Values["requests_ok"].Value
-		failed += g.Values["requests_failed"].Value
 	}
-	for _, t := range res.Traces {
-		mixed[t.WorkloadDigest] = true
-		if t.Truncated {
-			p.Problems = append(p.Problems, fmt.Sprintf("Trace %q ends mid-record (truncated tail): the report shows the records before the cut.", t.Label))
-		}
-	}
-	if len(mixed) > 1 {
-		p.Problems = append(p.Problems, fmt.Sprintf("The traces replayed %d different workloads: labels are compared across different requests.", len(mixed)))
-	}
-	if failed > 0 && ok > 0 {
-		byClass := map[string]int{}
-		for _, g := range groups {
-			for c, n := range g.FailedByClass {
-				byClass[c] += n
-			}
-		}
-		p.Problems = append(p.Problems, fmt.Sprintf("%.0f requests failed (%s); the tables count them per row.", failed, kv(toAny(byClass))))
-	}
-	switch {
-	case ok == 0 && failed == 0:
-		p.Problems = append(p.Problems, "The traces hold no measured request: there is nothing to chart.")
-	case ok == 0:
-		p.Problems = append(p.Problems, fmt.Sprintf("Every one of the %.0f requests failed: no speed can be charted; the failures by class are in the table below.", failed))
-	case ok == 1:
-		p.Problems = append(p.Problems, "Only one request succeeded: the charts show single values without intervals.")
+	sum := render.BuildSummary(res, render.SummaryOptions{By: []string{x}})
+	p.Summary = &summary{Percentiles: sum.Percentiles, Notes: sum.Notes, Legend: sum.Legend}
+	for _, b := range sum.Blocks {
+		p.Summary.Cards = append(p.Summary.Cards, card{SummaryBlock: b, Colour: colours[b.Label] % 8})
 	}
 
 	if ok > 0 {
 		charts := []Chart{
-			{ID: "sweep-per-stream", Title: "Per-stream speed (median, 95% interval)", XLabel: xlabel, YLabel: "tok/s per stream", TickData: true,
+			{ID: "sweep-per-stream", Title: "Per-stream speed (median, 95% interval)", XLabel: xlabel, YLabel: "tok/s per stream", Unit: "output tok/s per stream", TickData: true,
 				Series: metricSeries(groups, x, "per_stream_tps", "")},
-			{ID: "sweep-aggregate", Title: "Aggregate throughput (median of runs, 95% interval)", XLabel: xlabel, YLabel: "tok/s, all streams", TickData: true,
+			{ID: "sweep-aggregate", Title: "Aggregate throughput (median of runs, 95% interval)", XLabel: xlabel, YLabel: "tok/s, all streams", Unit: "output tok/s, all streams", TickData: true,
 				Series: metricSeries(groups, x, "aggregate_tps", "")},
 		}
 		var ttft []Series
 		for _, st := range []string{"p50", "p90", "p99"} {
 			ttft = append(ttft, metricSeries(groups, x, "ttft_"+st, " "+st)...)
 		}
-		charts = append(charts, Chart{ID: "ttft", Title: "Time to first token (p50, p90, p99)", XLabel: xlabel, YLabel: "ms", Series: ttft, TickData: true})
+		charts = append(charts, Chart{ID: "ttft", Title: "Time to first token (p50, p90, p99)", XLabel: xlabel, YLabel: "ms", Unit: "ms", Series: ttft, TickData: true})
 		labelGroups := res.Groups([]string{analyze.KeyLabel})
 		charts = append(charts,
-			Chart{ID: "cdf-itl", Title: "Inter-token latency distribution per label", XLabel: "ms", YLabel: "fraction ≤ x",
+			Chart{ID: "cdf-itl", Title: "Inter-token latency distribution per label", XLabel: "ms", YLabel: "fraction ≤ x", Unit: "ms (x), fraction of gaps (y)",
 				Series: quantileCDF(labelGroups, "itl"), Note: "Drawn through the min, p10, p50, p90, p99 and max the analysis keeps, not every token."},
-			Chart{ID: "cdf-tpot", Title: "Time per output token distribution per label", XLabel: "ms", YLabel: "fraction ≤ x",
+			Chart{ID: "cdf-tpot", Title: "Time per output token distribution per label", XLabel: "ms", YLabel: "fraction ≤ x", Unit: "ms (x), fraction of requests (y)",
 				Series: quantileCDF(labelGroups, "tpot"), Note: "Drawn through the min, p10, p50, p90, p99 and max the analysis keeps."},
 		)
 		charts = append(append(o.Extra, charts...), o.Server.charts()...)
 		for _, c := range charts {
-			p.Charts = append(p.Charts, drawChart(c))
+			p.Charts = append(p.Charts, drawChart(c, colours))
 		}
 	}
 
@@ -293,14 +300,49 @@ func build(res *analyze.Result, o Options) (*page, error) {
 			return nil, err
 		}
 	}
-	full, err := render.BuildTable(res, render.TableOptions{By: []string{x}, Metrics: render.MetricNames(), Raw: true})
-	if err != nil {
-		return nil, err
-	}
-	full.Title = "Every metric (raw numbers; _lo/_hi are 95% intervals)"
-	p.Tables = []*render.Table{seed, full}
+	p.Tables = append([]*render.Table{seed}, render.EveryMetric(res, x)...)
 	p.show()
 	return p, nil
+}
+
+// problems says what is wrong with the input instead of drawing empty
+// charts: truncated traces, different workloads compared, failures,
+// nothing measured.
+func problems(res *analyze.Result, groups []*analyze.Group) []string {
+	var out []string
+	ok, failed := 0.0, 0.0
+	mixed := map[string]bool{}
+	for _, g := range groups {
+		ok += g.Values["requests_ok"].Value
+		failed += g.Values["requests_failed"].Value
+	}
+	for _, t := range res.Traces {
+		mixed[t.WorkloadDigest] = true
+		if t.Truncated {
+			out = append(out, fmt.Sprintf("Trace %q ends mid-record (truncated tail): the report shows the records before the cut.", t.Label))
+		}
+	}
+	if len(mixed) > 1 {
+		out = append(out, fmt.Sprintf("The traces replayed %d different workloads: labels are compared across different requests.", len(mixed)))
+	}
+	if failed > 0 && ok > 0 {
+		byClass := map[string]int{}
+		for _, g := range groups {
+			for c, n := range g.FailedByClass {
+				byClass[c] += n
+			}
+		}
+		out = append(out, fmt.Sprintf("%.0f requests failed (%s); the summary and tables count them per level.", failed, kv(toAny(byClass))))
+	}
+	switch {
+	case ok == 0 && failed == 0:
+		out = append(out, "The traces hold no measured request: there is nothing to chart.")
+	case ok == 0:
+		out = append(out, fmt.Sprintf("Every one of the %.0f requests failed: no speed can be charted; the failures by class are in the summary below.", failed))
+	case ok == 1:
+		out = append(out, "Only one request succeeded: the charts show single values without intervals.")
+	}
+	return out
 }
 
 // show passes every string the page template prints through
@@ -323,6 +365,19 @@ func (p *page) show() {
 	}
 	for i, t := range p.Tables {
 		p.Tables[i] = render.Escaped(t, safetext.Show)
+	}
+	if s := p.Summary; s != nil {
+		s.Notes, s.Legend = showAll(s.Notes), safetext.Show(s.Legend)
+		for i := range s.Cards {
+			b := &s.Cards[i].SummaryBlock
+			showFields(b)
+			b.Warnings = showAll(b.Warnings)
+			rows := make([]render.SummaryRow, len(b.Latencies))
+			for j, r := range b.Latencies {
+				rows[j] = render.SummaryRow{Name: safetext.Show(r.Name), Cells: showAll(r.Cells)}
+			}
+			b.Latencies = rows
+		}
 	}
 }
 
@@ -369,4 +424,19 @@ func toAny(m map[string]int) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// DefaultName is the page's file name when the caller names none.
+const DefaultName = "report.html"
+
+// DefaultPath is where the page of the traces goes when no output is
+// named: report.html beside the first trace (arg as analyze reads it,
+// label=path or a path), or in the working folder when the trace comes
+// from standard input.
+func DefaultPath(arg string) string {
+	in := analyze.ParseInput(arg)
+	if in.Path == "" || in.Path == "-" {
+		return DefaultName
+	}
+	return filepath.Join(filepath.Dir(in.Path), DefaultName)
 }

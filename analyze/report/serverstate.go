@@ -97,12 +97,12 @@ func (s *ServerState) charts() []Chart {
 	var out []Chart
 	if len(queue) > 0 {
 		out = append(out, Chart{ID: "server-queue", Title: "Server: requests running and waiting (its /metrics)", XLabel: "seconds since the run started",
-			YLabel: "requests", Series: queue, Note: "What the server said in each scrape of its /metrics; waiting above 0 means requests queued for a slot." +
+			YLabel: "requests", Unit: "requests", Series: queue, Note: "What the server said in each scrape of its /metrics; waiting above 0 means requests queued for a slot." +
 				droppedNote(droppedQueue, fmt.Sprintf("not finite, negative or over %.0f requests", servermetrics.MaxRequestsGauge))})
 	}
 	if len(kv) > 0 {
 		out = append(out, Chart{ID: "server-kv", Title: "Server: KV-cache usage (its /metrics)", XLabel: "seconds since the run started",
-			YLabel: "% of the KV cache", Series: kv, Note: strings.TrimSpace(droppedNote(droppedKV, "not finite, negative or over 100 %"))})
+			YLabel: "% of the KV cache", Unit: "% of the KV cache", Series: kv, Note: strings.TrimSpace(droppedNote(droppedKV, "not finite, negative or over 100 %"))})
 	}
 	return out
 }

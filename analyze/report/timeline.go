@@ -177,15 +177,15 @@ func drawTimeline(t *Timeline) template.HTML {
 	}
 	h := tlTop + len(t.Rows)*tlRow + tlBottom
 	pw := float64(tlW - tlLeft - tlRight)
-	span := float64(t1 - t0)
-	sx := func(v int64) float64 { return tlLeft + float64(v-t0)/span*pw }
+	// Milliseconds from the first scheduled send, on whole 1-2-5 steps.
+	xa := linearAxis(0, float64(t1-t0)/1e6, 8)
+	sx := func(v int64) float64 { return tlLeft + xa.pos(float64(v-t0)/1e6)*pw }
 	fmt.Fprintf(&b, `<svg viewBox="0 0 %d %d" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg">`, tlW, h, esc(title))
 	fmt.Fprintf(&b, `<rect class="frame" x="%d" y="%d" width="%.0f" height="%d"/>`, tlLeft, tlTop, pw, len(t.Rows)*tlRow)
-	for i := 0; i <= 5; i++ {
-		v := t0 + int64(float64(t1-t0)*float64(i)/5)
-		x := sx(v)
+	for _, ms := range xa.ticks {
+		x := tlLeft + xa.pos(ms)*pw
 		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%d" y2="%d"/><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
-			x, x, tlTop, tlTop+len(t.Rows)*tlRow, x, tlTop+len(t.Rows)*tlRow+14, esc(short(float64(v-t0)/1e6)))
+			x, x, tlTop, tlTop+len(t.Rows)*tlRow, x, tlTop+len(t.Rows)*tlRow+14, esc(short(ms)))
 	}
 	fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">ms from the run's first scheduled send</text>`, tlLeft+pw/2, h-6)
 	for i, r := range t.Rows {

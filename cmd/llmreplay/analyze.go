@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -66,12 +65,13 @@ func newAnalyzeCmd() *cobra.Command {
 		by          []string
 		metrics     []string
 		format      string
+		wide        bool
 		listMetrics bool
 		capSLO      string
 	)
 	cmd := &cobra.Command{
 		Use:     "analyze TRACE...",
-		Short:   "Turn traces into the concurrency-sweep table, metric tables or JSON, with trust warnings",
+		Short:   "Turn traces into a summary, the concurrency-sweep table, metric tables or JSON, with trust warnings",
 		Long:    helpText("analyze"),
 		Example: helpText("analyze.example"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,8 +88,16 @@ func newAnalyzeCmd() *cobra.Command {
 					return metricFlagError("--metrics", m, err)
 				}
 			}
-			if !slices.Contains([]string{"table", "markdown", "csv", "json"}, format) {
-				return usagef("unknown --format %q: use table, markdown, csv or json", format)
+			if wide {
+				if cmd.Flags().Changed("format") && format != "table" {
+					return usagef("--wide is --format table (the wide tables): drop --wide or --format %s", format)
+				}
+				format = "table"
+			}
+			switch format {
+			case "summary", "table", "markdown", "csv", "json":
+			default:
+				return usagef("unknown --format %q: use summary, table, markdown, csv or json", format)
 			}
 			res, err := tf.analyzeInputs(cmd, args)
 			if err != nil {
@@ -100,7 +108,7 @@ func newAnalyzeCmd() *cobra.Command {
 				return err
 			}
 			if !cmd.Flags().Changed("by") {
-				keys = render.KeysFor(res)
+				keys = render.DefaultLevels(res)
 			}
 			if format == "json" {
 				res.Want(metrics...) // any percentile --metrics names joins the groups' metrics
@@ -109,6 +117,13 @@ func newAnalyzeCmd() *cobra.Command {
 					return err
 				}
 				return capacity.WriteAnalyzeJSON(out, doc, views)
+			}
+			if format == "summary" && len(metrics) == 0 {
+				if err := render.RenderSummaryText(out, render.BuildSummary(res, render.SummaryOptions{By: keys})); err != nil {
+					return err
+				}
+				capacity.WriteViews(out, views, false)
+				return nil
 			}
 			t, err := render.BuildTable(res, render.TableOptions{By: keys, Metrics: metrics, Raw: format == "csv"})
 			if err != nil {
@@ -134,8 +149,9 @@ func newAnalyzeCmd() *cobra.Command {
 	}
 	tf.register(cmd)
 	cmd.Flags().StringSliceVar(&by, "by", render.DefaultBy(), "group rows by: concurrency, rate (open-loop phases' requests/s), input-tokens, phase, label, repeat, turn (a session's turn; single requests are turn 1) (comma-separated for several); default: concurrency, or rate when the traces hold rate phases")
-	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "metric columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics); default the concurrency-sweep table")
-	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
+	cmd.Flags().StringSliceVar(&metrics, "metrics", nil, "print the metric table with these columns, e.g. ttft_p99,per_stream_tps_min (see --list-metrics)")
+	cmd.Flags().StringVar(&format, "format", "summary", "summary (one block per label and level), table (the wide tables, as --wide), markdown, csv or json")
+	cmd.Flags().BoolVar(&wide, "wide", false, "print the wide tables instead of the summary: the concurrency sweep with one column per label, or --metrics' columns, with every warning's evidence")
 	cmd.Flags().BoolVar(&listMetrics, "list-metrics", false, "print every metric with its definition and exit")
 	capacityFlag(cmd, &capSLO)
 	return cmd

@@ -73,7 +73,7 @@ func analyzeFixtures(t *testing.T) (fast, slow string) {
 
 func TestAnalyzeSeedTable(t *testing.T) {
 	fast, slow := analyzeFixtures(t)
-	out, _, err := runAnalyzeCLI(t, nil, "analyze", "q4="+slow, fast)
+	out, _, err := runAnalyzeCLI(t, nil, "analyze", "--wide", "q4="+slow, fast)
 	if err != nil {
 		t.Fatal(err)
 	}

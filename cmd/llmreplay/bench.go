@@ -23,6 +23,7 @@ func newBenchCmd() *cobra.Command {
 		shape   string
 		profile string
 		findCap string
+		wide    bool
 	)
 	cmd := &cobra.Command{
 		Use:     "bench [--url URL] [flags]",
@@ -83,7 +84,7 @@ func newBenchCmd() *cobra.Command {
 				}
 				return usageErrorIfInput(flagError(err))
 			}
-			res.WriteText(out)
+			res.WriteText(out, wide)
 			res.WriteFiles(errw)
 			notes.ScrapeWarning()
 			return f.runExit(res.Summary, "stopped: %s holds every request that finished")
@@ -101,6 +102,7 @@ func newBenchCmd() *cobra.Command {
 	fs.StringVar(&shape, "shape", string(workload.ShapeChat), "chat or completion")
 	fs.StringVar(&cfg.Results, "results", bench.DefaultResults, "folder for the workload, trace and tables")
 	fs.StringVar(&cfg.Definitions, "definitions", analyze.DefaultDefinitions, "metric definition set for the table")
+	fs.BoolVar(&wide, "wide", false, "print the wide concurrency-sweep table (one column per label, with the server's running/waiting requests and KV cache when its /metrics was scraped) instead of the summary")
 	fs.StringVar(&findCap, "find-capacity", "", "instead of the sweep, search the largest concurrency meeting this SLO (as 'llmreplay capacity --slo', between the lowest and highest --concurrency when given, else 1..64)")
 	return cmd
 }

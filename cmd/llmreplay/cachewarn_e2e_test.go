@@ -31,6 +31,7 @@ func TestNoCacheHitOnRepeatThroughTheBinary(t *testing.T) {
 			t.Fatalf("replay %v: exit %d\n%s%s", c.simArgs, code, out, e)
 		}
 		out, e, _ := run(t, nil, bin, "analyze", tr)
+		out = unwrapped(out)
 		got := strings.Contains(out+e, "no_cache_hit_on_repeat")
 		if got != c.warn || (c.warn && !strings.Contains(out+e, "a --prefix shared:256 run sent the same leading tokens unsalted in 4 requests")) {
 			t.Errorf("sim %v: warning %v, want %v\n%s%s", c.simArgs, got, c.warn, out, e)

@@ -63,8 +63,8 @@ func TestAnalyzeCapacityTrace(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("analyze: exit %d\n%s", code, errs)
 	}
-	if !strings.HasPrefix(out, "per-stream / aggregate output tok/s") {
-		t.Errorf("analyze's table no longer comes first:\n%s", out)
+	if !strings.HasPrefix(out, "summary (definitions: llmreplay)\n") {
+		t.Errorf("analyze's summary no longer comes first:\n%s", out)
 	}
 	for _, want := range []string{c.answer, "capacity search in " + c.found, "SLO: ttft_p90<=1s (simulator time scale 0.1", "knee of aggregate throughput: ",
 		// the table's numbers are the profile's at time scale 0.1, and it says so

@@ -61,8 +61,13 @@ func TestReplayDurationAndByRate(t *testing.T) {
 	// Without --by a rate sweep is shown by rate, not pooled into one
 	// "concurrency 0" row.
 	out, e, code = run(t, nil, bin, "analyze", tr)
-	if code != 0 || !regexp.MustCompile(`(?m)^label\s+rate\s+requests_ok`).MatchString(out) || strings.Contains(out, "concurrency") {
+	if code != 0 || !regexp.MustCompile(`(?m)^\S.* · 2 requests/s · 2 requests ok · 1 run$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^\S.* · 5 requests/s · 5 requests ok · 1 run$`).MatchString(out) || strings.Contains(out, "concurrency") {
 		t.Errorf("analyze of a rate sweep without --by: exit %d\n%s\n%s", code, out, e)
+	}
+	out, e, code = run(t, nil, bin, "analyze", "--wide", tr)
+	if code != 0 || !regexp.MustCompile(`(?m)^label\s+rate\s+requests_ok`).MatchString(out) || strings.Contains(out, "concurrency") {
+		t.Errorf("analyze --wide of a rate sweep without --by: exit %d\n%s\n%s", code, out, e)
 	}
 	out, e, code = run(t, nil, bin, "check", tr, "--claim", "requests_failed{rate=5} == 0")
 	if code != 0 || !strings.Contains(out, "HOLDS") {

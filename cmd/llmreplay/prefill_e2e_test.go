@@ -46,6 +46,7 @@ func TestPrefillSuperlinearThroughTheBinary(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("analyze: exit %d\n%s", code, e)
 	}
+	out = unwrapped(out)
 	for _, w := range []string{"prefill scaling, quad at concurrency 1, input 100–10,000 tokens (9 requests): TTFT ∝ input^",
 		"(steepest, 1,000–10,000 tokens: input^1.", "prefill scaling, normal at concurrency 1, input 100–10,000 tokens (9 requests): TTFT ∝ input^0.",
 		"prefill tok/s ∝ input^", "from 1,000 to 10,000 input tokens at concurrency 1"} {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -258,9 +259,11 @@ func TestPromiseCtrlC(t *testing.T) {
 
 // README: "go run ./cmd/llmreplay bench" is the main job on a fresh
 // machine: with no flags it runs the concurrency sweep on the built-in
-// simulator, says so, prints the per-stream / aggregate table for 1, 4, 8
-// and 16 streams and the summary, and leaves the workload, trace, table and
-// JSON under results/. The shape is checked, not the numbers.
+// simulator, says so, prints the summary (one block per concurrency 1, 4, 8
+// and 16 with tok/s and the latency percentiles, within 100 columns, the
+// very summary analyze prints of its trace) and the run's counts, and
+// leaves the workload, trace, table and JSON under results/. The shape is
+// checked, not the numbers.
 func TestPromiseREADMEBench(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
@@ -272,20 +275,26 @@ func TestPromiseREADMEBench(t *testing.T) {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
 	}
 	out, errOut := stdout.String(), stderr.String()
+	t.Logf("bench printed:\n%s", out)
 	if !strings.Contains(errOut, "no --url: using llmreplay's SIMULATED server, profile vllm-rtx5090-bf16") {
 		t.Errorf("stderr does not say the server is simulated:\n%s", errOut)
 	}
-	lines := strings.Split(out, "\n")
-	want := []string{"server: SIMULATED (profile vllm-rtx5090-bf16)", "per-stream / aggregate output tok/s", "concurrency"}
-	for i, w := range want {
-		if i >= len(lines) || !strings.HasPrefix(lines[i], w) {
-			t.Fatalf("line %d: want %q, output:\n%s", i+1, w, out)
+	first, summary, _ := strings.Cut(out, "\n")
+	if first != "server: SIMULATED (profile vllm-rtx5090-bf16)" || !strings.HasPrefix(summary, "summary (definitions: llmreplay)\n") {
+		t.Fatalf("bench does not start with the server and the summary:\n%s", out)
+	}
+	for i, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("line %d is %d columns wide: %q", i+1, n, l)
 		}
 	}
-	for i, c := range []string{"1 ", "4 ", "8 ", "16 "} {
-		if !strings.HasPrefix(lines[3+i], c) || !strings.Contains(lines[3+i], " / ") {
-			t.Errorf("row %d is not the concurrency-%s row with a per-stream / aggregate cell: %q", i+1, c, lines[3+i])
-		}
+	heads := regexp.MustCompile(`(?m)^sim vllm-rtx5090-bf16 · concurrency (\d+) · (\d+) requests ok · 6 runs\n  tok/s  per stream \S+ \[\S+, \S+\]   aggregate \S+ \[\S+, \S+\]\n  ms +p50 +p90 +p95 +p99\n  TTFT( +\S+){4}\n  TPOT( +\S+){4}\n  ITL( +\S+){4}\n  E2E( +\S+){4}\n`).FindAllStringSubmatch(out, -1)
+	var levels []string
+	for _, h := range heads {
+		levels = append(levels, h[1]+":"+h[2])
+	}
+	if strings.Join(levels, " ") != "1:6 4:24 8:48 16:96" {
+		t.Errorf("summary blocks for concurrency:requests %v, want 1:6 4:24 8:48 16:96:\n%s", levels, out)
 	}
 	for _, w := range []string{"174 requests sent, 174 ok, 0 failed", "trace: results/", "table: results/", "json:  results/", "report: results/"} {
 		if !strings.Contains(out+errOut, w) {
@@ -302,6 +311,10 @@ func TestPromiseREADMEBench(t *testing.T) {
 	// item 4): one aggregate_tps sample per run, 6 runs per level.
 	traces, _ := filepath.Glob(filepath.Join(dir, "results", "*.trace.zst"))
 	if len(traces) == 1 {
+		// What bench printed is what analyze prints of its trace.
+		if again, e, code := run(t, nil, bin, "analyze", traces[0]); code != 0 || again != summary {
+			t.Errorf("analyze of bench's trace (exit %d) prints another summary than bench did:\n%s\n%s", code, again, e)
+		}
 		claims := []string{"check", traces[0]}
 		for _, c := range []string{"1", "4", "8", "16"} {
 			claims = append(claims, "--claim", "aggregate_tps{concurrency="+c+"} > 0", "--claim", "per_stream_tps{concurrency="+c+"} > 0")

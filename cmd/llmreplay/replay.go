@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/render"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/trace"
@@ -104,6 +106,15 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags, startIn ti
 		fmt.Fprintln(errw, sum)
 		notes.ScrapeWarning()
 		return err
+	}
+	// The summary analyze prints, read back from the trace (not from a
+	// device such as -o /dev/stdout, which holds the trace itself).
+	if outfile.Regular(sum.Trace) {
+		if res, err := analyze.AnalyzeFiles(analyze.Options{}, analyze.Input{Path: sum.Trace}); err != nil {
+			fmt.Fprintf(errw, "no summary: %v (llmreplay analyze %s says more)\n", err, sum.Trace)
+		} else if err := render.RenderSummaryText(cmd.OutOrStdout(), render.BuildSummary(res, render.SummaryOptions{})); err != nil {
+			return err
+		}
 	}
 	sum.WriteText(errw)
 	notes.ScrapeWarning()

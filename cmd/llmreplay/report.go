@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/analyze/claim"
 	"github.com/llmreplay/llmreplay/analyze/report"
 	"github.com/llmreplay/llmreplay/capacity"
@@ -23,14 +24,14 @@ func newReportCmd() *cobra.Command {
 		capSLO              string
 	)
 	cmd := &cobra.Command{
-		Use:     "report TRACE... -o report.html",
-		Short:   "Write one self-contained HTML page: the concurrency sweep charted, TTFT, latency distributions, warnings and every table",
+		Use:     "report TRACE... [-o report.html]",
+		Short:   "Write one self-contained HTML page: the summary, verdicts and capacity first, then charts, timelines and every metric",
 		Long:    helpText("report"),
 		Example: helpText("report.example"),
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return usagef("report needs -o FILE.html: where to write the page")
+				out = report.DefaultPath(args[0])
 			}
 			cs, err := parseClaimFlags(claims, claimsFile)
 			if err != nil {
@@ -57,7 +58,13 @@ func newReportCmd() *cobra.Command {
 				verdict, measured, why := v.Cells()
 				o.Claims = append(o.Claims, report.ClaimRow{Claim: v.Text, Verdict: verdict, Measured: measured, Why: why})
 			}
-			err = writeOutput(out, force, args, func(w io.Writer) error {
+			// The inputs as files, label=path read as path: the page
+			// never replaces one of them, even with --force.
+			inputs := make([]string, len(args))
+			for i, a := range args {
+				inputs[i] = analyze.ParseInput(a).Path
+			}
+			err = writeOutput(out, force, inputs, func(w io.Writer) error {
 				return report.Write(w, res, o)
 			})
 			if err != nil {
@@ -68,8 +75,8 @@ func newReportCmd() *cobra.Command {
 		},
 	}
 	tf.register(cmd)
-	cmd.Flags().StringVarP(&out, "output", "o", "", "HTML file to write")
-	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "HTML file to write (default report.html in the first trace's folder)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file (never an input)")
 	cmd.Flags().StringArrayVar(&claims, "claim", nil, "a claim to judge and show, as check takes it (repeatable)")
 	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, as check takes it")
 	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "as check: judge point estimates on their value")

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -116,8 +121,10 @@ func TestReportCLI(t *testing.T) {
 	if _, _, err := runAnalyzeCLI(t, nil, "report", fast, "-o", out); err == nil || exitCode(err) != 2 {
 		t.Errorf("existing -o: exit %d, want 2", exitCode(err))
 	}
+	// Without -o the page goes to report.html beside the trace, which
+	// is this one: not replaced either.
 	if _, _, err := runAnalyzeCLI(t, nil, "report", fast); err == nil || exitCode(err) != 2 {
-		t.Errorf("no -o: exit %d, want 2", exitCode(err))
+		t.Errorf("no -o, report.html there: exit %d, want 2", exitCode(err))
 	}
 
 	// Only failed requests: the page says so and draws no chart.
@@ -138,6 +145,74 @@ func TestReportCLI(t *testing.T) {
 	// The timeline is what is left to see: three red rows with their class.
 	if !strings.Contains(string(b), `data-rows="3" data-ticks="0" data-failed="3"`) || strings.Count(string(b), `<text class="failtext"`) != 3 {
 		t.Errorf("failed-only trace: no timeline of the three failures")
+	}
+}
+
+// TestReportDefaultPath, through the built binary: without -o, report
+// writes report.html beside its (first) input and says where; it never
+// replaces an existing file without --force, and never an input even with
+// it (a trace named report.html, a label=path input named by -o): one line
+// on stderr naming the file and the way out, exit 2, the file untouched.
+func TestReportDefaultPath(t *testing.T) {
+	bin := builtBinary(t)
+	dir := filepath.Join(t.TempDir(), "runs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr := filepath.Join(dir, "fast.trace.zst")
+	writeReportTrace(t, tr, "vllm", "m", 2, 0, 1, 4)
+	page := filepath.Join(dir, "report.html")
+	out, e, code := run(t, nil, bin, "report", tr)
+	if code != 0 || out != "report: "+page+"\n" {
+		t.Fatalf("report without -o: exit %d, stdout %q, want %q\n%s", code, out, "report: "+page+"\n", e)
+	}
+	first, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(first), `id="summary"`) {
+		t.Fatalf("no page with a summary at %s: %v", page, err)
+	}
+	oneLine := func(what, e string, code int, want ...string) {
+		t.Helper()
+		if code != 2 || strings.Count(e, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line", what, code, e)
+		}
+		for _, w := range want {
+			if !strings.Contains(e, w) {
+				t.Errorf("%s: stderr %q does not say %q", what, e, w)
+			}
+		}
+	}
+	os.WriteFile(page, []byte("my notes"), 0o644)
+	_, e, code = run(t, nil, bin, "report", "fast="+tr)
+	oneLine("report.html exists", e, code, page, "--force")
+	if b, _ := os.ReadFile(page); string(b) != "my notes" {
+		t.Errorf("report replaced an existing file without --force")
+	}
+	if _, e, code = run(t, nil, bin, "report", tr, "--force"); code != 0 {
+		t.Errorf("report --force: exit %d: %s", code, e)
+	}
+	if b, _ := os.ReadFile(page); !strings.Contains(string(b), `id="summary"`) {
+		t.Errorf("--force did not replace report.html")
+	}
+
+	// A trace that is itself named report.html is its own default output.
+	other := filepath.Join(t.TempDir(), "report.html")
+	writeReportTrace(t, other, "odd", "m", 2, 0, 1)
+	orig, _ := os.ReadFile(other)
+	for _, force := range [][]string{nil, {"--force"}} {
+		_, e, code = run(t, nil, bin, append([]string{"report", other}, force...)...)
+		oneLine(fmt.Sprintf("the input as output %v", force), e, code, "input")
+	}
+	// label=path is the file path: -o onto it is refused, --force or not.
+	_, e, code = run(t, nil, bin, "report", "x="+tr, "-o", tr, "--force")
+	oneLine("-o onto a label=path input", e, code, "input")
+	if b, _ := os.ReadFile(other); !bytes.Equal(b, orig) {
+		t.Errorf("a trace named report.html was replaced by its own report")
+	}
+	if _, err := os.Stat(tr); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := run(t, nil, bin, "analyze", tr); code != 0 {
+		t.Errorf("the trace no longer reads after report -o onto it: %s", e)
 	}
 }
 
@@ -177,12 +252,16 @@ func findChromium() string {
 	return ""
 }
 
-// TestReportInBrowser loads the report in headless Chromium and checks what
-// a person would see: no console error, no request but the file itself,
-// every chart with its series and points, the headline and a warning, the
-// hostile model name shown as text. It saves a screenshot (REPORT_SHOT
-// names the file; default in the test's temp dir). Without a browser it
-// skips locally and fails under CI=true.
+// TestReportInBrowser loads the report, written by the built binary with
+// its default output path, in headless Chromium at 1280 px and in print,
+// and checks what a person would see: the answers first (verdicts, the
+// summary as one card per label and level with analyze's own figures, the
+// warnings), then the charts on 1-2-5 ticks from zero with one colour per
+// label and percentiles as line styles, then what was measured and the
+// tables, none clipped; no console error, no request but the file itself,
+// the hostile model name shown as text. It saves a screenshot at 1280 px
+// (REPORT_SHOT names the file; default in the test's temp dir). Without a
+// browser it skips locally and fails under CI=true.
 func TestReportInBrowser(t *testing.T) {
 	chrome := findChromium()
 	if chrome == "" {
@@ -191,28 +270,30 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		t.Skip("no Chromium found: install one (apt-get install -y chromium) or set CHROME=/path/to/chrome")
 	}
+	bin := builtBinary(t)
 	dir := t.TempDir()
 	fast, slow := filepath.Join(dir, "fast.trace.zst"), filepath.Join(dir, "slow.trace.zst")
 	writeReportTrace(t, fast, "vllm", hostileModel, 2, 0, 1, 4, 8)
 	writeReportTrace(t, slow, "llama", "m", 10, 1, 1, 4, 8)
 	out := filepath.Join(dir, "report.html")
-	if _, stderr, err := runAnalyzeCLI(t, nil, "report", fast, slow, "-o", out,
-		"--claim", "per_stream_tps{label=vllm,concurrency=8} >= 100", "--claim", "per_stream_tps{label=llama,concurrency=8} >= 1000", "--accept-point"); err != nil {
-		t.Fatalf("report: %v\n%s", err, stderr)
+	if _, stderr, code := run(t, nil, bin, "report", fast, slow,
+		"--claim", "per_stream_tps{label=vllm,concurrency=8} >= 100", "--claim", "per_stream_tps{label=llama,concurrency=8} >= 1000", "--accept-point"); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
 	}
+	summaryText, _, _ := run(t, nil, bin, "analyze", fast, slow)
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(filepath.Join(dir, "profile")),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1000, 900),
+		chromedp.Flag("hide-scrollbars", true), chromedp.WindowSize(1280, 900),
 	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
 	ctx, cancel2 := chromedp.NewContext(actx)
 	defer cancel2()
-	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancel3 := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel3()
 
 	var mu sync.Mutex
@@ -238,11 +319,6 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatalf("CI=true and Chromium (%s) did not start: %v", chrome, listenErr)
 	}
 	url := "file://" + out
-	var (
-		title, headline, body string
-		charts                []map[string]string
-		png                   []byte
-	)
 	step := func(what string, err error) {
 		t.Helper()
 		if err != nil {
@@ -253,27 +329,62 @@ func TestReportInBrowser(t *testing.T) {
 	step("navigate", err)
 	_, err = chromedp.Run(ctx, chromedp.WaitReady(chromedp.CSS("body")))
 	step("wait", err)
-	title, err = chromedp.Run(ctx, chromedp.Title())
+	title, err := chromedp.Run(ctx, chromedp.Title())
 	step("title", err)
-	headline, err = chromedp.Run(ctx, chromedp.Text(chromedp.ID("headline")))
+	headline, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("headline")))
 	step("headline", err)
-	body, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
+	measured, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("measured")))
+	step("measured", err)
+	body, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
 	step("body", err)
-	charts, err = chromedp.Run(ctx, chromedp.Evaluate[[]map[string]string](`[...document.querySelectorAll("figure.chart")].map(f => ({
+	sections, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("h2")].map(h => h.textContent)`))
+	step("sections", err)
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]map[string]string](`[...document.querySelectorAll("figure.chart")].map(f => ({
 			id: f.id, series: String(f.querySelectorAll("g.series").length),
 			points: String(f.querySelectorAll("circle.pt").length),
-			declared: f.dataset.series + "/" + f.dataset.points}))`))
+			declared: f.dataset.series + "/" + f.dataset.points,
+			colours: [...f.querySelectorAll("g.series")].map(g => g.dataset.name + "=" + g.getAttribute("class").split(" ")[1]
+				+ "=" + getComputedStyle(g.querySelector("path.line")).strokeDasharray).join(";"),
+			yticks: [...f.querySelectorAll("text.tick.y")].map(e => e.textContent).join(","),
+			legend: f.querySelector("ul.legend").textContent}))`))
 	step("charts", err)
+	cards, err := chromedp.Run(ctx, chromedp.Evaluate[[]map[string]string](`[...document.querySelectorAll("#summary article.card")].map(c => ({
+			title: c.querySelector("h3").textContent, colour: c.className,
+			tps: c.querySelector(".tps") ? c.querySelector(".tps").textContent : "",
+			ttft: [...c.querySelectorAll("table.lat tbody tr")].filter(r => r.cells[0].textContent == "TTFT").map(r => [...r.cells].slice(1).map(x => x.textContent).join(" ")).join(""),
+			border: getComputedStyle(c).borderTopColor}))`))
+	step("cards", err)
+	// Nothing is wider than the window, and no table is cut off inside its
+	// box (the every-metric tables used to be clipped).
+	overflow := func(what string) {
+		t.Helper()
+		clipped, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+			const out = [];
+			if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push("page " + document.documentElement.scrollWidth + " > " + window.innerWidth);
+			for (const t of document.querySelectorAll("table")) {
+				const box = t.parentElement;
+				if (t.getBoundingClientRect().width > box.clientWidth + 1) out.push((t.closest("div,article").previousElementSibling || {}).textContent + ": " + t.getBoundingClientRect().width + " > " + box.clientWidth);
+			}
+			return out; })()`))
+		step(what+" overflow", err)
+		if len(clipped) > 0 {
+			t.Errorf("%s: clipped or wider than the page: %q", what, clipped)
+		}
+	}
+	overflow("1280 px")
 	timelines, err := chromedp.Run(ctx, chromedp.Evaluate[[]map[string]string](`[...document.querySelectorAll("figure.timeline")].map(f => ({
 			title: f.querySelector("figcaption").textContent,
 			rows: String(f.querySelectorAll("g.req").length),
 			failed: String(f.querySelectorAll("g.req.failed").length),
 			failtext: [...f.querySelectorAll("text.failtext")].map(e => e.textContent).join(","),
+			xticks: [...f.querySelectorAll("text.tick")].filter(e => e.getAttribute("text-anchor") == "middle").map(e => e.textContent).join(","),
 			ticks: String([...f.querySelectorAll("path.chunk")].reduce((n, p) => n + (p.getAttribute("d").match(/M/g) || []).length, 0))}))`))
 	step("timelines", err)
 	verdicts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#claims tbody tr")].map(r => r.cells[1].textContent)`))
 	step("claims", err)
-	png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	tableText, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table")].map(t => [...t.querySelectorAll("th,td")].map(c => c.textContent).join("|"))`))
+	step("tables", err)
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	step("screenshot", err)
 	shot := os.Getenv("REPORT_SHOT")
 	if shot == "" {
@@ -283,6 +394,18 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
+
+	// In print: A4's printable width at 96 dpi, the print style sheet.
+	_, err = chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"})
+	step("print media", err)
+	_, err = chromedp.Run(ctx, chromedp.EmulateViewport(718, 1000))
+	step("A4 width", err)
+	overflow("print, A4")
+	pdf, err := chromedp.Run(ctx, chromedp.PrintToPDF())
+	step("print to PDF", err)
+	if !bytes.HasPrefix(pdf, []byte("%PDF")) || len(pdf) < 10000 {
+		t.Errorf("printing gave %d bytes, not a PDF of the page", len(pdf))
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -300,15 +423,42 @@ func TestReportInBrowser(t *testing.T) {
 	if !strings.Contains(body, `<script>document.title="pwned"</script>`) {
 		t.Errorf("the model name is not shown as text")
 	}
-	for _, want := range []string{"What was measured", "vllm", "llama", "sha256:w"} {
-		if !strings.Contains(headline, want) {
-			t.Errorf("headline lacks %q", want)
+	// The answers come first: verdicts, the summary, the warnings; then
+	// the charts, the timelines, what was measured and the tables.
+	wantOrder := []string{"Claims", "Summary", "Trust warnings", "Charts", "Timelines", "What was measured", "per-stream / aggregate output tok/s (definitions: llmreplay)", "Every metric: vllm", "Every metric: llama", "Evidence"}
+	if strings.Join(sections, "|") != strings.Join(wantOrder, "|") {
+		t.Errorf("sections in the order %q, want %q", sections, wantOrder)
+	}
+	for _, want := range []string{"vllm", "llama", "sha256:w"} {
+		if !strings.Contains(measured, want) {
+			t.Errorf("what was measured lacks %q", want)
 		}
 	}
 	// The slow trace's early stops are a trust warning in the headline, and
 	// its 503s are counted there by class.
 	if !strings.Contains(headline, "responses stopped before max_tokens") || !strings.Contains(headline, "3 requests failed (http-status: 3)") {
 		t.Errorf("headline shows no failure warning:\n%s", headline)
+	}
+	// One card per label and concurrency, level by level, each with the
+	// figures analyze prints, in its label's colour.
+	wantCards := []string{"vllm · concurrency 1", "llama · concurrency 1", "vllm · concurrency 4", "llama · concurrency 4", "vllm · concurrency 8", "llama · concurrency 8"}
+	if len(cards) != len(wantCards) {
+		t.Fatalf("%d summary cards, want %d: %v", len(cards), len(wantCards), cards)
+	}
+	for i, c := range cards {
+		if c["title"] != wantCards[i] {
+			t.Errorf("card %d is %q, want %q", i, c["title"], wantCards[i])
+		}
+		per, _, _ := strings.Cut(strings.TrimPrefix(c["tps"], "per stream "), " tok/s")
+		if per == "" || !strings.Contains(summaryText, "tok/s  per stream "+per+"   aggregate") {
+			t.Errorf("card %q shows per stream %q, which analyze's summary does not:\n%s", c["title"], per, summaryText)
+		}
+		if len(strings.Fields(c["ttft"])) != 4 {
+			t.Errorf("card %q: TTFT at %q, want p50 p90 p95 p99", c["title"], c["ttft"])
+		}
+		if wantClass := []string{"card c0", "card c1"}[i%2]; c["colour"] != wantClass || c["border"] == cards[1-i%2]["border"] {
+			t.Errorf("card %q: class %q border %s; want %s, its label's colour", c["title"], c["colour"], c["border"], wantClass)
+		}
 	}
 	// Two labels × three concurrencies: two series of 3 points in the sweep
 	// charts, six in TTFT (p50/p90/p99 per label), CDFs 2 series × 6 quantiles.
@@ -329,10 +479,37 @@ func TestReportInBrowser(t *testing.T) {
 		if c["series"] != w[0] || c["points"] != w[1] {
 			t.Errorf("chart %s: %s series, %s points drawn; want %s, %s", c["id"], c["series"], c["points"], w[0], w[1])
 		}
+		checkTicks(t, c["id"], c["yticks"])
+		if !strings.Contains(c["legend"], "values in ") {
+			t.Errorf("chart %s: the legend %q names no unit", c["id"], c["legend"])
+		}
 	}
 	for id := range want {
 		if !seen[id] {
 			t.Errorf("chart %s missing", id)
+		}
+	}
+	// TTFT: each label one colour across its percentiles, each percentile
+	// one line style across labels.
+	for _, c := range charts {
+		if c["id"] != "ttft" {
+			continue
+		}
+		style := map[string]string{}
+		for _, s := range strings.Split(c["colours"], ";") {
+			f := strings.SplitN(s, "=", 3)
+			name, colour, dash := f[0], f[1], f[2]
+			label, pct, _ := strings.Cut(name, " ")
+			if want := map[string]string{"vllm": "s0", "llama": "s1"}[label]; colour != want {
+				t.Errorf("ttft %s drawn in %s, want %s", name, colour, want)
+			}
+			if d, ok := style[pct]; ok && d != dash {
+				t.Errorf("ttft %s dashed %q, other labels' %s %q", name, dash, pct, d)
+			}
+			style[pct] = dash
+		}
+		if style["p50"] != "none" || style["p90"] == "none" || style["p99"] == "none" || style["p90"] == style["p99"] {
+			t.Errorf("ttft line styles %v: want p50 solid, p90 and p99 dashed differently", style)
 		}
 	}
 	// One timeline per label and concurrency: vllm's 1, 4 and 8 requests of
@@ -353,9 +530,52 @@ func TestReportInBrowser(t *testing.T) {
 		if w.failed != "0" && g["failtext"] != "http-status" {
 			t.Errorf("timeline %d: failed rows labelled %q", i, g["failtext"])
 		}
+		checkTicks(t, g["title"], g["xticks"])
 	}
 	if len(verdicts) != 2 || verdicts[0] != "HOLDS" || verdicts[1] != "DOES NOT HOLD" {
 		t.Errorf("claim verdicts on the page: %q", verdicts)
+	}
+	// Every table reads like the text tables: no separate _lo/_hi columns,
+	// no raw digits.
+	for _, tt := range tableText {
+		for _, cell := range strings.Split(tt, "|") {
+			if strings.HasSuffix(cell, "_lo") || strings.HasSuffix(cell, "_hi") || regexp.MustCompile(`\d\.\d{4,}`).MatchString(cell) {
+				t.Errorf("a table cell %q: raw digits or an interval column", cell)
+			}
+		}
+	}
+}
+
+// checkTicks: axis ticks from zero on whole steps of 1, 2 or 5 times a
+// power of ten (0, 20, 40 …; never 103, 206, 309).
+func checkTicks(t *testing.T, what, ticks string) {
+	t.Helper()
+	var vs []float64
+	for _, s := range strings.Split(ticks, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(s, "k"), 64)
+		if err != nil {
+			t.Errorf("%s: tick %q is not a number", what, s)
+			return
+		}
+		if strings.HasSuffix(s, "k") {
+			v *= 1000
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) < 3 || vs[0] != 0 {
+		t.Errorf("%s: ticks %q do not start at 0", what, ticks)
+		return
+	}
+	step := vs[1] - vs[0]
+	mant := step / math.Pow(10, math.Floor(math.Log10(step)))
+	if math.Abs(mant-1) > 1e-9 && math.Abs(mant-2) > 1e-9 && math.Abs(mant-5) > 1e-9 {
+		t.Errorf("%s: tick step %g is not 1, 2 or 5 times a power of ten (%q)", what, step, ticks)
+	}
+	for i := 1; i < len(vs); i++ {
+		if math.Abs(vs[i]-vs[i-1]-step) > 1e-9*math.Max(1, step) {
+			t.Errorf("%s: uneven ticks %q", what, ticks)
+			return
+		}
 	}
 }
 

@@ -17,8 +17,21 @@ func TestSeedsComparisonFromSampleTraces(t *testing.T) {
 	vllm := filepath.Join("..", "..", "traces", "samples", "vllm-rtx5090-bf16.trace.zst")
 	q4 := filepath.Join("..", "..", "traces", "samples", "llamacpp-rtx5090-q4km.trace.zst")
 
-	out := runSample(t, "analyze", q4, vllm)
+	// The wide table is what analyze printed before the summary, unchanged.
+	out := runSample(t, "analyze", "--wide", q4, vllm)
 	golden(t, filepath.Join("..", "..", "traces", "samples", "seeds-table.golden"), out)
+
+	// The summary analyze prints by default: two labels, each level's
+	// blocks together, the second label's compared with the first's.
+	out = runSample(t, "analyze", q4, vllm)
+	golden(t, filepath.Join("..", "..", "traces", "samples", "seeds-summary.golden"), out)
+
+	// The summary bench printed when it recorded the vLLM sample (bench
+	// renders its own trace's analysis the way analyze does: its output
+	// is this file, under its "server: SIMULATED" line; TestPromiseREADMEBench
+	// checks that equality on a live run).
+	out = runSample(t, "analyze", vllm)
+	golden(t, filepath.Join("..", "..", "traces", "samples", "bench-summary.golden"), out)
 
 	md := runSample(t, "analyze", "--format", "markdown", q4, vllm)
 	golden(t, filepath.Join("..", "..", "traces", "samples", "seeds-table.md.golden"), md)

@@ -12,7 +12,8 @@ import (
 // TestBenchShowsServerState is the issue's "done when": llmreplay bench
 // against the simulator, with default flags, scrapes the simulator's
 // /metrics and shows per concurrency the server's running/waiting and KV
-// usage beside TTFT, in the table and in the JSON.
+// usage, in words in the summary's block, beside TTFT in the wide table
+// (analyze --wide, with a note saying what the column is), and in the JSON.
 func TestBenchShowsServerState(t *testing.T) {
 	bin := builtBinary(t)
 	res := filepath.Join(t.TempDir(), "results")
@@ -25,12 +26,24 @@ func TestBenchShowsServerState(t *testing.T) {
 	if !regexp.MustCompile(`server metrics: scraping http://127\.0\.0\.1:\d+/metrics every 250ms into the trace`).MatchString(e) {
 		t.Errorf("stderr does not say the /metrics was found:\n%s", e)
 	}
-	if !strings.Contains(out, "TTFT p50 ms") || !strings.Contains(out, "server running/waiting, KV") {
-		t.Fatalf("no server column beside TTFT:\n%s", out)
+	// The simulator's default profile has slots for every stream: at most
+	// 4 run at once and none waits.
+	for _, c := range []string{"1", "4"} {
+		m := regexp.MustCompile(`(?m)^sim vllm-rtx5090-bf16 · concurrency ` + c + ` · .*\n(?:  .*\n)*?  server at most (\d+) running, 0 waiting, KV cache [0-9.]+% full \(its /metrics\)$`).FindStringSubmatch(out)
+		if m == nil || m[1] == "0" || m[1] > c {
+			t.Errorf("concurrency %s: no plausible server line in the summary (%v):\n%s", c, m, out)
+		}
 	}
-	// Rows: concurrency, speeds, TTFT, then running/waiting, KV. The
-	// simulator's default profile has slots for every stream: at most 4
-	// run at once and none waits.
+	traces, _ := filepath.Glob(filepath.Join(res, "*.trace.zst"))
+	if len(traces) != 1 {
+		t.Fatalf("traces: %v", traces)
+	}
+	out, e, code = run(t, nil, bin, "analyze", "--wide", traces[0])
+	if code != 0 || !strings.Contains(out, "TTFT p50 ms") || !strings.Contains(out, "server running/waiting, KV") ||
+		!strings.Contains(out, "\nserver running/waiting, KV: the most requests the server said it was running and queueing at once, and its fullest KV cache") {
+		t.Fatalf("no server column beside TTFT, or no note saying what it is (exit %d):\n%s%s", code, out, e)
+	}
+	// Rows: concurrency, speeds, TTFT, then running/waiting, KV.
 	for _, c := range []string{"1", "4"} {
 		m := regexp.MustCompile(`(?m)^` + c + ` .* (\d+)/0, \d+(\.\d)?%$`).FindStringSubmatch(out)
 		if m == nil || m[1] == "0" || m[1] > c {

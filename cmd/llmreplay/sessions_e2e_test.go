@@ -159,7 +159,7 @@ func TestSessionsAgainstSim(t *testing.T) {
 		t.Errorf("the simulator saw %v distinct session ids, want 2", n)
 	}
 	// The analysis reads the multi-turn trace.
-	if out, e, code := run(t, nil, bin, "analyze", tr); code != 0 || !strings.Contains(out, "per-stream") {
+	if out, e, code := run(t, nil, bin, "analyze", tr); code != 0 || !strings.Contains(out, "tok/s  per stream ") {
 		t.Fatalf("analyze: exit %d: %s%s", code, out, e)
 	}
 	// export carries each turn's session, turn and prompt as sent.

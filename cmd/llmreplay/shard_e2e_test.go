@@ -179,7 +179,7 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 	if code != 0 || !strings.Contains(e, "missing shards: [2]") {
 		t.Errorf("--allow-missing: exit %d: %s", code, e)
 	}
-	if out, _, _ := run(t, nil, bin, "analyze", part); !strings.Contains(out, "merged without 1 of its 3 shards") {
+	if out, _, _ := run(t, nil, bin, "analyze", part); !strings.Contains(unwrapped(out), "merged without 1 of its 3 shards") {
 		t.Errorf("analyze of a merge without shard 2 does not say so:\n%s", out)
 	}
 	// A shard killed mid-run leaves a file cut mid-write: merged with what

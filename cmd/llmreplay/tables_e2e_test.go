@@ -36,12 +36,12 @@ func csvByKey(t *testing.T, out string) []map[string]string {
 	return res
 }
 
-// Issue 12 item 2: failures are visible in the default table. Against the
-// simulator answering half of its requests with HTTP 500, with default
-// flags: every cell of the concurrency-sweep table (text and Markdown)
-// whose requests did not all succeed says how many failed and the error
-// class, the count agreeing with the tidy CSV's requests_failed; the
-// server's message is a footnote; no cell shows "— / —".
+// Issue 12 item 2: failures are visible in the default output. Against
+// the simulator answering half of its requests with HTTP 500, with default
+// flags: every block of the summary, and every cell of the concurrency-sweep
+// table (--wide and Markdown), whose requests did not all succeed says how
+// many failed and the error class, the count agreeing with the tidy CSV's
+// requests_failed; the server's message is a note; no cell shows "— / —".
 func TestFailuresVisibleInTable(t *testing.T) {
 	bin := builtBinary(t)
 	url := startSim(t, bin, "--profile", "fast", "--token-interval", "1ms", "--error-rate", "0.5")
@@ -57,24 +57,31 @@ func TestFailuresVisibleInTable(t *testing.T) {
 		t.Fatalf("analyze csv: %d %s", code, e)
 	}
 	rows := csvByKey(t, out)
-	text, e, code := run(t, nil, bin, "analyze", tr)
+	summary, e, code := run(t, nil, bin, "analyze", tr)
 	if code != 0 {
 		t.Fatalf("analyze: %d %s", code, e)
 	}
+	summary = unwrapped(summary)
+	text, _, _ := run(t, nil, bin, "analyze", "--wide", tr)
 	md, _, _ := run(t, nil, bin, "analyze", tr, "--format", "markdown")
 	anyFailed := false
 	for _, r := range rows {
 		ok, failed := 0, 0
 		fmt.Sscan(r["requests_ok"], &ok)
 		fmt.Sscan(r["requests_failed"], &failed)
-		var want string
+		var want, head string
 		switch {
 		case failed == 0:
 			continue
 		case ok == 0:
 			want = fmt.Sprintf("all %d failed: http-status", failed)
+			head = want
 		default:
 			want = fmt.Sprintf("(%d of %d failed: http-status)", failed, ok+failed)
+			head = fmt.Sprintf("%d of %d failed: http-status", failed, ok+failed)
+		}
+		if block := regexp.MustCompile(`(?m)^fast · concurrency ` + r["concurrency"] + ` · .*$`).FindString(summary); !strings.Contains(block, " · "+head+" [") {
+			t.Errorf("concurrency %s: %d of %d failed, but its summary block reads %q (want %q)", r["concurrency"], failed, ok+failed, block, head)
 		}
 		anyFailed = true
 		if r["error_class"] != "http-status" {
@@ -91,20 +98,22 @@ func TestFailuresVisibleInTable(t *testing.T) {
 	if !anyFailed {
 		t.Fatalf("no request failed at --error-rate 0.5: the test proves nothing\n%s", out)
 	}
-	if !strings.Contains(text, "failed requests (http-status): HTTP 500 Internal Server Error: simulated internal error") {
-		t.Errorf("no footnote with the server's message:\n%s", text)
+	for _, out := range []string{summary, text} {
+		if !strings.Contains(out, "failed requests (http-status): HTTP 500 Internal Server Error: simulated internal error") {
+			t.Errorf("no note with the server's message:\n%s", out)
+		}
 	}
 	if strings.Contains(text, "— / —") {
 		t.Errorf("a cell shows — / —:\n%s", text)
 	}
-	// bench prints the same table (and writes it as Markdown beside the
-	// trace) through the same renderer.
+	// bench prints the same summary (and writes the table as Markdown
+	// beside the trace) through the same renderer.
 	bout, be, code := run(t, nil, bin, "bench", "--url", url, "--concurrency", "4,8", "--max-tokens", "8", "--repeats", "1", "--results", filepath.Join(dir, "bench"))
 	if code != 0 && !strings.Contains(be, " 0 ok") {
 		t.Fatalf("bench: %d %s", code, be)
 	}
 	if !regexp.MustCompile(`\d+ of \d+ failed: http-status|all \d+ failed: http-status`).MatchString(bout) {
-		t.Errorf("bench's table does not show the failures:\n%s\n%s", bout, be)
+		t.Errorf("bench's summary does not show the failures:\n%s\n%s", bout, be)
 	}
 }
 
@@ -133,11 +142,12 @@ func contextWall(maxBody int) *httptest.Server {
 	}))
 }
 
-// Issue 12 items 2 and 9: a server with a context wall. The rows past the
-// wall read "all N failed: http-status" (not "— / —" with a client_behind
-// note), and the evidence quotes the server's own words in plain text:
-// "input tokens 5,000: 6 of 6 failed, HTTP 400 Bad Request: request (5000
-// tokens) exceeds the available context size …". The JSON keeps the
+// Issue 12 items 2 and 9: a server with a context wall. The summary's
+// blocks and the wide table's rows past the wall read "all N failed:
+// http-status" (not "— / —" with a client_behind note), with the server's
+// own words as a note, and the wide table's evidence quotes them in plain
+// text: "input tokens 5,000: 6 of 6 failed, HTTP 400 Bad Request: request
+// (5000 tokens) exceeds the available context size …". The JSON keeps the
 // structure: the by_value rows carry the message as a field.
 func TestServerErrorMessageInEvidence(t *testing.T) {
 	bin := builtBinary(t)
@@ -153,30 +163,43 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr); code != 0 {
 		t.Fatalf("replay: %d %s", code, e)
 	}
-	text, e, code := run(t, nil, bin, "analyze", tr)
+	summary, e, code := run(t, nil, bin, "analyze", tr)
 	if code != 0 {
 		t.Fatalf("analyze: %d %s", code, e)
 	}
+	summary = unwrapped(summary)
+	text, _, _ := run(t, nil, bin, "analyze", "--wide", tr)
 	msg := "HTTP 400 Bad Request: request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it"
 	for _, want := range []string{
-		"all 2 failed: http-status", // concurrency 1: 2 repeats × 1
-		"all 4 failed: http-status", // concurrency 2: 2 repeats × 2
+		"m · concurrency 1, input 5000 tokens · all 2 failed: http-status [", // 2 repeats × 1
+		"m · concurrency 2, input 5000 tokens · all 4 failed: http-status [", // 2 repeats × 2
+		"failed requests (http-status): " + msg,
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("analyze's summary lacks %q:\n%s", want, summary)
+		}
+	}
+	for _, want := range []string{
+		"all 2 failed: http-status",
+		"all 4 failed: http-status",
 		"failed requests (http-status): " + msg,
 		"input tokens 5,000: 6 of 6 failed, " + msg,
 		"input tokens 1,000: 0 of 6 failed",
 	} {
 		if !strings.Contains(text, want) {
-			t.Errorf("analyze lacks %q:\n%s", want, text)
+			t.Errorf("analyze --wide lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "— / —") || strings.Contains(text, "map[") {
-		t.Errorf("analyze shows — / — or Go map syntax:\n%s", text)
-	}
-	// A cell where nothing succeeded gets no client_behind note; the 1,000-token
-	// cells may (a loaded machine sends late: 1.03 ms p99 at load 20).
-	for _, line := range strings.Split(text, "\n") {
-		if strings.Contains(line, "client_behind") && strings.Contains(line, "input_tokens=5000") {
-			t.Errorf("a client_behind note on a cell whose requests all failed: %s", line)
+	for _, out := range []string{summary, text} {
+		if strings.Contains(out, "— / —") || strings.Contains(out, "map[") {
+			t.Errorf("analyze shows — / — or Go map syntax:\n%s", out)
+		}
+		// A cell where nothing succeeded gets no client_behind note; the 1,000-token
+		// cells may (a loaded machine sends late: 1.03 ms p99 at load 20).
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "client_behind") && strings.Contains(line, "input_tokens=5000") {
+				t.Errorf("a client_behind note on a cell whose requests all failed: %s", line)
+			}
 		}
 	}
 	// The HTML report shows the same plain-words evidence.
