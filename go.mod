@@ -3,6 +3,7 @@ module github.com/llmreplay/llmreplay
 go 1.26.0
 
 require (
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/distribution/reference v0.6.0

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/llmreplay/llmreplay/internal/suggest"
 	"github.com/llmreplay/llmreplay/internal/version"
 )
 
@@ -55,10 +56,17 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate("llmreplay {{.Version}} (" + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	// Flag errors are bad input: exit 2 with the flag's own message.
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usagef("%v (see '%s --help')", err, c.CommandPath())
-	})
+	// Flag errors are bad input: exit 2, in the flag's words.
+	root.SetFlagErrorFunc(commandLineError)
+	// A word that is no command: one line with the nearest commands, where
+	// cobra's own message spans four.
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		return usagef("unknown command %q%s (see '%s --help')", args[0], suggest.Phrase(args[0], commandNames(c)), c.CommandPath())
+	}
 	for _, sub := range subcommands {
 		root.AddCommand(sub())
 	}
@@ -85,19 +93,25 @@ var subcommands = []func() *cobra.Command{
 	newKubeCmd,
 }
 
+// commandNames are the names of c's commands people can run.
+func commandNames(c *cobra.Command) []string {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return names
+}
+
 // needsSubcommand is the RunE of a command that only groups subcommands
 // (workload, trace, kube): run bare or with an unknown word it is bad input,
 // exit 2, with one line naming the subcommands, the same for every group.
 func needsSubcommand(cmd *cobra.Command, args []string) error {
-	var subs []string
-	for _, c := range cmd.Commands() {
-		if c.IsAvailableCommand() {
-			subs = append(subs, c.Name())
-		}
-	}
+	subs := commandNames(cmd)
 	list := strings.Join(subs, ", ")
 	if len(args) > 0 {
-		return usagef("unknown %s subcommand %q: use one of %s (see '%s --help')", cmd.Name(), args[0], list, cmd.CommandPath())
+		return usagef("unknown %s subcommand %q%s: use one of %s (see '%s --help')", cmd.Name(), args[0], suggest.Phrase(args[0], subs), list, cmd.CommandPath())
 	}
 	return usagef("%s needs a subcommand: one of %s (see '%s --help')", cmd.Name(), list, cmd.CommandPath())
 }

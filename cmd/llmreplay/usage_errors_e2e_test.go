@@ -1,0 +1,61 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// goSpeak are the words of Go's parsers that a user should never read:
+// they name a function, not the flag or the form it takes.
+var goSpeak = []string{"strconv", "Atoi", "ParseInt", "ParseFloat", "ParseBool", "invalid syntax", "time: ", "invalid argument", "json: ", "looking for beginning", "unexpected end of JSON"}
+
+// noGoSpeak fails the test when stderr holds any of goSpeak.
+func noGoSpeak(t *testing.T, what, stderr string) {
+	t.Helper()
+	for _, g := range goSpeak {
+		if strings.Contains(stderr, g) {
+			t.Errorf("%s: stderr speaks Go (%q):\n%s", what, g, stderr)
+		}
+	}
+}
+
+// TestFlagValueErrorsTeach: a value a flag's type cannot hold is refused
+// through the built binary in one line that names the flag, repeats the
+// value and shows a form the flag takes (exit 2), never strconv's or
+// time.ParseDuration's words; a misspelt flag or command gets the nearest
+// real one, and a flag of another command says which commands have it.
+func TestFlagValueErrorsTeach(t *testing.T) {
+	bin := builtBinary(t)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		// an int list given as a range: the flag, the value, the list form
+		{[]string{"bench", "--concurrency", "1-8"}, []string{`--concurrency "1-8"`, "a range is not taken", "--concurrency 1,4,8,16"}},
+		{[]string{"bench", "--concurrency", "eight"}, []string{`--concurrency "eight" is not a list of whole numbers`, "--concurrency 1,4,8,16"}},
+		{[]string{"bench", "--max-tokens", "2.5"}, []string{`--max-tokens "2.5" is not a whole number`, "--max-tokens 256"}},
+		{[]string{"bench", "--max-tokens", "99999999999999999999"}, []string{`--max-tokens "99999999999999999999" is too large`}},
+		{[]string{"replay", "x.workload.zst", "--timeout", "5"}, []string{`--timeout "5" has no unit`, "5s", "5ms"}},
+		{[]string{"replay", "x.workload.zst", "--idle-timeout", "soon"}, []string{`--idle-timeout "soon" is not a duration`, "--idle-timeout 1m"}},
+		{[]string{"sim", "--time-scale", "fast"}, []string{`--time-scale "fast" is not a number`, "--time-scale 1"}},
+		{[]string{"sim", "--error-rate", "5%"}, []string{`--error-rate "5%"`, "a fraction", "--error-rate 0.05"}},
+		{[]string{"workload", "build", "--seed", "x"}, []string{`--seed "x" is not a whole number`}},
+		{[]string{"analyze", "--wide=maybe", "x.trace.zst"}, []string{"--wide=maybe", "a switch", "--wide=false"}},
+		{[]string{"bench", "--concurrency"}, []string{"--concurrency needs a value", "--concurrency 1,4,8,16"}},
+		{[]string{"bench", "--label", "a", "--label", "b"}, []string{"--label", "given twice"}},
+		// misspelt flags and commands
+		{[]string{"bench", "--concurency", "4"}, []string{"unknown flag: --concurency", "did you mean --concurrency?"}},
+		{[]string{"replay", "x.workload.zst", "--tokeniser", "o200k_base"}, []string{"did you mean --tokenizer?"}},
+		{[]string{"replay", "x.workload.zst", "--input-tokens", "800"}, []string{"unknown flag: --input-tokens", "a flag of bench", "workload build", "not of replay"}},
+		{[]string{"benc"}, []string{`unknown command "benc"`, "did you mean bench?", "llmreplay --help"}},
+		{[]string{"workload", "buidl"}, []string{`unknown workload subcommand "buidl"`, "did you mean build?"}},
+	} {
+		what := strings.Join(c.args, " ")
+		_, e, code := run(t, nil, bin, c.args...)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2: %s", what, code, e)
+		}
+		oneLine(t, what, e, c.want...)
+		noGoSpeak(t, what, e)
+	}
+}
