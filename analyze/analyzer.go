@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/filekind"
 	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload/tokenize"
@@ -1220,6 +1222,10 @@ func AnalyzeFiles(o Options, inputs ...Input) (*Result, error) {
 			r, err = trace.Open(in.Path)
 		}
 		if err != nil {
+			var m *filekind.Mismatch
+			if errors.As(err, &m) || errors.Is(err, fs.ErrNotExist) {
+				return nil, err // it says what the file is, or that there is none
+			}
 			return nil, fmt.Errorf("%v (is %s a trace written by llmreplay replay?)", err, in.Path)
 		}
 		label := in.Label

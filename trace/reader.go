@@ -65,7 +65,7 @@ type Reader struct {
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("trace: %v", err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
 	r, err := newReader(f, path)
 	if err != nil {
@@ -102,7 +102,7 @@ func newReader(in io.Reader, name string) (*Reader, error) {
 		if err != nil && err != io.EOF {
 			return nil, r.errorf("%v", err)
 		}
-		return nil, r.errorf("not an llmreplay trace: it is not zstd-compressed (traces are the NAME.trace.zst files replay writes)")
+		return nil, r.notATrace(raw)
 	}
 	zr, err := zstd.NewReader(raw,
 		// Synchronous decoding: no goroutines, memory bounded by one window.
@@ -138,8 +138,8 @@ func (r *Reader) readHeader() error {
 		return r.errorf("cannot decompress it (%v): the file is damaged or not a trace", err)
 	}
 	if string(m) != magic {
-		if strings.HasPrefix("llmreplay-workload", string(m)) {
-			return r.errorf("this is a workload file, not a trace: pass the .trace.zst file that replay wrote")
+		if err := r.otherKind(m); err != nil {
+			return err
 		}
 		return r.errorf("not an llmreplay trace: its content starts with %q, not %q", m, magic)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
+	"github.com/llmreplay/llmreplay/internal/filekind"
 	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
@@ -161,6 +162,9 @@ func Open(path string) (*Workload, error) {
 	defer f.Close()
 	wl, err := Decode(f)
 	if err != nil {
+		if m, ok := err.(*filekind.Mismatch); ok {
+			m.Path = path
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return wl, nil
@@ -179,6 +183,9 @@ func Decode(r io.Reader) (*Workload, error) {
 		if len(head) == 0 {
 			return nil, errors.New("not a workload file: it is empty")
 		}
+		if more, _ := br.Peek(512); filekind.OfRaw(more) != filekind.Other {
+			return nil, &filekind.Mismatch{Got: filekind.OfRaw(more), Want: filekind.Workload}
+		}
 		return nil, errors.New("not a workload file: it is not zstd-compressed (workload files are NAME.workload.zst, made by 'llmreplay workload build')")
 	}
 	zr, err := zstd.NewReader(br,
@@ -191,7 +198,15 @@ func Decode(r io.Reader) (*Workload, error) {
 		return nil, fmt.Errorf("zstd decoder: %w", err)
 	}
 	defer zr.Close()
-	d := &lineReader{r: bufio.NewReaderSize(zr, 1<<16)}
+	zbr := bufio.NewReaderSize(zr, 1<<16)
+	// A trace (or a tokenizer.json.zst) given for a workload is named for
+	// what it is, with the command that takes it.
+	if inner, _ := zbr.Peek(len(FormatName)); len(inner) > 0 {
+		if k := filekind.OfContent(inner); k == filekind.Trace || k == filekind.JSON {
+			return nil, &filekind.Mismatch{Got: k, Want: filekind.Workload}
+		}
+	}
+	d := &lineReader{r: zbr}
 
 	line, err := d.next()
 	if err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,5 +59,49 @@ func TestFlagValueErrorsTeach(t *testing.T) {
 		}
 		oneLine(t, what, e, c.want...)
 		noGoSpeak(t, what, e)
+	}
+}
+
+// TestWrongFileKindNamed: a workload given where a trace is read, a trace
+// given where a workload is, or another file llmreplay writes (a Parquet
+// table, a report) is named for what it is, with the command that takes
+// it and the file's path, in one line (exit 2) — never "magic line".
+func TestWrongFileKindNamed(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	wl := smallWorkload(t, bin)
+	tr := filepath.Join("..", "..", "traces", "samples", "vllm-rtx5090-bf16.trace.zst")
+	pq := filepath.Join(dir, "tables")
+	if _, e, code := run(t, nil, bin, "export", tr, "-o", pq); code != 0 {
+		t.Fatal(e)
+	}
+	table := filepath.Join(pq, "requests.parquet")
+	if _, err := os.Stat(table); err != nil {
+		t.Fatal(err)
+	}
+	replayIt := "'llmreplay replay " + wl + " --url URL'"
+	analyzeIt := "'llmreplay analyze " + tr + "'"
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"analyze", wl}, []string{"workload file, not a trace", replayIt}},
+		{[]string{"check", wl, "--claim", "ttft_p50 < 1s"}, []string{"workload file, not a trace", replayIt}},
+		{[]string{"trace", "info", wl}, []string{"workload file, not a trace", replayIt}},
+		{[]string{"export", wl, "-o", filepath.Join(dir, "x")}, []string{"workload file, not a trace", replayIt}},
+		{[]string{"replay", tr, "--url", "http://127.0.0.1:9"}, []string{"trace file, not a workload", analyzeIt, "llmreplay workload build"}},
+		{[]string{"workload", "inspect", tr}, []string{"trace file, not a workload", analyzeIt}},
+		{[]string{"analyze", table}, []string{"not an llmreplay trace", "Parquet table (what export writes)"}},
+		{[]string{"replay", table, "--url", "http://127.0.0.1:9"}, []string{"not a workload file", "Parquet table (what export writes)"}},
+	} {
+		what := strings.Join(c.args, " ")
+		_, e, code := run(t, nil, bin, c.args...)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2: %s", what, code, e)
+		}
+		oneLine(t, what, e, c.want...)
+		if strings.Contains(e, "magic") || strings.Contains(e, "(is ") {
+			t.Errorf("%s: %s", what, e)
+		}
 	}
 }

@@ -161,7 +161,7 @@ func TestWorkloadBadInput(t *testing.T) {
 		{"shared too short", []string{"build", "--prefix", "shared:3", "-o", out}, "shorter than"},
 		{"missing folder", []string{"build", "-o", filepath.Join(dir, "no", "w.workload.zst")}, "does not exist"},
 		{"no output", []string{"build"}, "-o"},
-		{"not a number", []string{"build", "--input-tokens", "lots", "-o", out}, "invalid argument"},
+		{"not a number", []string{"build", "--input-tokens", "lots", "-o", out}, `--input-tokens "lots" is not a list of whole numbers`},
 		{"inspect plain file", []string{"inspect", plain}, "not zstd-compressed"},
 		{"inspect missing", []string{"inspect", filepath.Join(dir, "none.zst")}, "cannot open workload"},
 		{"verify empty stdin", []string{"verify", "-"}, "stdin"},

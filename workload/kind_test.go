@@ -1,0 +1,57 @@
+package workload
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/filekind"
+)
+
+// The magic line filekind recognises a workload by is the one workloads
+// start with.
+func TestFileKindKnowsTheWorkloadMagic(t *testing.T) {
+	if filekind.WorkloadMagic != FormatName {
+		t.Fatalf("filekind.WorkloadMagic %q, the workload magic %q", filekind.WorkloadMagic, FormatName)
+	}
+}
+
+// A trace given for a workload says it is a trace and names analyze with
+// the file's path; other files llmreplay writes are named too.
+func TestOtherKindsNamed(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"run.trace.zst", compress(t, "llmreplay-trace\x01\x06\x10{}"), []string{"run.trace.zst: this is a trace file, not a workload", "llmreplay analyze " + filepath.Join(dir, "run.trace.zst"), "llmreplay workload build"}},
+		{"tokenizer.json.zst", compress(t, `{"version":"1.0"}`), []string{"not a workload file: this is a JSON file"}},
+		{"requests.parquet", []byte("PAR1\x15\x04"), []string{"Parquet table (what export writes)"}},
+		{"report.html", []byte("<!DOCTYPE html><html>"), []string{"HTML page (what report writes)"}},
+	} {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(path)
+		var m *filekind.Mismatch
+		if !errors.As(err, &m) {
+			t.Errorf("%s: %v is not a filekind.Mismatch", c.name, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q lacks %q", c.name, err, w)
+			}
+		}
+	}
+	// Decode, without a path, still says what the file is.
+	_, err := Decode(bytes.NewReader(compress(t, "llmreplay-trace\x01\x06")))
+	if err == nil || !strings.Contains(err.Error(), "'llmreplay analyze FILE'") {
+		t.Errorf("Decode of a trace: %v", err)
+	}
+}
