@@ -40,6 +40,7 @@ type probe struct {
 	status int    // 0: no HTTP answer
 	body   []byte // at most probeBytes
 	err    string // why there was no answer
+	cause  error  // the same, as the HTTP client returned it
 }
 
 // ok is a 200 answer whose body is a JSON object, decoded into v.
@@ -92,6 +93,9 @@ func detectAPI(ctx context.Context, c *http.Client, base, key string, shape work
 		for _, p := range probes {
 			down = down && p.status == 0
 		}
+		if u := unreachable(ctx, base, probes["/v1/models"].cause, probeTimeout); down && u != nil {
+			return d, u
+		}
 		if down {
 			return d, fieldErr("API", fmt.Sprintf("is auto and the server at %s did not answer (%s)", RedactURL(base), scrub(probes["/v1/models"].err)), "start the server or check --url")
 		}
@@ -117,7 +121,7 @@ func askRoute(ctx context.Context, c *http.Client, base, route, key string) prob
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {
-		return probe{err: cleanMessage(err)}
+		return probe{err: cleanMessage(err), cause: err}
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, probeBytes))

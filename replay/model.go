@@ -13,6 +13,9 @@ import (
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 )
 
+// modelTimeout bounds the question of which model a server serves.
+const modelTimeout = 10 * time.Second
+
 // discoverModel asks the server which model it serves, so --model can be
 // left out for the common one-model local server. llama.cpp's native API
 // ignores the model name, so it needs none.
@@ -39,7 +42,7 @@ func askModel(ctx context.Context, c *http.Client, base, api, key string, scrub 
 	case "trtllm":
 		return tritonModel(ctx, c, base, key, scrub)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, modelTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint.JoinURL(base, "", path), nil)
 	if err != nil {
@@ -47,6 +50,9 @@ func askModel(ctx context.Context, c *http.Client, base, api, key string, scrub 
 	}
 	endpoint.AuthHeaders(api, req.Header, key)
 	resp, err := c.Do(req)
+	if u := unreachable(ctx, base, err, modelTimeout); u != nil {
+		return "", u
+	}
 	if err != nil {
 		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves failed: %s", RedactURL(base), path, scrub(cleanMessage(err))), "start the server, or give the model name")
 	}
@@ -81,7 +87,7 @@ func askModel(ctx context.Context, c *http.Client, base, api, key string, scrub 
 // engine and detokenizer, else the "tensorrt_llm_bls" one, else the only
 // ready model. Anything else is ambiguous and needs --model.
 func tritonModel(ctx context.Context, c *http.Client, base, key string, scrub func(string) string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, modelTimeout)
 	defer cancel()
 	const path = "/v2/repository/index"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.JoinURL(base, "", path), strings.NewReader(`{"ready":true}`))
@@ -91,6 +97,9 @@ func tritonModel(ctx context.Context, c *http.Client, base, key string, scrub fu
 	req.Header.Set("Content-Type", "application/json")
 	endpoint.AuthHeaders("trtllm", req.Header, key)
 	resp, err := c.Do(req)
+	if u := unreachable(ctx, base, err, modelTimeout); u != nil {
+		return "", u
+	}
 	if err != nil {
 		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which models it serves failed: %s", RedactURL(base), path, scrub(cleanMessage(err))), "start the server, or give the Triton model name (e.g. ensemble)")
 	}

@@ -49,6 +49,10 @@ func (s *Summary) NoneSucceeded() error {
 	if s.Sent == 0 || s.OK > 0 {
 		return nil
 	}
+	if s.ByClass[trace.ErrRefused] == s.Sent {
+		// Not one connection: the server is not there, whatever else.
+		return fmt.Errorf("none of the %d requests succeeded: every connection was refused, so no server listens at the address given: start the server, or correct --url; the trace %s holds their errors", s.Sent, s.Trace)
+	}
 	main, n := "", 0
 	for c, k := range s.ByClass {
 		if k > n || (k == n && string(c) < main) {

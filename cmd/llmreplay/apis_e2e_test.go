@@ -200,7 +200,7 @@ func TestAPIAutoThroughTheBinary(t *testing.T) {
 	}
 	// Nothing listening: one line naming the address and the fix.
 	_, e, code := run(t, nil, bin, "replay", chat, "--url", "http://127.0.0.1:1", "--api", "auto", "-o", filepath.Join(dir, "down.trace.zst"))
-	if code != 2 || !strings.Contains(e, "--api is auto and the server at http://127.0.0.1:1 did not answer") || !strings.Contains(e, "start the server or check --url") {
+	if code != 2 || !strings.Contains(e, "--url http://127.0.0.1:1: no server answers there (connection refused") || !strings.Contains(e, "start the server") {
 		t.Errorf("server down: exit %d, stderr %q", code, e)
 	}
 	// bench --api auto on the built-in simulator.

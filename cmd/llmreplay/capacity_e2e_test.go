@@ -170,8 +170,8 @@ func TestCapacityServerUnreachable(t *testing.T) {
 	tr := filepath.Join(t.TempDir(), "c.trace.zst")
 	out, errs, code := runCap(t, bin, "capacity", "--url", url, "--slo", "ttft_p90<=1s", "-o", tr)
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
-	if code != 2 || len(lines) != 1 || !strings.Contains(errs, "--model") || !strings.Contains(errs, "start the server") || strings.Contains(errs, "Config") {
-		t.Errorf("exit %d, stderr %q; want exit 2 and one line naming --model and the fix", code, errs)
+	if code != 2 || len(lines) != 1 || !strings.HasPrefix(errs, "llmreplay: --url ") || !strings.Contains(errs, "connection refused") || !strings.Contains(errs, "start the server") || strings.Contains(errs, "Config") {
+		t.Errorf("exit %d, stderr %q; want exit 2 and one line leading with --url, the refused connection and the fix", code, errs)
 	}
 	if out != "" {
 		t.Errorf("a table for a search that never ran:\n%s", out)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,42 @@ func TestWrongFileKindNamed(t *testing.T) {
 		if strings.Contains(e, "magic") || strings.Contains(e, "(is ") {
 			t.Errorf("%s: %s", what, e)
 		}
+	}
+}
+
+// TestDeadServerSaidFirst: with nothing listening at --url, replay, bench
+// and probe lead with the address and the refused connection, not with
+// the setting that needed an answer (once "--model is empty …"); a run
+// given --model records its refused requests and ends saying the server
+// is not there.
+func TestDeadServerSaidFirst(t *testing.T) {
+	bin := builtBinary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	wl := smallWorkload(t, bin)
+	for _, args := range [][]string{
+		{"replay", wl, "--url", url, "-o", filepath.Join(dir, "a.trace.zst")},
+		{"replay", wl, "--url", url, "--api", "auto", "-o", filepath.Join(dir, "b.trace.zst")},
+		{"bench", "--url", url, "--results", filepath.Join(dir, "results")},
+		{"probe", "prefix-cache", "--url", url},
+	} {
+		what := strings.Join(args, " ")
+		_, e, code := run(t, nil, bin, args...)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2: %s", what, code, e)
+		}
+		oneLine(t, what, e, "llmreplay: --url "+url+": no server answers there (connection refused: nothing listens on "+ln.Addr().String()+")", "start the server")
+		noGoSpeak(t, what, e)
+	}
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "--model", "m", "-o", filepath.Join(dir, "c.trace.zst"))
+	last := strings.TrimSpace(e)
+	last = last[strings.LastIndex(last, "\n")+1:]
+	if code != 1 || !strings.Contains(last, "every connection was refused, so no server listens at the address given: start the server, or correct --url") {
+		t.Errorf("replay --model against a closed port: exit %d, last line %q", code, last)
 	}
 }
