@@ -28,7 +28,7 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.definitions, "definitions", analyze.DefaultDefinitions,
 		"compute metrics the way a tool does: "+strings.Join(analyze.DefinitionNames(), "|"))
 	cmd.Flags().StringVar(&f.slo, "slo", analyze.DefaultSLO.String(), "goodput bounds: ttft=, tpot=, e2e= durations")
-	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "count received text with this tokenizer instead of the trace's (o200k_base, cl100k_base or a tokenizer.json path)")
+	cmd.Flags().StringVar(&f.tokenizer, "tokenizer", "", "count received text with this tokenizer instead of the trace's (o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache)")
 }
 
 // analyzeInputs reads every TRACE argument (name=path, path or - for

@@ -98,7 +98,7 @@ func newBenchCmd() *cobra.Command {
 	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", bench.DefaultInputTokens, "exact prompt length(s) in tokens")
 	fs.IntVar(&cfg.MaxTokens, "max-tokens", bench.DefaultMaxTokens, "output tokens per request")
 	fs.IntVar(&cfg.Repeats, "repeats", bench.DefaultRepeats, "runs of each level (the table shows medians)")
-	fs.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base or a tokenizer.json path")
+	fs.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache (Qwen/Qwen3-8B)")
 	fs.StringVar(&shape, "shape", string(workload.ShapeChat), "chat or completion")
 	fs.StringVar(&cfg.Results, "results", bench.DefaultResults, "folder for the workload, trace and tables")
 	fs.StringVar(&cfg.Definitions, "definitions", analyze.DefaultDefinitions, "metric definition set for the table")

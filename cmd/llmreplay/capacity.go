@@ -52,7 +52,7 @@ func newCapacityCmd() *cobra.Command {
 	fs.StringVar(&profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(sim.ProfileNames(), ", ")+")")
 	fs.IntVar(&in, "input-tokens", 800, "exact prompt length in tokens")
 	fs.IntVar(&max, "max-tokens", 256, "output tokens per request")
-	fs.StringVar(&tok, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base or a tokenizer.json path")
+	fs.StringVar(&tok, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache (Qwen/Qwen3-8B)")
 	fs.StringVar(&shape, "shape", string(workload.ShapeChat), "chat or completion")
 	fs.StringVar(&results, "results", bench.DefaultResults, "folder for the trace")
 	fs.StringVarP(&cf.out, "out", "o", "", "trace path (default: under --results, named by label and time)")

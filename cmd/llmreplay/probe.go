@@ -156,7 +156,7 @@ func newProbePrefixCacheCmd() *cobra.Command {
 	fs.IntVar(&cfg.InputTokens, "input-tokens", probe.DefaultInputTokens, "exact prompt length in tokens (shared-system: the user message, default 64)")
 	fs.IntVar(&cfg.MaxTokens, "max-tokens", probe.DefaultMaxTokens, "output tokens per request")
 	fs.IntVar(&cfg.Repeats, "repeats", probe.DefaultRepeats, "prompts per step (6 or more give a TTFT verdict)")
-	fs.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base or a tokenizer.json path")
+	fs.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache (Qwen/Qwen3-8B)")
 	fs.StringVar(&shape, "shape", string(workload.ShapeChat), "chat or completion")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed for the prompts")
 	return cmd

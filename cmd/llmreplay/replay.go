@@ -82,7 +82,7 @@ func newReplayCmd() *cobra.Command {
 	f.register(cmd, replay.DefaultAPI)
 	sf.register(cmd)
 	cmd.Flags().StringVar(&f.cfg.URL, "url", "", "server base address, e.g. http://127.0.0.1:8080 (required)")
-	cmd.Flags().StringVar(&f.cfg.Tokenizer, "tokenizer", "", "with --send-token-ids: the path of the workload's tokenizer.json (not needed for o200k_base/cl100k_base)")
+	cmd.Flags().StringVar(&f.cfg.Tokenizer, "tokenizer", "", "with --send-token-ids: the workload's tokenizer.json, by path or model id (not needed for o200k_base/cl100k_base)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "trace file to write (default results/LABEL-TIME.trace.zst)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the output file if it exists (never an input)")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "bound each rate or trace phase in time: requests the schedule puts later than this after the phase's start are not sent (recorded in the trace; 0: the whole schedule)")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/internal/suggest"
 	"github.com/llmreplay/llmreplay/internal/version"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
 // exitError carries an exit status with an error. Only package main decides
@@ -67,6 +68,7 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		}
 		return usagef("unknown command %q%s (see '%s --help')", args[0], suggest.Phrase(args[0], commandNames(c)), c.CommandPath())
 	}
+	root.PersistentPreRunE = resolveTokenizerFlag
 	for _, sub := range subcommands {
 		root.AddCommand(sub())
 	}
@@ -184,4 +186,31 @@ func helpText(name string) string {
 		panic(err)
 	}
 	return strings.TrimSuffix(string(b), "\n")
+}
+
+// resolveTokenizerFlag runs before every command: a --tokenizer given as a
+// Hugging Face model id (Qwen/Qwen3-8B) becomes the tokenizer.json the
+// local hub cache holds for it, said on stderr, so every command that takes
+// --tokenizer takes the names people use, and records the file it used.
+func resolveTokenizerFlag(c *cobra.Command, _ []string) error {
+	f := c.Flags().Lookup("tokenizer")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	r, err := tokenize.Resolve(f.Value.String())
+	if err != nil {
+		return flagError(err)
+	}
+	if r.Path == r.Spec {
+		return nil
+	}
+	v := f.Value
+	if once, ok := v.(*onceValue); ok {
+		v = once.Value // set once by the user; this only says what it means
+	}
+	if err := v.Set(r.Path); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "tokenizer: %s is %s (%s)\n", r.Spec, r.Path, r.From)
+	return nil
 }

@@ -72,7 +72,7 @@ func newSimCmd() *cobra.Command {
 	f.BoolVar(&list, "list", false, "list the profiles with their parameters and exit")
 	f.Float64Var(&timeScale, "time-scale", 1, "multiply every duration of the profile by this factor (0.1: ten times faster; compare against latency bounds scaled alike)")
 	f.IntVar(&cfg.Slots, "slots", 0, "requests served at once, overriding the profile (like llama-server -np)")
-	f.StringVar(&tokenizer, "tokenizer", "o200k_base", "tokenizer for prompts and the answer: o200k_base, cl100k_base or a tokenizer.json path")
+	f.StringVar(&tokenizer, "tokenizer", "o200k_base", "tokenizer for prompts and the answer: o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache (Qwen/Qwen3-8B)")
 	f.StringVar(&model, "model", "", "model name to report (default: the profile name)")
 	f.IntVar(&cfg.DefaultMaxTokens, "default-max-tokens", 256, "output tokens when a request sets no limit")
 	f.BoolVar(&noCache, "no-prefix-cache", false, "prefill every prompt token, even of a repeated prompt")

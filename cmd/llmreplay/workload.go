@@ -101,7 +101,7 @@ func newWorkloadBuildCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "workload file to write (conventionally NAME.workload.zst)")
 	f.BoolVar(&force, "force", false, "replace the output file if it exists")
-	f.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "o200k_base, cl100k_base, or the path of a HuggingFace tokenizer.json (.zst accepted)")
+	f.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "o200k_base, cl100k_base, the path of a Hugging Face tokenizer.json (.zst accepted), or a model id whose tokenizer.json is in the Hugging Face cache (Qwen/Qwen3-8B)")
 	f.StringVar(&shape, "shape", string(workload.ShapeChat), "chat (one user message) or completion (raw prompt)")
 	f.IntSliceVar(&cfg.InputTokens, "input-tokens", []int{workload.DefaultInputTokens}, "exact prompt length in tokens; a list makes one phase set per length")
 	f.IntVar(&cfg.MaxTokens, "max-tokens", workload.DefaultMaxTokens, "output tokens per request (the server is asked to ignore end-of-sequence)")
@@ -222,6 +222,6 @@ func newWorkloadVerifyCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&tokSpec, "tokenizer", "", "tokenizer to count with (default: the workload's own; a tokenizer.json needs its path)")
+	cmd.Flags().StringVar(&tokSpec, "tokenizer", "", "tokenizer to count with (default: the workload's own; a tokenizer.json by its path or model id)")
 	return cmd
 }

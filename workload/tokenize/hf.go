@@ -350,7 +350,7 @@ func readMaybeZstd(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("tokenizer %q: no such file; give o200k_base, cl100k_base or the path of a HuggingFace tokenizer.json", path)
+			return nil, fmt.Errorf("tokenizer %q: no such file; give o200k_base, cl100k_base, the path of a HuggingFace tokenizer.json, or a model id (ORG/NAME) whose tokenizer.json is in the Hugging Face cache", path)
 		}
 		return nil, fmt.Errorf("tokenizer %q: %w", path, err)
 	}
@@ -378,6 +378,9 @@ func readMaybeZstd(path string) ([]byte, error) {
 // the conventional name (…/Qwen3-8B/tokenizer.json → "Qwen3-8B"), else
 // after the file (qwen3.json.zst → "qwen3").
 func hfName(path string) string {
+	if id := hubName(path); id != "" {
+		return id // a model id's tokenizer from the hub cache: named by the id
+	}
 	base := filepath.Base(path)
 	base = strings.TrimSuffix(base, ".zst")
 	base = strings.TrimSuffix(base, ".json")

@@ -12,12 +12,18 @@ var (
 )
 
 // Load returns the tokenizer named by spec: a tiktoken encoding name
-// ("o200k_base", "cl100k_base") or the path of a HuggingFace tokenizer.json
-// (optionally zstd-compressed, ending .zst). Loaded tokenizers are cached,
+// ("o200k_base", "cl100k_base"), the path of a HuggingFace tokenizer.json
+// (optionally zstd-compressed, ending .zst), or a Hugging Face model id
+// whose tokenizer.json is in the local hub cache (see Resolve). Loaded tokenizers are cached,
 // since building one takes a noticeable fraction of a second: encodings by
 // name, files by path, size and modification time, so a file replaced at
 // the same path is read again (Recall's digest check depends on it).
 func Load(spec string) (Tokenizer, error) {
+	r, err := Resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	spec = r.Path
 	cacheMu.Lock()
 	defer cacheMu.Unlock()
 	key := spec
@@ -29,10 +35,7 @@ func Load(spec string) (Tokenizer, error) {
 	if t, ok := cache[key]; ok {
 		return t, nil
 	}
-	var (
-		t   Tokenizer
-		err error
-	)
+	var t Tokenizer
 	if isTiktokenName(spec) {
 		t, err = newTiktoken(spec)
 	} else {

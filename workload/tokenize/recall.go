@@ -50,11 +50,14 @@ func Recall(name, path, digest, override string) (Tokenizer, string, error) {
 }
 
 // RecordedPath is what a workload records of a tokenizer spec: the
-// absolute path of a tokenizer.json, so later commands run from another
+// absolute path of a tokenizer.json (for a model id, the cache's file), so later commands run from another
 // folder find it; "" for a built-in encoding.
 func RecordedPath(spec string) string {
 	if spec == "" || isTiktokenName(spec) {
 		return ""
+	}
+	if r, err := Resolve(spec); err == nil {
+		spec = r.Path // a model id: its file in the hub cache
 	}
 	if abs, err := filepath.Abs(spec); err == nil {
 		return abs
@@ -65,6 +68,9 @@ func RecordedPath(spec string) string {
 func sourceOf(spec string) string {
 	if isTiktokenName(spec) || strings.TrimSpace(spec) == "" {
 		return ""
+	}
+	if r, err := Resolve(spec); err == nil {
+		return r.Path
 	}
 	return spec
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// hubCache lays out a Hugging Face hub cache under root as
+// `huggingface-cli download Qwen/Qwen3-8B tokenizer.json` leaves it (the
+// file in blobs/, the snapshot a symlink to it, refs/main naming the
+// revision), holding the repository's test copy of Qwen3's tokenizer.json.
+// It returns the snapshot's tokenizer.json.
+func hubCache(t *testing.T, root string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "workload", "tokenize", "testdata", "qwen3", "tokenizer.json.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	js, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rev = "9c925d64d72725edaf899c6cb9c377fd0709d9c5"
+	repo := filepath.Join(root, "models--Qwen--Qwen3-8B")
+	for _, d := range []string{"blobs", "refs", filepath.Join("snapshots", rev)} {
+		if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repo, "blobs", "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(repo, "snapshots", rev, "tokenizer.json")
+	if err := os.Symlink("../../blobs/aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4", file); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "refs", "main"), []byte(rev), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestTokenizerByModelID: --tokenizer takes a Hugging Face model id and
+// finds its tokenizer.json in the local hub cache (HF_HUB_CACHE, else
+// HF_HOME/hub, else ~/.cache/huggingface/hub), offline, saying which file
+// it used; workload build records it by the id, verify and analyze take
+// the id too; a model the cache lacks is one line naming where it looked
+// and the command that downloads it.
+func TestTokenizerByModelID(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "hub")
+	file := hubCache(t, cache)
+	env := []string{"HF_HUB_CACHE=" + cache, "HF_HOME=", "XDG_CACHE_HOME="}
+	said := "tokenizer: Qwen/Qwen3-8B is " + file + " (the Hugging Face cache's main revision 9c925d64d727)"
+
+	wl := filepath.Join(dir, "q.workload.zst")
+	o, e, code := run(t, env, bin, "workload", "build", "--tokenizer", "Qwen/Qwen3-8B", "--schedule", "burst:1", "--repeats", "1", "--input-tokens", "100", "--max-tokens", "8", "-o", wl)
+	if code != 0 || !strings.Contains(e, said) || !strings.Contains(o, "(hf:Qwen/Qwen3-8B)") {
+		t.Fatalf("workload build: exit %d, stderr %q; want it to say %q", code, e, said)
+	}
+	if o, e, code := run(t, env, bin, "workload", "inspect", wl); code != 0 || !strings.Contains(o, "tokenizer:  hf:Qwen/Qwen3-8B") {
+		t.Errorf("workload inspect: exit %d\n%s%s", code, o, e)
+	}
+	// The recorded file is found again without the id; the id is taken too.
+	for _, args := range [][]string{{"workload", "verify", wl}, {"workload", "verify", wl, "--tokenizer", "Qwen/Qwen3-8B"}} {
+		if o, e, code := run(t, env, bin, args...); code != 0 || !strings.Contains(o, "every count exact") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, o, e)
+		}
+	}
+	sample := filepath.Join("..", "..", "traces", "samples", "vllm-rtx5090-bf16.trace.zst")
+	if _, e, code := run(t, env, bin, "analyze", sample, "--tokenizer", "Qwen/Qwen3-8B"); code != 0 || !strings.Contains(e, said) {
+		t.Errorf("analyze --tokenizer Qwen/Qwen3-8B: exit %d\n%s", code, e)
+	}
+	// The default cache, ~/.cache/huggingface/hub, with no variable set.
+	home := filepath.Join(dir, "home")
+	homeFile := hubCache(t, filepath.Join(home, ".cache", "huggingface", "hub"))
+	if _, e, code := run(t, []string{"HOME=" + home, "HF_HUB_CACHE=", "HF_HOME=", "XDG_CACHE_HOME="}, bin, "workload", "build", "--tokenizer", "Qwen/Qwen3-8B",
+		"--schedule", "burst:1", "--repeats", "1", "--input-tokens", "100", "--max-tokens", "8", "-o", filepath.Join(dir, "h.workload.zst")); code != 0 || !strings.Contains(e, homeFile) {
+		t.Errorf("~/.cache/huggingface/hub: exit %d\n%s", code, e)
+	}
+	// Not in the cache: one line, exit 2, no file written.
+	empty := filepath.Join(dir, "empty")
+	out := filepath.Join(dir, "none.workload.zst")
+	_, e, code = run(t, []string{"HF_HUB_CACHE=" + empty}, bin, "workload", "build", "--tokenizer", "Meta/Llama-9", "-o", out)
+	if code != 2 {
+		t.Errorf("missing model: exit %d, want 2: %s", code, e)
+	}
+	oneLine(t, "missing model", e, `--tokenizer "Meta/Llama-9" is no file`, "the Hugging Face cache ("+empty+", from HF_HUB_CACHE)",
+		filepath.Join(empty, "models--Meta--Llama-9", "snapshots", "REV", "tokenizer.json"), "'huggingface-cli download Meta/Llama-9 tokenizer.json'")
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a workload was written with no tokenizer")
+	}
+}
