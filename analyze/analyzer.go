@@ -18,6 +18,7 @@ import (
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/internal/filekind"
 	"github.com/llmreplay/llmreplay/internal/safetext"
+	"github.com/llmreplay/llmreplay/internal/suggest"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
@@ -688,7 +689,7 @@ func NormalizeKey(k string) (string, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("unknown grouping key %q: use one of label, phase, concurrency, rate, input-tokens, repeat, turn", k)
+	return "", fmt.Errorf("unknown grouping key %q%s: use one of label, phase, concurrency, rate, input-tokens, repeat, turn", k, suggest.Phrase(k, Keys))
 }
 
 // Result is the analysis of every trace added, ready to be grouped.

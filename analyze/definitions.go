@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/llmreplay/llmreplay/internal/suggest"
 )
 
 // How each tool turns the same stream into numbers. The trace holds the raw
@@ -249,7 +251,7 @@ func LookupDefinitions(name string) (DefinitionSet, error) {
 	}
 	d, ok := definitionSets[name]
 	if !ok {
-		return DefinitionSet{}, fmt.Errorf("unknown definition set %q: use one of %s", name, strings.Join(DefinitionNames(), ", "))
+		return DefinitionSet{}, fmt.Errorf("unknown definition set %q%s: use one of %s", name, suggest.Phrase(name, DefinitionNames()), strings.Join(DefinitionNames(), ", "))
 	}
 	return d, nil
 }

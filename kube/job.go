@@ -171,7 +171,7 @@ func (c *JobConfig) Validate() error {
 		}
 	}
 	if c.BackoffLimitPerIndex < 0 {
-		errs = append(errs, fmt.Errorf("BackoffLimitPerIndex %d is negative", c.BackoffLimitPerIndex))
+		errs = append(errs, fmt.Errorf("BackoffLimitPerIndex %d is negative: give 0 (no retry) or more", c.BackoffLimitPerIndex))
 	}
 	for _, a := range c.ReplayArg {
 		for _, owned := range []string{"--shard", "--shards", "--start-at", "--start-in", "-o", "--output"} {

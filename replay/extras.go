@@ -100,7 +100,7 @@ func checkExtraBody(raw json.RawMessage, ep endpoint.Endpoint, base string, wl *
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		problem := "is not a JSON object"
 		if err != nil {
-			problem = fmt.Sprintf("is not a JSON object (%s)", jsonProblem(err))
+			problem = fmt.Sprintf("is not a JSON object (%s)", jsonProblem(raw, err))
 		}
 		return nil, fieldErr("ExtraBody", problem, `give one like '{"chat_template_kwargs":{"enable_thinking":false}}' (single quotes around it in the shell)`)
 	}
@@ -125,16 +125,31 @@ func checkExtraBody(raw json.RawMessage, ep endpoint.Endpoint, base string, wl *
 
 // jsonProblem is a JSON syntax error in a user's words, without Go's type
 // names.
-func jsonProblem(err error) string {
+func jsonProblem(raw []byte, err error) string {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
+		// encoding/json's words ("invalid character 'b' looking for
+		// beginning of object key string") describe its parser; the user
+		// needs where the text stops being JSON.
+		at := min(max(int(se.Offset), 1), len(raw))
+		if at >= len(raw) && strings.Contains(se.Error(), "unexpected end") {
+			return fmt.Sprintf("it ends before the JSON does, after %q: a closing } or \" is missing", clipJSON(raw))
+		}
+		return fmt.Sprintf("it stops being JSON at byte %d: %q", at, clipJSON(raw[:at]))
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return "it is a JSON " + te.Value + ", not an object"
 	}
 	return err.Error()
+}
+
+// clipJSON is the last 40 bytes of b, for an error message.
+func clipJSON(b []byte) string {
+	if len(b) > 40 {
+		return "…" + string(b[len(b)-40:])
+	}
+	return string(b)
 }
 
 // headerTransport sends headers with every request after the request's own

@@ -300,7 +300,7 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	maxOut := 0
 	for _, p := range plan {
 		if p.turn <= 1 && p.in < kit.minTokens() {
-			return nil, fmt.Errorf("%d input tokens cannot hold the count-up instruction and the %s prefix: use at least %d (tokenizer %s)", p.in, cfg.Prefix, kit.minTokens(), tok.Name())
+			return nil, fieldErr("InputTokens", fmt.Sprintf("%d: so few input tokens cannot hold the count-up instruction and the %s prefix", p.in, cfg.Prefix), fmt.Sprintf("use at least %d (tokenizer %s)", kit.minTokens(), tok.Name()))
 		}
 		total += p.in
 		maxOut = max(maxOut, p.out)

@@ -157,7 +157,10 @@ func parseBound(s string, m *analyze.Metric) (float64, error) {
 	unit := strings.TrimSpace(s[j:])
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("bound %q is not a number", s)
+		if m.IsTimeUnit() {
+			return 0, fmt.Errorf("bound %q is not a number: write a time with its unit, e.g. 500ms or 2s", s)
+		}
+		return 0, fmt.Errorf("bound %q is not a number: write one such as 40 or 0.95", s)
 	}
 	if m.IsTimeUnit() {
 		scale := map[string]float64{"": 1, "ms": 1, "s": 1000, "us": 1e-3, "µs": 1e-3, "ns": 1e-6, "m": 60000, "min": 60000}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -185,6 +186,18 @@ func (c Config) Resolve() (Config, error) {
 	}
 	if c.Trace == "" {
 		return c, errors.New("no trace path")
+	}
+	if c.Resume != "" {
+		// Before a simulator starts or a server is asked: a file that is
+		// missing or not a trace is bad input, said at once.
+		r, err := trace.Open(c.Resume)
+		if errors.Is(err, fs.ErrNotExist) {
+			return c, fmt.Errorf("--resume %s: no such file: give the capacity trace of the search to continue (the -o of the run that stopped)", c.Resume)
+		}
+		if err != nil {
+			return c, fmt.Errorf("--resume %v", strings.TrimPrefix(err.Error(), "trace: "))
+		}
+		r.Close()
 	}
 	return c, nil
 }

@@ -143,3 +143,34 @@ func TestDeadServerSaidFirst(t *testing.T) {
 		t.Errorf("replay --model against a closed port: exit %d, last line %q", code, last)
 	}
 }
+
+// TestParsedValueErrorsTeach: values the packages parse (JSON, sizes,
+// names from a list, files) are refused like the flags' own types: the
+// flag, the value and what to write instead, in one line, exit 2, no Go.
+func TestParsedValueErrorsTeach(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	wl := smallWorkload(t, bin)
+	sample := filepath.Join("..", "..", "traces", "samples", "vllm-rtx5090-bf16.trace.zst")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"replay", wl, "--url", "http://127.0.0.1:9", "--extra-body", "{bad"}, []string{"--extra-body is not a JSON object", `it stops being JSON at byte 2: "{b"`, "give one like"}},
+		{[]string{"replay", wl, "--url", "http://127.0.0.1:9", "--extra-body", `{"top_k":20`}, []string{"--extra-body", "a closing } or \" is missing"}},
+		{[]string{"workload", "build", "--input-tokens", "20", "-o", filepath.Join(dir, "w.zst")}, []string{"--input-tokens 20:", "use at least"}},
+		{[]string{"capacity", "--slo", "ttft_p90<=2s", "--resume", filepath.Join(dir, "gone.trace.zst")}, []string{"--resume " + filepath.Join(dir, "gone.trace.zst") + ": no such file", "the capacity trace of the search"}},
+		{[]string{"analyze", sample, "--by", "concurency"}, []string{`unknown grouping key "concurency" (did you mean concurrency?)`}},
+		{[]string{"analyze", sample, "--definitions", "vlm"}, []string{`"vlm" (did you mean vllm?)`}},
+		{[]string{"check", sample, "--claim", "ttft_p90 <= soon"}, []string{`bound "soon" is not a number`, "500ms or 2s"}},
+		{[]string{"kube", "job", wl, "--image", "i", "--url", "http://x", "--shards", "2", "--results-claim", "c", "--retries", "-1"}, []string{"--retries -1 is negative", "give 0"}},
+	} {
+		what := strings.Join(c.args, " ")
+		_, e, code := run(t, nil, bin, c.args...)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2: %s", what, code, e)
+		}
+		oneLine(t, what, e, c.want...)
+		noGoSpeak(t, what, e)
+	}
+}
