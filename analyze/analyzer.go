@@ -272,6 +272,8 @@ type TraceAcc struct {
 	// firstTokens are when each phase's first tokens arrived
 	// (serverstate.go, server_ttft_differs).
 	firstTokens []tokenSpan
+	// rowPhases are the header's phases by index, for AddRow.
+	rowPhases map[int]trace.Phase
 }
 
 // Trace starts a trace with the given label ("" = the header's label).

@@ -49,7 +49,7 @@ type facts struct {
 
 	tokens int    // the count the definition set uses
 	source string // and where it came from
-	input  int    // input tokens: usage prompt count, else the workload's
+	input  int    // the whole prompt: usage prompt count, else as sent, else the workload's
 
 	t []int64 // content chunk arrival times
 	k []int   // tokens per content chunk (server count, else tokenizer count)
@@ -190,7 +190,12 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 		}
 		f.lastShare = float64(f.k[len(f.k)-1]) / float64(sum)
 	}
+	// The whole prompt: the server's count, else the conversation as sent
+	// (a turn's InputTokens is only its new message), else the workload's.
 	f.input = r.InputTokens
+	if r.SentInputTokens > 0 {
+		f.input = r.SentInputTokens
+	}
 	if f.promptTokens > 0 {
 		f.input = f.promptTokens
 	}

@@ -37,7 +37,14 @@ type RequestRow struct {
 	E2ES      *float64 `json:"e2e_s"`
 	TPOTS     *float64 `json:"tpot_s"`
 
-	InputTokens int `json:"input_tokens"`
+	// InputTokens is the whole prompt the request sent: the server's
+	// usage count of it, else (a conversation's turn) the conversation as
+	// sent, counted by the workload's tokenizer, else the workload's count.
+	// NewInputTokens is, for a turn, the workload's count of what the turn
+	// added (its new message; absent for a single request, whose whole
+	// prompt is new).
+	InputTokens    int `json:"input_tokens"`
+	NewInputTokens int `json:"new_input_tokens,omitempty"`
 	// CachedTokens is the server's count of prompt tokens it served from
 	// its cache (server_cached_tokens); absent when it reports none.
 	CachedTokens       *int     `json:"cached_tokens,omitempty"`
@@ -52,6 +59,13 @@ type RequestRow struct {
 	// clipped; as the server sent it (JSON escapes it, a reader must
 	// escape it before showing it on a terminal).
 	ErrorMessage string `json:"error_message,omitempty"`
+
+	// FirstNs and LastNs are the arrivals of the first and last chunk
+	// carrying text or reasoning (ns since the run start), −1 when none
+	// did: the span TTFT and per-stream speed are read from, for tables
+	// that show times (export), not printed by trace cat.
+	FirstNs int64 `json:"-"`
+	LastNs  int64 `json:"-"`
 }
 
 // RequestLister turns the records of one trace into RequestRows, counting
@@ -94,19 +108,30 @@ func (l *RequestLister) TokenizerFallback() string { return l.counter.fallback }
 
 // Row computes rec's row. rec is not kept.
 func (l *RequestLister) Row(rec *trace.Record) RequestRow {
-	f := &l.f
-	f.build(rec, l.counter, &l.defs)
+	l.f.build(rec, l.counter, &l.defs)
 	p, ok := l.phases[rec.Phase]
 	if !ok {
 		p = trace.Phase{Index: rec.Phase}
 	}
+	return rowOf(&l.f, rec, l.label, p, &l.defs)
+}
+
+// rowOf is the row of the request f was built from.
+func rowOf(f *facts, rec *trace.Record, label string, p trace.Phase, d *DefinitionSet) RequestRow {
 	row := RequestRow{
-		Label: l.label, ID: rec.ID, Index: rec.Index, Phase: p.Name, PhaseIndex: rec.Phase,
+		Label: label, ID: rec.ID, Index: rec.Index, Phase: p.Name, PhaseIndex: rec.Phase,
 		Concurrency: p.Concurrency, Repeat: p.Repeat, Warmup: rec.Warmup, OK: f.ok, Status: rec.Status,
 		SentS: seconds(rec.Sent), LatenessS: seconds(rec.Sent - rec.Scheduled),
 		InputTokens: f.input, OutputTokens: f.tokens, OutputTokensSource: f.source,
 		Chunks: len(rec.Chunks), FinishReason: rec.FinishReason,
 		Session: rec.Session, Turn: rec.Turn,
+		FirstNs: -1, LastNs: -1,
+	}
+	if rec.Turn > 0 {
+		row.NewInputTokens = rec.InputTokens
+	}
+	if f.content > 0 {
+		row.FirstNs, row.LastNs = f.first, f.last
 	}
 	if c := f.timers().cached; c >= 0 {
 		row.CachedTokens = &c
@@ -119,14 +144,14 @@ func (l *RequestLister) Row(rec *trace.Record) RequestRow {
 	}
 	// Speeds only for successful requests, as in the tables: the median
 	// of the ok rows' per_stream_tps is the table's per_stream_tps.
-	if v, ok := f.tpotMs(&l.defs); ok && f.ok {
+	if v, ok := f.tpotMs(d); ok && f.ok {
 		row.TPOTS = ptr(math.Round(v*1e6) / 1e9) // ms → s, to the ns
 	}
-	if v, ok := f.perStream(&l.defs); ok && f.ok {
+	if v, ok := f.perStream(d); ok && f.ok {
 		row.PerStreamTPS = ptr(math.Round(v*1e3) / 1e3)
 	}
-	if l.defs.peer {
-		l.peerRow(&row)
+	if d.peer {
+		peerRow(f, d, &row)
 	}
 	if rec.Error != nil {
 		row.ErrorClass, row.ErrorMessage = string(rec.Error.Class), ErrorText(rec.Error)
@@ -140,8 +165,7 @@ func ptr(v float64) *float64 { return &v }
 
 // peerRow reads a row's times, tokens and speeds the way a peer definition
 // set does (peers.go), the same values its tables take.
-func (l *RequestLister) peerRow(row *RequestRow) {
-	f, d := &l.f, &l.defs
+func peerRow(f *facts, d *DefinitionSet, row *RequestRow) {
 	if !f.ok {
 		return // a failure reads alike in every set: its time to failing
 	}

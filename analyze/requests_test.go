@@ -61,6 +61,7 @@ func TestRequestRowsByHand(t *testing.T) {
 			t.Errorf("%s sent %v late %v, want %v %v", w.ID, got.SentS, got.LatenessS, w.SentS, w.LatenessS)
 		}
 		got.SentS, got.LatenessS, w.SentS, w.LatenessS = 0, 0, 0, 0
+		got.FirstNs, got.LastNs = 0, 0 // not printed; export's test holds them
 		if got != w {
 			t.Errorf("row %d:\ngot  %+v\nwant %+v", i, got, w)
 		}

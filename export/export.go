@@ -3,9 +3,9 @@
 //
 //	requests  one row per request: ids, label, phase, concurrency, tokens,
 //	          scheduled/sent/headers/first/last/done times, status, error
-//	          class, finish reason, and the per-request figures read
-//	          directly off the record (TTFT, E2E, per-stream speed by the
-//	          server's token count)
+//	          class, finish reason, and the per-request figures as the
+//	          analysis reads them (tokens, cached tokens, TTFT, TPOT, E2E,
+//	          per-stream speed: analyze.TraceAcc.AddRow)
 //	chunks    one row per streamed chunk: request id, time, bytes, tokens
 //	runs      one row per run (label × phase × repeat) with the analysis's
 //	          per-run metrics
@@ -17,7 +17,6 @@
 package export
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,15 +41,25 @@ type RequestRow struct {
 	Concurrency  int64     `parquet:"concurrency"`
 	Repeat       int64     `parquet:"repeat"`
 	Warmup       bool      `parquet:"warmup"`
-	InputTokens  int64     `parquet:"input_tokens"`
-	MaxTokens    int64     `parquet:"max_tokens"`
-	OutputTokens int64     `parquet:"output_tokens"` // the server's usage count; -1 when it sent none
+	// InputTokens is the whole prompt the request sent, read as analyze
+	// reads it (the server's usage count, else the conversation as sent,
+	// else the workload's count); NewInputTokens the workload's count of
+	// what the request added (a turn's new message; a single request's
+	// whole prompt); CachedTokens the server's count of prompt tokens it
+	// served from its cache, −1 when it reports none.
+	InputTokens    int64 `parquet:"input_tokens"`
+	NewInputTokens int64 `parquet:"new_input_tokens"`
+	CachedTokens   int64 `parquet:"cached_tokens"`
+	MaxTokens      int64 `parquet:"max_tokens"`
+	// OutputTokens is the analysis' count and OutputSource where it came
+	// from (usage, chunk-tokens, server-tokenizer, tokenizer, chunks).
+	OutputTokens int64     `parquet:"output_tokens"`
 	OutputSource string    `parquet:"output_tokens_source,dict"`
 	ScheduledNs  int64     `parquet:"scheduled_ns"`
 	SentNs       int64     `parquet:"sent_ns"`
 	HeadersNs    int64     `parquet:"headers_ns"`
-	FirstNs      int64     `parquet:"first_ns"`
-	LastNs       int64     `parquet:"last_ns"`
+	FirstNs      int64     `parquet:"first_ns"` // first chunk with text or reasoning; −1: none
+	LastNs       int64     `parquet:"last_ns"`  // last such chunk; −1: none
 	DoneNs       int64     `parquet:"done_ns"`
 	Sent         time.Time `parquet:"sent_at,timestamp(nanosecond)"`
 	Status       int64     `parquet:"status"`
@@ -59,9 +68,12 @@ type RequestRow struct {
 	FinishReason string    `parquet:"finish_reason,dict"`
 	Chunks       int64     `parquet:"chunks"`
 	Bytes        int64     `parquet:"bytes"`
-	TTFTMs       float64   `parquet:"ttft_ms"`        // first - sent; NaN without a chunk
-	E2EMs        float64   `parquet:"e2e_ms"`         // done - sent
-	PerStreamTPS float64   `parquet:"per_stream_tps"` // (output_tokens-1)/(last-first); NaN when undefined
+	// The request's metrics as analyze computes them (trace cat
+	// --requests prints the same): NaN where the request has none.
+	TTFTMs       float64 `parquet:"ttft_ms"`
+	TPOTMs       float64 `parquet:"tpot_ms"`
+	E2EMs        float64 `parquet:"e2e_ms"`
+	PerStreamTPS float64 `parquet:"per_stream_tps"`
 	// The server's own tokenizer's counts of the prompt and of the text
 	// received (its /tokenize): 0 not asked, -1 asked and not answered.
 	ServerPromptTokens int64 `parquet:"server_prompt_tokens"`
@@ -289,6 +301,21 @@ func Export(o Options, inputs ...analyze.Input) (c *Counts, err error) {
 	return c, nil
 }
 
+// ms is a row's seconds as milliseconds, NaN for none.
+func ms(s *float64) float64 {
+	if s == nil {
+		return nan
+	}
+	return *s * 1e3
+}
+
+func orNaN(v *float64) float64 {
+	if v == nil {
+		return nan
+	}
+	return *v
+}
+
 func toInt(v any) int64 {
 	switch x := v.(type) {
 	case int:
@@ -348,7 +375,9 @@ func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], 
 			continue
 		}
 		rec := r.Record()
-		acc.Add(rec)
+		// The analysis' own reading of the request: the row's times,
+		// tokens and speeds are the ones its tables take.
+		m := acc.AddRow(rec)
 		ph := phases[rec.Phase]
 		// A record's strings are slices of one string holding its whole
 		// body (text included): rows keep copies, or the requests table,
@@ -358,35 +387,26 @@ func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], 
 		row := RequestRow{
 			Label: label, RequestID: id, Index: int64(rec.Index), Phase: int64(rec.Phase), PhaseName: ph.Name,
 			Concurrency: int64(ph.Concurrency), Repeat: int64(ph.Repeat), Warmup: rec.Warmup,
-			InputTokens: int64(rec.InputTokens), MaxTokens: int64(rec.MaxTokens), OutputTokens: -1,
-			ScheduledNs: rec.Scheduled, SentNs: rec.Sent, HeadersNs: rec.Headers, DoneNs: rec.Done,
+			InputTokens: int64(m.InputTokens), NewInputTokens: int64(rec.InputTokens), CachedTokens: -1, MaxTokens: int64(rec.MaxTokens),
+			OutputTokens: int64(m.OutputTokens), OutputSource: m.OutputTokensSource,
+			ScheduledNs: rec.Scheduled, SentNs: rec.Sent, HeadersNs: rec.Headers, FirstNs: m.FirstNs, LastNs: m.LastNs, DoneNs: rec.Done,
 			Sent: start.Add(time.Duration(rec.Sent)).UTC(), Status: int64(rec.Status), OK: rec.Error == nil,
 			FinishReason: strings.Clone(rec.FinishReason), Chunks: int64(len(rec.Chunks)),
-			TTFTMs: nan, PerStreamTPS: nan, E2EMs: float64(rec.Done-rec.Sent) / 1e6,
+			TTFTMs: ms(m.TTFTS), TPOTMs: ms(m.TPOTS), E2EMs: ms(m.E2ES), PerStreamTPS: orNaN(m.PerStreamTPS),
 			ServerPromptTokens: int64(rec.ServerPromptTokens), ServerTextTokens: int64(rec.ServerTextTokens),
 			Session: rec.Session, Turn: int64(rec.Turn), SentInputTokens: int64(rec.SentInputTokens),
 			UserDelayMeanNs: rec.UserDelayMean, UserDelayMaxNs: rec.UserDelayMax,
 		}
+		if m.CachedTokens != nil {
+			row.CachedTokens = int64(*m.CachedTokens)
+		}
 		if rec.Error != nil {
 			row.ErrorClass = string(rec.Error.Class)
-		}
-		var u struct {
-			CompletionTokens *int64 `json:"completion_tokens"`
-		}
-		if rec.Usage != "" && json.Unmarshal([]byte(rec.Usage), &u) == nil && u.CompletionTokens != nil {
-			row.OutputTokens, row.OutputSource = *u.CompletionTokens, "usage"
 		}
 		for i, ch := range rec.Chunks {
 			row.Bytes += int64(ch.Bytes)
 			cb = append(cb, ChunkRow{Label: label, RequestID: id, Phase: int64(rec.Phase), Seq: int64(i), TNs: ch.T,
 				T: start.Add(time.Duration(ch.T)).UTC(), Bytes: int64(ch.Bytes), Tokens: int64(ch.Tokens), TextBytes: int64(len(ch.Text))})
-		}
-		if n := len(rec.Chunks); n > 0 {
-			row.FirstNs, row.LastNs = rec.Chunks[0].T, rec.Chunks[n-1].T
-			row.TTFTMs = float64(row.FirstNs-rec.Sent) / 1e6
-			if row.OutputTokens > 1 && row.LastNs > row.FirstNs {
-				row.PerStreamTPS = float64(row.OutputTokens-1) / (float64(row.LastNs-row.FirstNs) / 1e9)
-			}
 		}
 		rb = append(rb, row)
 		if len(rb) >= batch {
