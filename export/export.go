@@ -33,14 +33,14 @@ import (
 
 // RequestRow is one row of the requests table.
 type RequestRow struct {
-	Label        string    `parquet:"label,dict"`
-	RequestID    string    `parquet:"request_id"`
-	Index        int64     `parquet:"index"`
-	Phase        int64     `parquet:"phase"`
-	PhaseName    string    `parquet:"phase_name,dict"`
-	Concurrency  int64     `parquet:"concurrency"`
-	Repeat       int64     `parquet:"repeat"`
-	Warmup       bool      `parquet:"warmup"`
+	Label       string `parquet:"label,dict"`
+	RequestID   string `parquet:"request_id"`
+	Index       int64  `parquet:"index"`
+	Phase       int64  `parquet:"phase"`
+	PhaseName   string `parquet:"phase_name,dict"`
+	Concurrency int64  `parquet:"concurrency"`
+	Repeat      int64  `parquet:"repeat"`
+	Warmup      bool   `parquet:"warmup"`
 	// InputTokens is the whole prompt the request sent, read as analyze
 	// reads it (the server's usage count, else the conversation as sent,
 	// else the workload's count); NewInputTokens the workload's count of

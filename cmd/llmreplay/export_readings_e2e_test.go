@@ -38,7 +38,7 @@ func TestExportReadsRequestsAsAnalyzeDoes(t *testing.T) {
 	}
 	const ms = int64(1e6)
 	r0 := trace.Record{ID: "r0", InputTokens: 120, MaxTokens: 4, Scheduled: ms, Sent: ms, Headers: 4 * ms, Done: 61 * ms, Status: 200, FinishReason: "length",
-		Usage: `{"prompt_tokens":120,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":64}}`,
+		Usage:  `{"prompt_tokens":120,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":64}}`,
 		Chunks: []trace.Chunk{{T: 5 * ms, Bytes: 90}, {T: 11 * ms, Bytes: 60, Text: "1"}, {T: 21 * ms, Bytes: 60, Text: ","}, {T: 31 * ms, Bytes: 60, Text: " "}, {T: 41 * ms, Bytes: 60, Text: "2"}, {T: 60 * ms, Bytes: 120}}}
 	r1 := trace.Record{ID: "r1", Index: 1, InputTokens: 20, SentInputTokens: 300, Session: "s1", Turn: 2, MaxTokens: 4, Scheduled: 100 * ms, Sent: 100 * ms, Headers: 101 * ms, Done: 140 * ms, Status: 200, FinishReason: "length",
 		Usage:  `{"completion_tokens":4}`,
