@@ -198,7 +198,7 @@ type TraceInfo struct {
 	// between good ones, or the file unreadable past a point); "" when
 	// every byte was read. The analysis uses every record that could be.
 	Damaged      string         `json:"damaged,omitempty"`
-	TokenSources map[string]int `json:"output_token_sources"`
+	TokenSources map[string]int `json:"output_tokens_sources"`
 	// UsageChecks counts the responses whose server token count was
 	// judged (usage_mismatch), by what it was held against:
 	// server-tokenizer, tokenizer or bounds.
@@ -804,7 +804,7 @@ type Group struct {
 	// ErrorExamples is, per error class, the first failure's message with
 	// the server's own explanation (ErrorText), as the server sent it.
 	ErrorExamples map[string]string `json:"error_examples,omitempty"`
-	TokenSources  map[string]int    `json:"output_token_sources"`
+	TokenSources  map[string]int    `json:"output_tokens_sources"`
 	Runs          int               `json:"runs"`
 	Warnings      []Warning         `json:"-"`
 	// WarningCodes names the group's warnings; the document's top-level

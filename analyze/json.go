@@ -16,7 +16,7 @@ import (
 // fields). docs/METRICS.md documents the schema.
 const (
 	SchemaName    = "llmreplay-analysis"
-	SchemaVersion = 1
+	SchemaVersion = 2
 )
 
 // MarshalJSON writes {"value": v, "lo": l, "hi": h, "n": n}; a value that
