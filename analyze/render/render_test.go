@@ -209,9 +209,9 @@ func TestFailuresInTables(t *testing.T) {
 		row       []string
 		col, want string
 	}{
-		{c1, "per_stream_tps_median", "100"}, {c1, "aggregate_tps_median", "100"}, {c1, "ttft_p50_ms", "10"},
+		{c1, "per_stream_tps", "100"}, {c1, "aggregate_tps", "100"}, {c1, "ttft_p50_ms", "10"},
 		{c1, "requests_ok", "1"}, {c1, "requests_failed", "1"}, {c1, "error_class", "http-status"},
-		{c2, "per_stream_tps_median", ""}, {c2, "requests_ok", "0"}, {c2, "requests_failed", "2"},
+		{c2, "per_stream_tps", ""}, {c2, "requests_ok", "0"}, {c2, "requests_failed", "2"},
 	} {
 		if got := w.row[col[w.col]]; got != w.want {
 			t.Errorf("CSV %s of concurrency %s = %q, want %q", w.col, w.row[col["concurrency"]], got, w.want)

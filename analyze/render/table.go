@@ -440,8 +440,8 @@ func serverStateText(g *analyze.Group) string {
 // samples bound that side); the delta columns compare a label with the
 // first label (empty on the first label's rows and with one label).
 var SweepColumns = []string{analyze.KeyLabel, analyze.KeyConcurrency, analyze.KeyInputTokens,
-	"per_stream_tps_median", "per_stream_tps_lo", "per_stream_tps_hi",
-	"aggregate_tps_median", "aggregate_tps_lo", "aggregate_tps_hi",
+	"per_stream_tps", "per_stream_tps_lo", "per_stream_tps_hi",
+	"aggregate_tps", "aggregate_tps_lo", "aggregate_tps_hi",
 	"ttft_p50_ms", "requests_ok", "requests_failed", "error_class",
 	"per_stream_tps_delta_pct", "per_stream_tps_delta_p", "aggregate_tps_delta_pct", "aggregate_tps_delta_p"}
 

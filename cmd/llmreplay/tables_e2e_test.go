@@ -347,7 +347,7 @@ func TestTraceCatRequests(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("analyze: %d %s", code, e)
 	}
-	if r := csvByKey(t, csvOut)[0]; r["per_stream_tps_median"] != "100" || r["requests_failed"] != "1" {
-		t.Errorf("analyze's per-stream %s, failed %s; want 100 and 1", r["per_stream_tps_median"], r["requests_failed"])
+	if r := csvByKey(t, csvOut)[0]; r["per_stream_tps"] != "100" || r["requests_failed"] != "1" {
+		t.Errorf("analyze's per-stream %s, failed %s; want 100 and 1", r["per_stream_tps"], r["requests_failed"])
 	}
 }
