@@ -74,10 +74,13 @@ type RequestRow struct {
 	TPOTMs       float64 `parquet:"tpot_ms"`
 	E2EMs        float64 `parquet:"e2e_ms"`
 	PerStreamTPS float64 `parquet:"per_stream_tps"`
-	// The server's own tokenizer's counts of the prompt and of the text
-	// received (its /tokenize): 0 not asked, -1 asked and not answered.
-	ServerPromptTokens int64 `parquet:"server_prompt_tokens"`
-	ServerTextTokens   int64 `parquet:"server_text_tokens"`
+	// The server's own tokenizer's counts (its /tokenize) of the text
+	// new_input_tokens counts (the workload's message, without the chat
+	// template the server adds, so it is held against new_input_tokens,
+	// not input_tokens) and of the text received: 0 not asked, -1 asked
+	// and not answered.
+	ServerNewInputTokens int64 `parquet:"server_new_input_tokens"`
+	ServerTextTokens     int64 `parquet:"server_text_tokens"`
 	// A conversation's session id and turn (1, 2, …; "" and 0 for a
 	// single request), and the whole prompt as sent with the answers it
 	// resent (0: not counted) (trace 1.4).
@@ -393,7 +396,7 @@ func exportTrace(in analyze.Input, a *analyze.Analyzer, reqs table[RequestRow], 
 			Sent: start.Add(time.Duration(rec.Sent)).UTC(), Status: int64(rec.Status), OK: rec.Error == nil,
 			FinishReason: strings.Clone(rec.FinishReason), Chunks: int64(len(rec.Chunks)),
 			TTFTMs: ms(m.TTFTS), TPOTMs: ms(m.TPOTS), E2EMs: ms(m.E2ES), PerStreamTPS: orNaN(m.PerStreamTPS),
-			ServerPromptTokens: int64(rec.ServerPromptTokens), ServerTextTokens: int64(rec.ServerTextTokens),
+			ServerNewInputTokens: int64(rec.ServerPromptTokens), ServerTextTokens: int64(rec.ServerTextTokens),
 			Session: rec.Session, Turn: int64(rec.Turn), SentInputTokens: int64(rec.SentInputTokens),
 			UserDelayMeanNs: rec.UserDelayMean, UserDelayMaxNs: rec.UserDelayMax,
 		}

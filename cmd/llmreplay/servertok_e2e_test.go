@@ -190,10 +190,14 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 				for i, name := range rows[0] {
 					col[name] = i
 				}
+				// The server's /tokenize counts the text the workload wrote,
+				// as new_input_tokens does (this server counts English as
+				// o200k does); input_tokens is the whole prompt as the
+				// server's usage counts it, chat template included (70).
 				for _, row := range rows[1:] {
-					if row[col["server_text_tokens"]] != "24" || row[col["server_prompt_tokens"]] != row[col["input_tokens"]] {
-						t.Errorf("requests.csv row: server_text_tokens %q (want 24), server_prompt_tokens %q (want input_tokens %q)",
-							row[col["server_text_tokens"]], row[col["server_prompt_tokens"]], row[col["input_tokens"]])
+					if row[col["server_text_tokens"]] != "24" || row[col["server_new_input_tokens"]] != row[col["new_input_tokens"]] || row[col["input_tokens"]] != "70" {
+						t.Errorf("requests.csv row: server_text_tokens %q (want 24), server_new_input_tokens %q (want new_input_tokens %q), input_tokens %q (want the usage's 70)",
+							row[col["server_text_tokens"]], row[col["server_new_input_tokens"]], row[col["new_input_tokens"]], row[col["input_tokens"]])
 					}
 				}
 			}
