@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/suggest"
 )
 
 // Scope says what one sample of a metric is, and so which statistics a
@@ -354,9 +355,15 @@ var metricIndex = func() map[string]int {
 	return m
 }()
 
-// LookupMetric returns the registry entry of a name, with or without a
-// statistic suffix, and the suffix ("" for the bare name).
+// MetricName is the metric name name spells: per-stream-tps, as the
+// flags spell their words, is per_stream_tps.
+func MetricName(name string) string { return strings.ReplaceAll(name, "-", "_") }
+
+// LookupMetric returns the registry entry of a name (either spelling,
+// MetricName), with or without a statistic suffix, and the suffix ("" for
+// the bare name).
 func LookupMetric(name string) (*Metric, string, error) {
+	name = MetricName(name)
 	if i, ok := metricIndex[name]; ok {
 		return Metrics[i], "", nil
 	}
@@ -383,7 +390,11 @@ func LookupMetric(name string) (*Metric, string, error) {
 			return nil, "", fmt.Errorf("metric %s has no statistic %q: use one of %s", m.Name, stat, names)
 		}
 	}
-	return nil, "", fielderr.New("analyze", "Metric", fmt.Sprintf("%q is unknown", name), "see docs/METRICS.md (or analyze.Metrics) for the names")
+	names := make([]string, len(Metrics))
+	for i, m := range Metrics {
+		names[i] = m.Name
+	}
+	return nil, "", fielderr.New("analyze", "Metric", fmt.Sprintf("%q is unknown%s", name, suggest.Phrase(name, names)), "see docs/METRICS.md (or analyze.Metrics) for the names")
 }
 
 func statNames(m *Metric) []string {

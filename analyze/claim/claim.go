@@ -79,10 +79,11 @@ func parseClaim(s string) (Claim, error) {
 	}
 	// metric name
 	i := 0
-	for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= '0' && s[i] <= '9' || s[i] == '.' && i > 0 && s[i-1] >= '0' && s[i-1] <= '9') {
+	for i < len(s) && (s[i] == '_' || s[i] == '-' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= '0' && s[i] <= '9' || s[i] == '.' && i > 0 && s[i-1] >= '0' && s[i-1] <= '9') {
 		i++
 	}
-	c.Metric = s[:i]
+	// per-stream-tps, as the flags spell words, is per_stream_tps.
+	c.Metric = strings.ReplaceAll(s[:i], "-", "_")
 	if c.Metric == "" {
 		return c, errors.New("start with a metric name such as per_stream_tps")
 	}

@@ -83,10 +83,11 @@ func newAnalyzeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, m := range metrics {
+			for i, m := range metrics {
 				if _, _, err := analyze.LookupMetric(m); err != nil {
 					return metricFlagError("--metrics", m, err)
 				}
+				metrics[i] = analyze.MetricName(m)
 			}
 			if wide {
 				if cmd.Flags().Changed("format") && format != "table" {

@@ -72,6 +72,10 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	for _, sub := range subcommands {
 		root.AddCommand(sub())
 	}
+	// --input_tokens, as claims and tables spell the word, is --input-tokens.
+	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
+	})
 	singleValueFlags(root)
 	registerCompletions(root)
 	return root
