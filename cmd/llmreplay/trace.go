@@ -184,6 +184,18 @@ func traceInfo(cmd *cobra.Command, path string) error {
 			line("read delay", "the client read events %v after their kernel stamp on average, %v at most (%d requests)",
 				time.Duration(c.DelayMean()).Round(100*time.Nanosecond), time.Duration(c.DelayMax).Round(100*time.Nanosecond), c.DelayRecords)
 		}
+		if c.ReadLate > 0 {
+			line("read late", "%d of %d text chunks in %d requests, the worst by up to %v: read together with a later chunk of their stream, or after its next chunk had arrived (analyze: client_fell_behind)",
+				c.ReadLate, c.ContentChunks, c.ReadLateRecords, time.Duration(c.ReadLateMax).Round(time.Microsecond))
+		}
+		if c.Ends > 0 {
+			src := "the kernel stamp of the read that ended the response"
+			if h.TimeSource(trace.FieldDone) != trace.TimestampsKernel {
+				src = "when the client saw the response end (user space, format 1.5 and older)"
+			}
+			line("ends", "a response's end came %v after its last chunk on average, %v at most (%d responses; the end is %s)",
+				time.Duration(c.EndMean()).Round(100*time.Nanosecond), time.Duration(c.EndMax).Round(100*time.Nanosecond), c.Ends, src)
+		}
 	case trace.TimestampsUser:
 		if h.TimestampsNote != "" {
 			line("timestamps", "user: %s", h.TimestampsNote)
@@ -285,7 +297,10 @@ func traceInfo(cmd *cobra.Command, path string) error {
 	// The same plain-words statement analyze's partial_trace warning makes
 	// (a shard holds its share by design, so it is not judged).
 	if planned, m := plannedRequests(h, c); planned > 0 && h.Shard == nil && len(h.ShardsMissing) == 0 {
-		if m < planned && r.Truncated() {
+		p, ok := r.Progress()
+		if m < planned && r.Truncated() && ok && p.Sent >= 0 {
+			line("partial", "%s", trace.CutSummary(int64(m), int64(c.Records-c.Warmup), int64(planned), p.Sent, p.T))
+		} else if m < planned && r.Truncated() {
 			line("partial", "cut off after %d of %d requests (the run crashed or is still running): %d missing", m, planned, planned-m)
 		} else if m < planned {
 			line("partial", "stopped after %d of %d requests: %d never sent", m, planned, planned-m)
