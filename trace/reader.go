@@ -321,8 +321,8 @@ func (r *Reader) Scan() bool {
 				return r.stop(fmt.Errorf("an entry of %d bytes exceeds the %d-byte limit: the file is corrupt", n, maxEntryBytes))
 			}
 			r.skip(fmt.Errorf("an entry of %d bytes exceeds the %d-byte limit", n, entryLimit))
-			if _, err := r.br.Discard(int(n)); err != nil {
-				return r.stop(noEOF(err))
+			if !r.discard(n) {
+				return false
 			}
 			continue
 		}
@@ -330,9 +330,9 @@ func (r *Reader) Scan() bool {
 			if n > binary.MaxVarintLen64 {
 				return r.stop(fmt.Errorf("a shard entry of %d bytes holds no shard index: the file is corrupt", n))
 			}
-			b, err := r.readBody(int(n))
-			if err != nil {
-				return r.stop(noEOF(err))
+			b, ok := r.entry(n)
+			if !ok {
+				return false
 			}
 			v, k := binary.Uvarint(b)
 			if k <= 0 || k != len(b) || v > 1<<31 {
@@ -344,14 +344,14 @@ func (r *Reader) Scan() bool {
 		if tag == tagScrape {
 			if !r.withScrapes {
 				r.scrapes++
-				if _, err := r.br.Discard(int(n)); err != nil {
-					return r.stop(noEOF(err))
+				if !r.discard(n) {
+					return false
 				}
 				continue
 			}
-			b, err := r.readBody(int(n))
-			if err != nil {
-				return r.stop(noEOF(err))
+			b, ok := r.entry(n)
+			if !ok {
+				return false
 			}
 			if err := decodeScrapeV1(string(b), &r.scrapeBuf); err != nil {
 				r.skip(fmt.Errorf("scrape %d: %v", r.scrapes+1, err))
@@ -364,28 +364,28 @@ func (r *Reader) Scan() bool {
 		if tag == tagProgress {
 			if n > maxProgressBytes {
 				r.skip(fmt.Errorf("a progress entry of %d bytes", n))
-				if _, err := r.br.Discard(int(n)); err != nil {
-					return r.stop(noEOF(err))
+				if r.discard(n) {
+					continue
 				}
-				continue
+				return false
 			}
-			b, err := r.readBody(int(n))
-			if err != nil {
-				return r.stop(noEOF(err))
+			b, ok := r.entry(n)
+			if !ok {
+				return false
 			}
 			r.takeProgress(string(b))
 			continue
 		}
 		if tag != tagRecord {
 			// An entry kind from a later minor version: skip it.
-			if _, err := r.br.Discard(int(n)); err != nil {
-				return r.stop(noEOF(err))
+			if !r.discard(n) {
+				return false
 			}
 			continue
 		}
-		b, err := r.readBody(int(n))
-		if err != nil {
-			return r.stop(noEOF(err))
+		b, ok := r.entry(n)
+		if !ok {
+			return false
 		}
 		// One string per record: every text, ID and error of the record is
 		// a slice of it, so chunks cost no allocation of their own, and a
@@ -460,6 +460,25 @@ func (r *Reader) takeProgress(body string) {
 // known, ≥ 0) counts the requests sent by the last flush, T (ns on the
 // run clock) when that was.
 func (r *Reader) Progress() (Progress, bool) { return r.progress, r.hasProgress }
+
+// discard passes over an entry's n bytes of body; false (with the tail
+// or the error noted, as stop does) when the stream ends first.
+func (r *Reader) discard(n uint64) bool {
+	if _, err := r.br.Discard(int(n)); err != nil {
+		return r.stop(noEOF(err))
+	}
+	return true
+}
+
+// entry reads an entry's n bytes of body; false (with the tail or the
+// error noted, as stop does) when the stream ends first.
+func (r *Reader) entry(n uint64) ([]byte, bool) {
+	b, err := r.readBody(int(n))
+	if err != nil {
+		return nil, r.stop(noEOF(err))
+	}
+	return b, true
+}
 
 // noEOF turns a clean EOF inside an entry into ErrUnexpectedEOF: the stream
 // stopped partway through something it had announced.

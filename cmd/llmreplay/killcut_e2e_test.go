@@ -78,15 +78,9 @@ func zstdBoundaries(t *testing.T, data []byte) (blocks, frames []int) {
 // were in flight and lost: the last progress entry counts those sent.
 func TestKilledBetweenFlushesThroughTheBinary(t *testing.T) {
 	bin := builtBinary(t)
-	simURL := startSim(t, bin, "--profile", "fast", "--token-interval", "60ms")
-	dir := t.TempDir()
 	// Two bursts of 4 requests of 30 tokens, 1.8 s each: the flushes every
 	// second fall while a burst is in flight.
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "30", "--schedule", "burst:4", "--repeats", "2")
-	tr := filepath.Join(dir, "whole.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tr, "-q"); code != 0 {
-		t.Fatalf("replay exit %d: %s", code, e)
-	}
+	dir, _, tr := replaySim(t, bin, []string{"--profile", "fast", "--token-interval", "60ms"}, "--max-tokens", "30", "--schedule", "burst:4", "--repeats", "2")
 	data, err := os.ReadFile(tr)
 	if err != nil {
 		t.Fatal(err)

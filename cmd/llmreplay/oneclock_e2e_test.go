@@ -9,6 +9,21 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
+// replaySim replays, with default flags, a workload built with wlArgs
+// against a simulator started with simArgs, and returns the test's
+// folder, the simulator's URL and the trace's path.
+func replaySim(t *testing.T, bin string, simArgs []string, wlArgs ...string) (dir, simURL, tr string) {
+	t.Helper()
+	simURL = startSim(t, bin, simArgs...)
+	dir = t.TempDir()
+	wl := buildWorkload(t, bin, dir, wlArgs...)
+	tr = filepath.Join(dir, "run.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tr, "-q"); code != 0 {
+		t.Fatalf("replay exit %d: %s", code, e)
+	}
+	return dir, simURL, tr
+}
+
 // One clock per request: with default flags on Linux a response's end is
 // the kernel stamp of the read that ended it, like its chunks. The
 // simulator writes its usage chunk and [DONE] together, so one read brings
@@ -21,13 +36,7 @@ func TestResponseEndOnTheChunksClock(t *testing.T) {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}
 	bin := builtBinary(t)
-	simURL := startSim(t, bin, "--profile", "fast", "--token-interval", "2ms")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:4", "--repeats", "2")
-	tr := filepath.Join(dir, "k.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tr, "-q"); code != 0 {
-		t.Fatalf("replay exit %d: %s", code, e)
-	}
+	_, _, tr := replaySim(t, bin, []string{"--profile", "fast", "--token-interval", "2ms"}, "--max-tokens", "16", "--schedule", "burst:4", "--repeats", "2")
 	h, recs := readTrace(t, tr)
 	checkKernelStamped(t, h, recs, false)
 	for _, f := range []string{trace.FieldHeaders, trace.FieldChunk, trace.FieldDone} {
