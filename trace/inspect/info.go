@@ -44,6 +44,10 @@ type Info struct {
 	Truncated bool
 	Skipped   int
 	FirstSkip error
+	// Progress is the last progress entry a cut-short 1.6 trace holds
+	// (how many requests had been sent by then), when HasProgress.
+	Progress    trace.Progress
+	HasProgress bool
 }
 
 // Read scans r (opened from path; "-" is standard input) to its end,
@@ -78,6 +82,7 @@ func Read(r *trace.Reader, path string) *Info {
 	}
 	i.Truncated = r.Truncated()
 	i.Skipped, i.FirstSkip = r.Skipped()
+	i.Progress, i.HasProgress = r.Progress()
 	return i
 }
 
@@ -130,6 +135,18 @@ func (i *Info) writeClocks(line func(name, format string, a ...any)) {
 		if c.DelayRecords > 0 {
 			line("read delay", "the client read events %v after their kernel stamp on average, %v at most (%d requests)",
 				time.Duration(c.DelayMean()).Round(100*time.Nanosecond), time.Duration(c.DelayMax).Round(100*time.Nanosecond), c.DelayRecords)
+		}
+		if c.ReadLate > 0 {
+			line("read late", "%d of %d text chunks in %d requests, the worst by up to %v: read together with a later chunk of their stream, or after its next chunk had arrived (analyze: client_fell_behind)",
+				c.ReadLate, c.ContentChunks, c.ReadLateRecords, time.Duration(c.ReadLateMax).Round(time.Microsecond))
+		}
+		if c.Ends > 0 {
+			src := "the kernel stamp of the read that ended the response"
+			if h.TimeSource(trace.FieldDone) != trace.TimestampsKernel {
+				src = "when the client saw the response end (user space, format 1.5 and older)"
+			}
+			line("ends", "a response's end came %v after its last chunk on average, %v at most (%d responses; the end is %s)",
+				time.Duration(c.EndMean()).Round(100*time.Nanosecond), time.Duration(c.EndMax).Round(100*time.Nanosecond), c.Ends, src)
 		}
 	case trace.TimestampsUser:
 		if h.TimestampsNote != "" {
@@ -242,7 +259,9 @@ func (i *Info) writeCounts(line func(name, format string, a ...any)) {
 	// The same plain-words statement analyze's partial_trace warning makes
 	// (a shard holds its share by design, so it is not judged).
 	if planned, m := i.Planned(); planned > 0 && h.Shard == nil && len(h.ShardsMissing) == 0 {
-		if m < planned && i.Truncated {
+		if m < planned && i.Truncated && i.HasProgress && i.Progress.Sent >= 0 {
+			line("partial", "%s", trace.CutSummary(int64(m), int64(c.Records-c.Warmup), int64(planned), i.Progress.Sent, i.Progress.T))
+		} else if m < planned && i.Truncated {
 			line("partial", "cut off after %d of %d requests (the run crashed or is still running): %d missing", m, planned, planned-m)
 		} else if m < planned {
 			line("partial", "stopped after %d of %d requests: %d never sent", m, planned, planned-m)
