@@ -51,7 +51,7 @@ func TestAnthropicFixtures(t *testing.T) {
 				}
 				r := &splitReader{b: body, sizes: sizes}
 				rec := &trace.Record{}
-				err := Anthropic{}.Read(r, r.now, rec)
+				err := anthropic.Read(r, r.now, rec)
 				checkInvariants(t, rec, err)
 				if diff := cmp.Diff(tt.chunks, chunksOf(rec)); diff != "" {
 					t.Errorf("chunks (-want +got):\n%s", diff)
@@ -87,7 +87,7 @@ func TestAnthropicNotStreamed(t *testing.T) {
 	body := `{"id":"msg_5","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Hi there"}],` +
 		`"stop_reason":"max_tokens","stop_sequence":null,"usage":{"input_tokens":7,"output_tokens":2}}`
 	rec := &trace.Record{}
-	err := Anthropic{}.Read(strings.NewReader(body), clock(), rec)
+	err := anthropic.Read(strings.NewReader(body), clock(), rec)
 	checkInvariants(t, rec, err)
 	if err != nil || len(rec.Chunks) != 1 || rec.Chunks[0].Text != "Hi there" || rec.FinishReason != "length" ||
 		rec.Usage != `{"input_tokens":7,"output_tokens":2}` {
@@ -101,7 +101,7 @@ func TestAnthropicEndsWithoutStop(t *testing.T) {
 	body, _ := os.ReadFile(filepath.Join("testdata", "anthropic", "basic.sse"))
 	cut := string(body[:strings.Index(string(body), "event: message_stop")])
 	rec := &trace.Record{}
-	err := Anthropic{}.Read(strings.NewReader(cut), clock(), rec)
+	err := anthropic.Read(strings.NewReader(cut), clock(), rec)
 	var te *trace.Error
 	if !errors.As(err, &te) || te.Class != trace.ErrIncomplete || !strings.Contains(te.Message, "message_stop") {
 		t.Errorf("error %v, want incomplete naming message_stop", err)
@@ -114,7 +114,7 @@ func TestAnthropicEndsWithoutStop(t *testing.T) {
 func TestAnthropicRequest(t *testing.T) {
 	r := workload.Request{ID: "p000-0003", MaxTokens: 16, Temperature: 0.5, IgnoreEOS: true, Messages: []workload.Message{
 		{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Count: 1, 2,"}}}
-	req, err := Anthropic{}.NewRequest(context.Background(), "http://h:1/v1", &r, Options{Model: "claude", APIKey: "sk-ant-secret"})
+	req, err := anthropic.NewRequest(context.Background(), "http://h:1/v1", &r, Options{Model: "claude", APIKey: "sk-ant-secret"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestAnthropicRequest(t *testing.T) {
 		{workload.Request{ID: "x", Messages: chatReq.Messages}, Options{Model: "m"}, "requires max_tokens"},
 		{chatReq, Options{}, "Model"},
 	} {
-		if _, err := (Anthropic{}).NewRequest(context.Background(), "http://h:1", &bad.r, bad.o); err == nil || !strings.Contains(err.Error(), bad.want) || strings.Contains(err.Error(), "\n") {
+		if _, err := (anthropic).NewRequest(context.Background(), "http://h:1", &bad.r, bad.o); err == nil || !strings.Contains(err.Error(), bad.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: error %v, want one line with %q", bad.r, err, bad.want)
 		}
 	}

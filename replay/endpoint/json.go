@@ -458,6 +458,10 @@ func (s *jscan) skip() {
 // raw skips one value and returns its text.
 func (s *jscan) raw() []byte {
 	s.ws()
+	if c := s.peek(); c == '-' || c >= '0' && c <= '9' {
+		num, _ := s.number() // counts: the usual case
+		return num
+	}
 	start := s.i
 	s.skip()
 	if s.err != "" {

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/internal/version"
+	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
@@ -18,16 +21,136 @@ const (
 	ndjsonAccept = "application/x-ndjson"
 )
 
-// joinURL appends an API path to base. A base that already ends in the
+// adapter is one API. Everything that differs between APIs is a field of
+// it, so an API is a table and a few small functions; sending a request
+// and reading its answer are the same code for all.
+type adapter struct {
+	name string
+	// The request: the route joined to the base URL (path may hold
+	// {model}, the model name escaped), the Accept header, whether a
+	// model name is needed, which workload shapes it takes, and the body.
+	prefix, path string
+	accept       string
+	needModel    bool
+	input        input
+	body         func(q *call) (any, error)
+	// The response.
+	reader
+}
+
+var _ Endpoint = (*adapter)(nil)
+
+// Name implements Endpoint.
+func (a *adapter) Name() string { return a.name }
+
+// Read implements Endpoint.
+func (a *adapter) Read(body io.Reader, now func() int64, rec *trace.Record) error {
+	return read(&a.reader, body, now, rec)
+}
+
+// NewRequest implements Endpoint. A request the API cannot carry (a chat
+// to a raw-prompt API, token ids to one that takes text) is refused with
+// the API's own advice, before anything is sent.
+func (a *adapter) NewRequest(ctx context.Context, base string, r *workload.Request, o Options) (*http.Request, error) {
+	if a.needModel && o.Model == "" {
+		return nil, errNoModel(a.name)
+	}
+	q := &call{r: r, o: o}
+	if err := a.input.resolve(a.name, q); err != nil {
+		return nil, err
+	}
+	b, err := a.body(q)
+	if err != nil {
+		return nil, err
+	}
+	path := strings.Replace(a.path, "{model}", url.PathEscape(o.Model), 1)
+	return newJSONRequest(ctx, a.name, joinURL(base, a.prefix, path), b, o, a.accept)
+}
+
+// call is one request being built: the workload's request, the run's
+// options, and the prompt in the form the API takes.
+type call struct {
+	r        *workload.Request
+	o        Options
+	messages []workload.Message // chat APIs: the messages
+	prompt   any                // raw-prompt APIs: the text, or the token ids
+}
+
+// shape is which workload requests an API can carry.
+type shape uint8
+
+const (
+	// chatOrPrompt takes messages; a raw prompt is sent as one user
+	// message. Token ids are not used.
+	chatOrPrompt shape = iota
+	// chatOnly takes messages only.
+	chatOnly
+	// rawOrIDs takes a raw prompt as text or, when the run sends them,
+	// as token ids.
+	rawOrIDs
+	// rawText takes a raw prompt as text.
+	rawText
+)
+
+// input is what an API takes from the workload.
+type input struct {
+	shape shape
+	// instead is the advice for a request of the other shape: the API to
+	// use for it ("" when there is none).
+	instead string
+	// idsField, for rawText, names the field that takes the text when
+	// token ids are refused; "" leaves token ids unused.
+	idsField string
+	// needPrompt refuses an empty raw prompt.
+	needPrompt bool
+}
+
+// resolve puts q's prompt in the form the API takes, or says why it
+// cannot be sent.
+func (in input) resolve(api string, q *call) error {
+	r, o := q.r, q.o
+	or := ""
+	if in.instead != "" {
+		or = ", or use " + in.instead
+	}
+	switch in.shape {
+	case chatOrPrompt:
+		q.messages = r.Messages
+		if len(q.messages) == 0 {
+			q.messages = []workload.Message{{Role: "user", Content: r.Prompt}}
+		}
+		return nil
+	case chatOnly:
+		if len(r.Messages) == 0 || o.TokenIDs != nil {
+			return fmt.Errorf("%s has no raw-prompt mode but request %s is a completion (prompt or token ids): build the workload with the chat shape%s", api, r.ID, or)
+		}
+		q.messages = r.Messages
+		return nil
+	case rawOrIDs:
+		if o.TokenIDs != nil {
+			q.prompt = o.TokenIDs
+			return nil
+		}
+	case rawText:
+		if o.TokenIDs != nil && in.idsField != "" {
+			return fmt.Errorf("%s takes %s, not token ids: leave out --send-token-ids", api, in.idsField)
+		}
+	}
+	if len(r.Messages) > 0 {
+		return fmt.Errorf("%s sends a raw prompt but request %s is a chat (messages): build the workload with the completion shape%s", api, r.ID, or)
+	}
+	if in.needPrompt && r.Prompt == "" {
+		return fmt.Errorf("%s sends a raw prompt but request %s has none", api, r.ID)
+	}
+	q.prompt = r.Prompt
+	return nil
+}
+
+// JoinURL appends an API path to base. A base that already ends in the
 // API's version prefix (as OpenAI clients' base URLs do: http://host/v1) is
 // not given it twice.
 // A query string stays at the end (Azure-style ?api-version=…): the route
 // goes into the path, not after the "?".
-func joinURL(base, prefix, path string) string {
-	return JoinURL(base, prefix, path)
-}
-
-// JoinURL is joinURL for callers outside the package (model discovery).
 func JoinURL(base, prefix, path string) string {
 	base, query, hasQuery := strings.Cut(base, "?")
 	base = strings.TrimRight(base, "/")
@@ -40,10 +163,13 @@ func JoinURL(base, prefix, path string) string {
 	return base + path
 }
 
+// joinURL is JoinURL.
+func joinURL(base, prefix, path string) string { return JoinURL(base, prefix, path) }
+
 // newJSONRequest builds a POST with body b encoded as JSON, with
-// Options.ExtraBody merged in (MergeBody). The API key goes into the
-// Authorization header only, and only when there is one.
-func newJSONRequest(ctx context.Context, url string, b any, o Options, accept string) (*http.Request, error) {
+// Options.ExtraBody merged in (MergeBody), and the API key in the header
+// the API takes (AuthHeaders), only when there is one.
+func newJSONRequest(ctx context.Context, api, u string, b any, o Options, accept string) (*http.Request, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // prompts go as written, not with <>& escaped
@@ -57,7 +183,7 @@ func newJSONRequest(ctx context.Context, url string, b any, o Options, accept st
 			return nil, err
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		// The URL carries no key, so the error can be shown as it is.
 		return nil, fielderr.New("replay: Config", "URL", fmt.Sprintf("makes no request (%v)", err), "check the address")
@@ -65,42 +191,10 @@ func newJSONRequest(ctx context.Context, url string, b any, o Options, accept st
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", "llmreplay/"+version.Tool)
-	if o.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+o.APIKey)
-	}
+	AuthHeaders(api, req.Header, o.APIKey)
 	return req, nil
 }
 
 func errNoModel(api string) error {
 	return fielderr.New("replay: Config", "Model", fmt.Sprintf("is needed by %s", api), "give the model name")
-}
-
-// chatOnly refuses, at start, a request a chat-only API cannot carry: a
-// raw prompt or token ids. instead names the API to use for it.
-func chatOnly(api string, r *workload.Request, o Options, instead string) error {
-	if len(r.Messages) == 0 || o.TokenIDs != nil {
-		return fmt.Errorf("%s has no raw-prompt mode but request %s is a completion (prompt or token ids): build the workload with the chat shape, or use %s", api, r.ID, instead)
-	}
-	return nil
-}
-
-// rawPrompt is what a raw-prompt API (completions, llama.cpp) sends as its
-// prompt: the token ids when the run sends ids, else the text. A chat
-// request has no raw prompt.
-func rawPrompt(api string, r *workload.Request, o Options) (any, error) {
-	switch {
-	case o.TokenIDs != nil:
-		return o.TokenIDs, nil
-	case len(r.Messages) > 0:
-		return nil, errChatShape(api, r)
-	}
-	return r.Prompt, nil
-}
-
-func errChatShape(api string, r *workload.Request) error {
-	return fmt.Errorf("%s sends a raw prompt but request %s is a chat (messages): build the workload with the completion shape, or use a chat API", api, r.ID)
-}
-
-func errNoPrompt(api string, r *workload.Request) error {
-	return fmt.Errorf("%s sends a raw prompt but request %s has none", api, r.ID)
 }

@@ -47,7 +47,7 @@ func TestResponsesFixtures(t *testing.T) {
 				}
 				r := &splitReader{b: body, sizes: sizes}
 				rec := &trace.Record{}
-				err := OpenAIResponses{}.Read(r, r.now, rec)
+				err := openAIResponses.Read(r, r.now, rec)
 				checkInvariants(t, rec, err)
 				if diff := cmp.Diff(tt.chunks, chunksOf(rec)); diff != "" {
 					t.Errorf("chunks (-want +got):\n%s", diff)
@@ -80,7 +80,7 @@ func TestResponsesFixtures(t *testing.T) {
 // max_output_tokens, stream, store false), a bearer token, and the
 // refusals at start.
 func TestResponsesRequest(t *testing.T) {
-	req, err := OpenAIResponses{}.NewRequest(context.Background(), "http://h:1/v1", &chatReq, Options{Model: "m", APIKey: "sk-x"})
+	req, err := openAIResponses.NewRequest(context.Background(), "http://h:1/v1", &chatReq, Options{Model: "m", APIKey: "sk-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestResponsesRequest(t *testing.T) {
 		{chatReq, Options{Model: "m", TokenIDs: []int{1}}, "no raw-prompt mode"},
 		{chatReq, Options{}, "Model"},
 	} {
-		if _, err := (OpenAIResponses{}).NewRequest(context.Background(), "http://h:1", &bad.r, bad.o); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, err := (openAIResponses).NewRequest(context.Background(), "http://h:1", &bad.r, bad.o); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%+v: error %v, want %q", bad.r, err, bad.want)
 		}
 	}
@@ -116,7 +116,7 @@ func TestResponsesNotStreamed(t *testing.T) {
 		`"output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"1, 2","annotations":[]}]}],` +
 		`"usage":{"input_tokens":5,"output_tokens":3,"total_tokens":8}}`
 	rec := &trace.Record{}
-	err := OpenAIResponses{}.Read(strings.NewReader(body), clock(), rec)
+	err := openAIResponses.Read(strings.NewReader(body), clock(), rec)
 	checkInvariants(t, rec, err)
 	if err != nil || len(rec.Chunks) != 1 || rec.Chunks[0].Text != "1, 2" || rec.FinishReason != "length" ||
 		rec.Usage != `{"input_tokens":5,"output_tokens":3,"total_tokens":8}` {

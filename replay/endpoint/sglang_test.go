@@ -46,7 +46,7 @@ func TestSGLangFixtures(t *testing.T) {
 				}
 				r := &splitReader{b: body, sizes: sizes}
 				rec := &trace.Record{}
-				err := SGLang{}.Read(r, r.now, rec)
+				err := sglang.Read(r, r.now, rec)
 				if diff := cmp.Diff(tt.chunks, chunksOf(rec)); diff != "" {
 					t.Errorf("chunks (-want +got):\n%s", diff)
 				}
@@ -68,7 +68,7 @@ func TestSGLangFixtures(t *testing.T) {
 }
 
 func TestSGLangRequest(t *testing.T) {
-	req, err := SGLang{}.NewRequest(context.Background(), "http://h:1", &promptReq, Options{})
+	req, err := sglang.NewRequest(context.Background(), "http://h:1", &promptReq, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +79,13 @@ func TestSGLangRequest(t *testing.T) {
 	if req.URL.String() != "http://h:1/generate" || string(raw[:n]) != want {
 		t.Errorf("url %s body\n%s\nwant\n%s", req.URL, raw[:n], want)
 	}
-	req, _ = SGLang{}.NewRequest(context.Background(), "http://h:1", &chatReq, Options{TokenIDs: []int{4, 5}})
+	req, _ = sglang.NewRequest(context.Background(), "http://h:1", &chatReq, Options{TokenIDs: []int{4, 5}})
 	b, _ = req.GetBody()
 	n, _ = b.Read(raw)
 	if !strings.Contains(string(raw[:n]), `"input_ids":[4,5]`) || !strings.Contains(string(raw[:n]), `"ignore_eos":true`) {
 		t.Errorf("ids body %s", raw[:n])
 	}
-	if _, err := (SGLang{}).NewRequest(context.Background(), "http://h:1", &chatReq, Options{}); err == nil || !strings.Contains(err.Error(), "completion shape") {
+	if _, err := (sglang).NewRequest(context.Background(), "http://h:1", &chatReq, Options{}); err == nil || !strings.Contains(err.Error(), "completion shape") {
 		t.Errorf("chat: %v", err)
 	}
 }

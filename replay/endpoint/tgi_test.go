@@ -43,7 +43,7 @@ func TestTGIFixtures(t *testing.T) {
 				}
 				r := &splitReader{b: body, sizes: sizes}
 				rec := &trace.Record{}
-				err := TGI{}.Read(r, r.now, rec)
+				err := tgi.Read(r, r.now, rec)
 				checkInvariants(t, rec, err)
 				if diff := cmp.Diff(tt.chunks, chunksOf(rec)); diff != "" {
 					t.Errorf("chunks (-want +got):\n%s", diff)
@@ -68,7 +68,7 @@ func TestTGIFixtures(t *testing.T) {
 // TestTGIRequest: inputs, max_new_tokens, details, greedy as do_sample
 // false without a temperature (TGI refuses temperature 0); chats refused.
 func TestTGIRequest(t *testing.T) {
-	req, err := TGI{}.NewRequest(context.Background(), "http://h:1", &promptReq, Options{})
+	req, err := tgi.NewRequest(context.Background(), "http://h:1", &promptReq, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +81,13 @@ func TestTGIRequest(t *testing.T) {
 	}
 	greedy := promptReq
 	greedy.Temperature = 0
-	req, _ = TGI{}.NewRequest(context.Background(), "http://h:1", &greedy, Options{})
+	req, _ = tgi.NewRequest(context.Background(), "http://h:1", &greedy, Options{})
 	b, _ = req.GetBody()
 	n, _ = b.Read(raw)
 	if strings.Contains(string(raw[:n]), "temperature") || !strings.Contains(string(raw[:n]), `"do_sample":false`) {
 		t.Errorf("greedy body %s", raw[:n])
 	}
-	if _, err := (TGI{}).NewRequest(context.Background(), "http://h:1", &chatReq, Options{}); err == nil || !strings.Contains(err.Error(), "completion shape") {
+	if _, err := (tgi).NewRequest(context.Background(), "http://h:1", &chatReq, Options{}); err == nil || !strings.Contains(err.Error(), "completion shape") {
 		t.Errorf("chat: %v", err)
 	}
 }

@@ -41,7 +41,7 @@ func TestTRTLLMFixtures(t *testing.T) {
 				}
 				r := &splitReader{b: body, sizes: sizes}
 				rec := &trace.Record{}
-				err := TRTLLM{}.Read(r, r.now, rec)
+				err := trtllm.Read(r, r.now, rec)
 				checkInvariants(t, rec, err)
 				if diff := cmp.Diff(tt.chunks, chunksOf(rec)); diff != "" {
 					t.Errorf("chunks (-want +got):\n%s", diff)
@@ -63,13 +63,13 @@ func TestTRTLLMFixtures(t *testing.T) {
 	}
 	rec := &trace.Record{}
 	var te *trace.Error
-	if err := (TRTLLM{}).Read(strings.NewReader(""), clock(), rec); !errors.As(err, &te) || te.Class != trace.ErrIncomplete {
+	if err := (trtllm).Read(strings.NewReader(""), clock(), rec); !errors.As(err, &te) || te.Class != trace.ErrIncomplete {
 		t.Errorf("empty body: %v, want incomplete", err)
 	}
 }
 
 func TestTRTLLMRequest(t *testing.T) {
-	req, err := TRTLLM{}.NewRequest(context.Background(), "http://h:1", &promptReq, Options{Model: "ensemble"})
+	req, err := trtllm.NewRequest(context.Background(), "http://h:1", &promptReq, Options{Model: "ensemble"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +80,10 @@ func TestTRTLLMRequest(t *testing.T) {
 	if req.URL.String() != "http://h:1/v2/models/ensemble/generate_stream" || string(raw[:n]) != want {
 		t.Errorf("url %s body\n%s\nwant\n%s", req.URL, raw[:n], want)
 	}
-	if _, err := (TRTLLM{}).NewRequest(context.Background(), "http://h:1", &chatReq, Options{Model: "e"}); err == nil || !strings.Contains(err.Error(), "completion shape") {
+	if _, err := (trtllm).NewRequest(context.Background(), "http://h:1", &chatReq, Options{Model: "e"}); err == nil || !strings.Contains(err.Error(), "completion shape") {
 		t.Errorf("chat: %v", err)
 	}
-	if _, err := (TRTLLM{}).NewRequest(context.Background(), "http://h:1", &promptReq, Options{}); err == nil || !strings.Contains(err.Error(), "Model") {
+	if _, err := (trtllm).NewRequest(context.Background(), "http://h:1", &promptReq, Options{}); err == nil || !strings.Contains(err.Error(), "Model") {
 		t.Errorf("no model: %v", err)
 	}
 }
