@@ -238,8 +238,13 @@ func (c Config) Resolve() (*Resolved, error) {
 	if c.API != APIAuto { // auto: the engine asks the server before the run
 		var err error
 		if ep, err = endpoint.Lookup(c.API); err != nil {
-			return nil, fieldErr("API", fmt.Sprintf("%q is not known", c.API), "use one of "+strings.Join(endpoint.Names, ", ")+" or "+APIAuto)
+			fix := "use one of " + strings.Join(endpoint.Names, ", ") + " or " + APIAuto
+			if s := endpoint.Suggest(c.API); s != "" {
+				fix = "did you mean " + s + "? " + fix
+			}
+			return nil, fieldErr("API", fmt.Sprintf("%q is not known", c.API), fix)
 		}
+		c.API = ep.Name() // an alias (vllm) is recorded as the API it names
 	}
 	if strings.TrimSpace(c.URL) == "" {
 		return nil, fieldErr("URL", "is empty", "give the server's base address, e.g. http://127.0.0.1:8080 (llmreplay bench runs the built-in simulator without one)")

@@ -63,7 +63,7 @@ type replayFlags struct {
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs := cmd.Flags()
 	f.flags = fs
-	fs.StringVar(&f.api, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", or auto (ask the server which it speaks)")
+	fs.StringVar(&f.api, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", auto (ask the server which it speaks), or a server's name for its API such as vllm (docs/APIS.md)")
 	fs.StringVar(&f.model, "model", "", "model name to request (default: the server's first model from /v1/models)")
 	fs.StringVar(&f.label, "label", "", "label for this run in tables (default: the model name)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a bearer token, written nowhere)")

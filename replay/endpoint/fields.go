@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/llmreplay/llmreplay/trace"
@@ -57,8 +58,12 @@ const (
 )
 
 // nSlots bounds the captures of one event. Slot 0 is no slot: a field
-// that captures nothing may mark it.
-const nSlots = 8
+// that captures nothing may mark it. Slot itemType is an item's type, for
+// items arrays.
+const (
+	nSlots   = 8
+	itemType = nSlots - 1
+)
 
 // field is one member an API reads.
 type field struct {
@@ -68,7 +73,12 @@ type field struct {
 	// lax skips a value of another type instead of calling the event
 	// malformed: for members whose type the API does not fix.
 	lax   bool
-	first bool    // kArray: only the first element counts (choices)
+	first bool // kArray: only the first element counts (choices)
+	// items, on a kArray field, makes each element an item whose text
+	// is reasoning when its "type" (captured in slot itemType) starts
+	// with "reasoning": a whole Responses object's output, where a
+	// server may send the type before or after the content.
+	items bool
 	sub   *fields // kObject, kArray, kUsage: the members read inside
 	key8  packed  // the key packed, set when the table is built
 }
@@ -366,8 +376,26 @@ func (st *state) elements(data []byte, f *field) *trace.Error {
 			}
 			return st.shapeError(data, f.sub.path+" is not an object")
 		}
+		if !f.items {
+			if err := st.members(data, f.sub); err != nil {
+				return err
+			}
+			continue
+		}
+		st.cap.seen &^= 1 << itemType
+		before := st.ev.text
 		if err := st.members(data, f.sub); err != nil {
 			return err
+		}
+		if e := &st.ev; bytes.HasPrefix(st.cap.str(itemType), []byte("reasoning")) && !sameBytes(e.text, before) {
+			// The item's text was reasoning: it goes there (copied, since
+			// the text's buffer serves the next item) and the answer is
+			// what it was before the item.
+			if len(e.reasoning) == 0 {
+				st.rbuf = append(st.rbuf[:0], e.text...)
+				e.reasoning = st.rbuf
+			}
+			e.text = before
 		}
 	}
 	if s.err != "" {
@@ -375,6 +403,11 @@ func (st *state) elements(data []byte, f *field) *trace.Error {
 	}
 	st.cap.elems = n
 	return nil
+}
+
+// sameBytes reports whether a and b are the same slice (not merely equal).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // value reads the value of f, a member of fs, for the kinds members does

@@ -44,7 +44,8 @@ var openAIResponses = &adapter{
 			// A whole non-streamed Response object: {"object":"response",…}
 			// with its fields at the top level, and its output's text.
 			{key: "object", kind: kStr, slot: respObject, lax: true},
-			{key: "output", kind: kArray, sub: in("output[]",
+			// A reasoning item's text is reasoning, a message's the answer.
+			{key: "output", kind: kArray, items: true, sub: in("output[]", field{key: "type", kind: kStr, slot: itemType, lax: true},
 				field{key: "content", kind: kArray, lax: true, sub: in("output[].content[]", field{key: "text", kind: kText})})},
 			// A streamed response's final object: its output repeats the
 			// whole text, already recorded from its deltas, and is skipped.
