@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/replay/stream"
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload"
 )
 
 // anthropic is Anthropic's Messages API (POST /v1/messages), as served by
@@ -32,24 +33,19 @@ import (
 // only with message_stop. An error event
 // ({"type":"error","error":{"type":"overloaded_error",…}}) is a server
 // error; an event without a type (another API's stream) is malformed.
-var anthropic = &adapter{
-	name: "anthropic", prefix: "/v1", path: "/messages", accept: sseAccept, needModel: true,
-	input: input{shape: chatOnly, instead: "a raw-prompt API"},
-	body:  anthropicRequest,
-	reader: reader{
-		format: stream.SSE, finishSignal: "message_stop", interpret: interpretAnthropic,
-		fields: top(
-			field{key: "type", kind: kStr, slot: antType},
-			field{key: "delta", kind: kObject, sub: in("delta", anthropicBlock...)},
-			field{key: "content_block", kind: kObject, sub: in("content_block", anthropicBlock...)},
-			field{key: "usage", kind: kObject, sub: anthropicUsage("usage")},
-			// message_start's message: its usage holds the input counts.
-			field{key: "message", kind: kObject, sub: in("message", field{key: "usage", kind: kObject, sub: anthropicUsage("message.usage")})},
-			// A non-streamed Message: content is a list of blocks.
-			field{key: "content", kind: kArray, sub: in("content[]", anthropicBlock[:2]...)},
-			field{key: "stop_reason", kind: kStr, slot: antStop, lax: true}),
-	},
-}
+var anthropic = &adapter{name: "anthropic", prefix: "/v1", path: "/messages", accept: sseAccept, needModel: true,
+	input: input{shape: chatOnly, instead: "a raw-prompt API"}, body: anthropicRequest, reader: anthropicReader}
+
+var anthropicReader = reader{format: stream.SSE, finishSignal: "message_stop", interpret: interpretAnthropic,
+	fields: top(field{key: "type", kind: kStr, slot: antType},
+		field{key: "delta", kind: kObject, sub: in("delta", anthropicBlock...)},
+		field{key: "content_block", kind: kObject, sub: in("content_block", anthropicBlock...)},
+		field{key: "usage", kind: kObject, sub: anthropicUsage("usage")},
+		// message_start's message: its usage holds the input counts.
+		field{key: "message", kind: kObject, sub: in("message", field{key: "usage", kind: kObject, sub: anthropicUsage("message.usage")})},
+		// A non-streamed Message: content is a list of blocks.
+		field{key: "content", kind: kArray, sub: in("content[]", anthropicBlock[:2]...)},
+		field{key: "stop_reason", kind: kStr, slot: antStop, lax: true})}
 
 // AnthropicVersion is the anthropic-version header every request carries:
 // the API version whose streaming format the reader follows.
@@ -70,41 +66,27 @@ func AuthHeaders(api string, h http.Header, key string) {
 	}
 }
 
-type anthropicMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type anthropicBody struct {
-	Model    string             `json:"model"`
-	System   string             `json:"system,omitempty"`
-	Messages []anthropicMessage `json:"messages"`
-	// MaxTokens is required by the API.
-	MaxTokens   int     `json:"max_tokens"`
-	Temperature float64 `json:"temperature"`
-	Stream      bool    `json:"stream"`
-}
-
 func anthropicRequest(q *call) (any, error) {
 	r := q.r
 	if r.MaxTokens <= 0 {
 		return nil, fmt.Errorf("anthropic requires max_tokens but request %s has none: build the workload with an output length", r.ID)
 	}
-	b := anthropicBody{Model: q.o.Model, MaxTokens: r.MaxTokens, Temperature: r.Temperature, Stream: true}
-	for _, m := range q.messages {
-		if m.Role == "system" {
-			if b.System != "" {
-				b.System += "\n"
-			}
-			b.System += m.Content
-			continue
+	system, msgs := "", make([]workload.Message, 0, len(q.messages))
+	for _, msg := range q.messages {
+		if msg.Role != "system" {
+			msgs = append(msgs, msg)
+		} else if system == "" {
+			system = msg.Content
+		} else {
+			system += "\n" + msg.Content
 		}
-		b.Messages = append(b.Messages, anthropicMessage{Role: m.Role, Content: m.Content})
 	}
-	if len(b.Messages) == 0 {
+	if len(msgs) == 0 {
 		return nil, fmt.Errorf("anthropic needs a user message but request %s has only system messages", r.ID)
 	}
-	return b, nil
+	// max_tokens is required by the API.
+	return object{m("model", q.o.Model), opt("system", system), m("messages", msgs), m("max_tokens", r.MaxTokens),
+		m("temperature", r.Temperature), m("stream", true)}, nil
 }
 
 // What an Anthropic event's walk captures.

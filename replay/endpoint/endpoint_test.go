@@ -566,6 +566,20 @@ func TestNewRequestErrors(t *testing.T) {
 		{ollamaGenerate, workload.Request{ID: "x"}, Options{Model: "m"}, "has none"},
 		{ollamaChat, chatReq, Options{}, "Config.Model is needed"},
 		{openAIChat, chatReq, Options{Model: "m", APIKey: "sk-secret"}, "Config.URL makes no request"},
+		{anthropic, promptReq, Options{Model: "m"}, "no raw-prompt mode"},
+		{anthropic, chatReq, Options{Model: "m", TokenIDs: []int{1}}, "no raw-prompt mode"},
+		{anthropic, workload.Request{ID: "x", Messages: chatReq.Messages}, Options{Model: "m"}, "requires max_tokens"},
+		{anthropic, workload.Request{ID: "x", MaxTokens: 4, Messages: []workload.Message{{Role: "system", Content: "s"}}}, Options{Model: "m"}, "only system messages"},
+		{anthropic, chatReq, Options{}, "Config.Model is needed"},
+		{openAIResponses, promptReq, Options{Model: "m"}, "no raw-prompt mode"},
+		{openAIResponses, chatReq, Options{Model: "m", TokenIDs: []int{1}}, "no raw-prompt mode"},
+		{openAIResponses, chatReq, Options{}, "Config.Model is needed"},
+		{tgi, chatReq, Options{}, "completion shape, or use openai-chat"},
+		{tgi, promptReq, Options{TokenIDs: []int{1}}, "tgi takes text, not token ids"},
+		{sglang, chatReq, Options{}, "completion shape, or use openai-chat"},
+		{trtllm, chatReq, Options{Model: "e"}, "completion shape"},
+		{trtllm, promptReq, Options{Model: "e", TokenIDs: []int{1}}, "takes text_input, not token ids"},
+		{trtllm, promptReq, Options{}, "Config.Model is needed"},
 	}
 	for _, tt := range tests {
 		base := "http://127.0.0.1:1"
@@ -573,7 +587,7 @@ func TestNewRequestErrors(t *testing.T) {
 			base = "http://[::1"
 		}
 		_, err := tt.ep.NewRequest(context.Background(), base, &tt.r, tt.o)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want %q", tt.ep.Name(), err, tt.want)
 		}
 		if err != nil && tt.o.APIKey != "" && strings.Contains(err.Error(), tt.o.APIKey) {

@@ -297,31 +297,28 @@ func (st *state) members(data []byte, fs *fields) *trace.Error {
 		case kRaw:
 			c.raws[f.slot] = s.raw()
 			c.rawn |= 1 << f.slot
-		case kObject:
+		case kObject, kArray:
 			if s.null() {
 				continue
 			}
-			if !s.enter('{') {
-				if err := st.wrongType(data, fs, f, "an object"); err != nil {
+			open, want := byte('{'), "an object"
+			if f.kind == kArray {
+				open, want = '[', "an array"
+			}
+			if !s.enter(open) {
+				if err := st.wrongType(data, fs, f, want); err != nil {
 					return err
 				}
 				continue
 			}
-			c.mark(f.slot)
-			if err := st.members(data, f.sub); err != nil {
-				return err
+			var err *trace.Error
+			if f.kind == kArray {
+				err = st.elements(data, f)
+			} else {
+				c.mark(f.slot)
+				err = st.members(data, f.sub)
 			}
-		case kArray:
-			if s.null() {
-				continue
-			}
-			if !s.enter('[') {
-				if err := st.wrongType(data, fs, f, "an array"); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := st.elements(data, f); err != nil {
+			if err != nil {
 				return err
 			}
 		case kUsage:

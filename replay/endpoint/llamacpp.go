@@ -17,46 +17,32 @@ import (
 // each value as sent. With return_tokens each event lists its token ids,
 // which gives a true per-chunk token count when an event carries several
 // tokens (or none, while a multi-byte character is incomplete).
-var llamaCpp = &adapter{
-	name: "llamacpp", path: "/completion", accept: sseAccept,
-	input: input{shape: rawOrIDs, instead: "a chat API"},
-	body: func(q *call) (any, error) {
-		r, o := q.r, q.o
-		b := llamaCppBody{Model: o.Model, Prompt: q.prompt, NPredict: r.MaxTokens, Temperature: r.Temperature,
-			IgnoreEOS: r.IgnoreEOS, Stream: true, ReturnTokens: o.ContinuousUsage}
-		switch o.PromptCache {
-		case "on", "off":
-			v := o.PromptCache == "on"
-			b.CachePrompt = &v
-		}
-		return b, nil
-	},
-	reader: reader{
-		format: stream.SSE, finishSignal: `"stop": true`, interpret: interpretLlamaCpp,
+var llamaCpp = &adapter{name: "llamacpp", path: "/completion", accept: sseAccept,
+	input: input{shape: rawOrIDs, instead: "a chat API"}, body: llamaCppRequest,
+	reader: reader{format: stream.SSE, finishSignal: `"stop": true`, interpret: interpretLlamaCpp,
 		fields: top(append(counted(llamaUsageKeys[:]...),
 			field{key: "content", kind: kText}, field{key: "stop", kind: kBool, slot: llamaStop},
 			field{key: "stop_type", kind: kStr, slot: llamaType, lax: true},
 			// Before stop_type existed: stopped_limit, or stopped_eos and
 			// stopped_word, which end as "stop" as no word at all does.
 			field{key: "stopped_limit", kind: kBool, slot: llamaLimit, lax: true},
-			field{key: "timings", kind: kTimings}, field{key: "tokens", kind: kCount})...),
-	},
-}
+			field{key: "timings", kind: kTimings}, field{key: "tokens", kind: kCount})...)}}
 
-type llamaCppBody struct {
-	Model       string  `json:"model,omitempty"` // ignored by llama-server, used by routers in front of it
-	Prompt      any     `json:"prompt"`
-	NPredict    int     `json:"n_predict,omitempty"`
-	Temperature float64 `json:"temperature"`
-	IgnoreEOS   bool    `json:"ignore_eos,omitempty"`
-	// CachePrompt is sent only when Options.PromptCache says so: replay
-	// turns it off when prompts are salted (belt and braces: the salt
-	// already makes them differ) and leaves the server's default (on)
-	// otherwise, so cache studies (--salt off, --prefix shared) reach
-	// llama.cpp's prompt cache.
-	CachePrompt  *bool `json:"cache_prompt,omitempty"`
-	Stream       bool  `json:"stream"`
-	ReturnTokens bool  `json:"return_tokens,omitempty"`
+// llamaCppRequest: model is ignored by llama-server but used by routers in
+// front of it. cache_prompt is sent only when Options.PromptCache says so:
+// replay turns it off when prompts are salted (belt and braces: the salt
+// already makes them differ) and leaves the server's default (on)
+// otherwise, so cache studies (--salt off, --prefix shared) reach
+// llama.cpp's prompt cache.
+func llamaCppRequest(q *call) (any, error) {
+	r, o := q.r, q.o
+	var cache *bool
+	if o.PromptCache == "on" || o.PromptCache == "off" {
+		v := o.PromptCache == "on"
+		cache = &v
+	}
+	return object{opt("model", o.Model), m("prompt", q.prompt), opt("n_predict", r.MaxTokens), m("temperature", r.Temperature),
+		opt("ignore_eos", r.IgnoreEOS), opt("cache_prompt", cache), m("stream", true), opt("return_tokens", o.ContinuousUsage)}, nil
 }
 
 // What a llama.cpp event's walk captures; the usage counts go to raw slots

@@ -3,7 +3,6 @@ package endpoint
 import (
 	"github.com/llmreplay/llmreplay/replay/stream"
 	"github.com/llmreplay/llmreplay/trace"
-	"github.com/llmreplay/llmreplay/workload"
 )
 
 // ollamaGenerate is Ollama's /api/generate: NDJSON lines, the last with
@@ -21,47 +20,20 @@ import (
 // total_duration, load_duration, prompt_eval_count, prompt_eval_duration,
 // eval_count and eval_duration (nanoseconds and tokens), each value as
 // sent.
-var ollamaGenerate = &adapter{
-	name: "ollama-generate", prefix: "/api", path: "/generate", accept: ndjsonAccept, needModel: true,
-	input: input{shape: rawText, instead: "a chat API", needPrompt: true},
-	body: func(q *call) (any, error) {
-		b := ollamaRequest(q)
-		b.Prompt, b.Raw = q.r.Prompt, true
-		return b, nil
-	},
-	reader: ollamaReader,
-}
+var ollamaGenerate = &adapter{name: "ollama-generate", prefix: "/api", path: "/generate", accept: ndjsonAccept, needModel: true,
+	input: input{shape: rawText, instead: "a chat API", needPrompt: true}, body: ollamaRequest, reader: ollamaReader}
 
 // ollamaChat is Ollama's /api/chat; see ollamaGenerate. A completion-shaped
 // request (a prompt) is sent as one user message.
-var ollamaChat = &adapter{
-	name: "ollama-chat", prefix: "/api", path: "/chat", accept: ndjsonAccept, needModel: true,
-	input: input{shape: chatOrPrompt},
-	body: func(q *call) (any, error) {
-		b := ollamaRequest(q)
-		b.Messages = q.messages
-		return b, nil
-	},
-	reader: ollamaReader,
-}
+var ollamaChat = &adapter{name: "ollama-chat", prefix: "/api", path: "/chat", accept: ndjsonAccept, needModel: true,
+	input: input{shape: chatOrPrompt}, body: ollamaRequest, reader: ollamaReader}
 
-type ollamaOptions struct {
-	NumPredict  int     `json:"num_predict,omitempty"`
-	Temperature float64 `json:"temperature"`
-}
-
-type ollamaBody struct {
-	Model    string             `json:"model"`
-	Prompt   string             `json:"prompt,omitempty"`
-	Messages []workload.Message `json:"messages,omitempty"`
-	// Raw sends the prompt without the model's template.
-	Raw     bool          `json:"raw,omitempty"`
-	Stream  bool          `json:"stream"`
-	Options ollamaOptions `json:"options"`
-}
-
-func ollamaRequest(q *call) ollamaBody {
-	return ollamaBody{Model: q.o.Model, Stream: true, Options: ollamaOptions{NumPredict: q.r.MaxTokens, Temperature: q.r.Temperature}}
+// ollamaRequest is the body of both Ollama APIs; raw sends generate's
+// prompt without the model's template.
+func ollamaRequest(q *call) (any, error) {
+	prompt, _ := q.prompt.(string)
+	return object{m("model", q.o.Model), opt("prompt", prompt), opt("messages", q.messages), opt("raw", q.prompt != nil), m("stream", true),
+		m("options", object{opt("num_predict", q.r.MaxTokens), m("temperature", q.r.Temperature)})}, nil
 }
 
 // What an Ollama line's walk captures: done and done_reason, and the

@@ -3,7 +3,6 @@ package endpoint
 import (
 	"github.com/llmreplay/llmreplay/replay/stream"
 	"github.com/llmreplay/llmreplay/trace"
-	"github.com/llmreplay/llmreplay/workload"
 )
 
 // openAIChat is the OpenAI chat completions API (/v1/chat/completions), as
@@ -13,63 +12,27 @@ import (
 // any llama.cpp timings kept as sent. The response ends with a
 // finish_reason; [DONE] alone is not enough. The role-only delta that
 // opens a stream is a chunk without text.
-var openAIChat = &adapter{
-	name: "openai-chat", prefix: "/v1", path: "/chat/completions", accept: sseAccept, needModel: true,
-	input: input{shape: chatOrPrompt},
-	body: func(q *call) (any, error) {
-		b := openAIRequest(q)
-		b.Messages = q.messages
-		return b, nil
-	},
-	reader: openAIReader,
-}
+var openAIChat = &adapter{name: "openai-chat", prefix: "/v1", path: "/chat/completions", accept: sseAccept, needModel: true,
+	input: input{shape: chatOrPrompt}, body: openAIRequest, reader: openAIReader}
 
 // openAICompletions is the OpenAI legacy completions API (/v1/completions):
 // a raw prompt, exact to the token, or the token ids themselves; read as
 // openAIChat with the text in choices[0].text.
-var openAICompletions = &adapter{
-	name: "openai-completions", prefix: "/v1", path: "/completions", accept: sseAccept, needModel: true,
-	input: input{shape: rawOrIDs, instead: "a chat API"},
-	body: func(q *call) (any, error) {
-		b := openAIRequest(q)
-		b.Prompt = q.prompt
-		return b, nil
-	},
-	reader: openAIReader,
-}
+var openAICompletions = &adapter{name: "openai-completions", prefix: "/v1", path: "/completions", accept: sseAccept, needModel: true,
+	input: input{shape: rawOrIDs, instead: "a chat API"}, body: openAIRequest, reader: openAIReader}
 
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-	// ContinuousUsageStats is vLLM's per-chunk usage; servers that do not
-	// know it ignore it, so it is sent only when asked for.
-	ContinuousUsageStats bool `json:"continuous_usage_stats,omitempty"`
-}
-
-// openAIBody is the request body of both OpenAI APIs. max_tokens is sent,
-// not max_completion_tokens: vLLM, SGLang, llama.cpp and TGI all accept it,
-// while the newer name is not known everywhere.
-type openAIBody struct {
-	Model         string             `json:"model"`
-	Messages      []workload.Message `json:"messages,omitempty"`
-	Prompt        any                `json:"prompt,omitempty"`
-	Stream        bool               `json:"stream"`
-	StreamOptions streamOptions      `json:"stream_options"`
-	MaxTokens     int                `json:"max_tokens,omitempty"`
-	Temperature   float64            `json:"temperature"`
-	// IgnoreEOS is a vLLM/SGLang/llama.cpp extension; OpenAI itself
-	// rejects it, so it is sent only when the workload asks.
-	IgnoreEOS bool `json:"ignore_eos,omitempty"`
-}
-
-func openAIRequest(q *call) openAIBody {
-	return openAIBody{
-		Model:         q.o.Model,
-		Stream:        true,
-		StreamOptions: streamOptions{IncludeUsage: true, ContinuousUsageStats: q.o.ContinuousUsage},
-		MaxTokens:     q.r.MaxTokens,
-		Temperature:   q.r.Temperature,
-		IgnoreEOS:     q.r.IgnoreEOS,
+// openAIRequest is the body of both OpenAI APIs. max_tokens is sent, not
+// max_completion_tokens: vLLM, SGLang, llama.cpp and TGI all accept it,
+// while the newer name is not known everywhere. continuous_usage_stats is
+// vLLM's per-chunk usage and ignore_eos a vLLM/SGLang/llama.cpp extension
+// (OpenAI itself rejects it): each is sent only when asked for.
+func openAIRequest(q *call) (any, error) {
+	b := object{m("model", q.o.Model), opt("messages", q.messages)}
+	if q.prompt != nil {
+		b = append(b, m("prompt", q.prompt))
 	}
+	return append(b, m("stream", true), m("stream_options", object{m("include_usage", true), opt("continuous_usage_stats", q.o.ContinuousUsage)}),
+		opt("max_tokens", q.r.MaxTokens), m("temperature", q.r.Temperature), opt("ignore_eos", q.r.IgnoreEOS)), nil
 }
 
 // What an OpenAI event's walk captures.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
@@ -144,6 +146,62 @@ func (in input) resolve(api string, q *call) error {
 	}
 	q.prompt = r.Prompt
 	return nil
+}
+
+// object is a request body: its members encoded in this order, each value
+// as encoding/json encodes it (text without HTML escaping). One line per
+// API says what it sends, where a struct type per API said the same in a
+// dozen.
+type object []pair
+
+// pair is one member of an object.
+type pair struct {
+	key   string
+	value any
+	omit  bool // left out when empty, as a field tagged omitempty
+}
+
+// m is a member always sent; opt one left out when its value is empty
+// (false, 0, "", a nil pointer, no elements).
+func m(key string, v any) pair   { return pair{key: key, value: v} }
+func opt(key string, v any) pair { return pair{key: key, value: v, omit: true} }
+
+// MarshalJSON implements json.Marshaler.
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	b.WriteByte('{')
+	for _, mb := range o {
+		if mb.omit && empty(mb.value) {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Quote(mb.key))
+		b.WriteByte(':')
+		if err := enc.Encode(mb.value); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func empty(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Slice, reflect.Map, reflect.String, reflect.Array:
+		return r.Len() == 0
+	case reflect.Pointer, reflect.Interface:
+		return r.IsNil()
+	default:
+		return r.IsZero()
+	}
 }
 
 // JoinURL appends an API path to base. A base that already ends in the

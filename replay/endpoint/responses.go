@@ -5,7 +5,6 @@ import (
 
 	"github.com/llmreplay/llmreplay/replay/stream"
 	"github.com/llmreplay/llmreplay/trace"
-	"github.com/llmreplay/llmreplay/workload"
 )
 
 // openAIResponses is OpenAI's Responses API (POST /v1/responses), as served
@@ -26,42 +25,31 @@ import (
 // response.incomplete ("max_output_tokens" → "length"). response.failed
 // and the error event are server errors; an event without a type (another
 // API's stream) is malformed.
-var openAIResponses = &adapter{
-	name: "openai-responses", prefix: "/v1", path: "/responses", accept: sseAccept, needModel: true,
-	input: input{shape: chatOnly, instead: "openai-completions"},
+var openAIResponses = &adapter{name: "openai-responses", prefix: "/v1", path: "/responses", accept: sseAccept, needModel: true,
+	input: input{shape: chatOnly, instead: "openai-completions"}, reader: responsesReader,
+	// store false: a benchmark's responses are not kept on the server.
 	body: func(q *call) (any, error) {
-		r := q.r
-		return responsesBody{Model: q.o.Model, Input: q.messages, MaxOutputTokens: r.MaxTokens, Temperature: r.Temperature, Stream: true}, nil
-	},
-	reader: reader{
-		format: stream.SSE, finishSignal: "response.completed or response.incomplete", interpret: interpretResponses,
-		fields: top(append([]field{
-			{key: "type", kind: kStr, slot: respType},
-			// A structured delta (function arguments) carries no text.
-			{key: "delta", kind: kStr, slot: respDelta, lax: true},
-			// The error event: {"type":"error","code":…,"message":…}.
-			{key: "message", kind: kStr, slot: respMessage, lax: true},
-			// A whole non-streamed Response object: {"object":"response",…}
-			// with its fields at the top level, and its output's text.
-			{key: "object", kind: kStr, slot: respObject, lax: true},
-			// A reasoning item's text is reasoning, a message's the answer.
-			{key: "output", kind: kArray, items: true, sub: in("output[]", field{key: "type", kind: kStr, slot: itemType, lax: true},
-				field{key: "content", kind: kArray, lax: true, sub: in("output[].content[]", field{key: "text", kind: kText})})},
-			// A streamed response's final object: its output repeats the
-			// whole text, already recorded from its deltas, and is skipped.
-			{key: "response", kind: kObject, sub: in("response", slices.Concat(responseFields, []field{{key: "error", kind: kErrorText}})...)},
-		}, responseFields...)...),
-	},
-}
+		return object{m("model", q.o.Model), m("input", q.messages), opt("max_output_tokens", q.r.MaxTokens), m("temperature", q.r.Temperature),
+			m("stream", true), m("store", false)}, nil
+	}}
 
-type responsesBody struct {
-	Model           string             `json:"model"`
-	Input           []workload.Message `json:"input"`
-	MaxOutputTokens int                `json:"max_output_tokens,omitempty"`
-	Temperature     float64            `json:"temperature"`
-	Stream          bool               `json:"stream"`
-	// Store false: a benchmark's responses are not kept on the server.
-	Store bool `json:"store"`
+var responsesReader = reader{format: stream.SSE, finishSignal: "response.completed or response.incomplete", interpret: interpretResponses,
+	fields: top(append([]field{
+		{key: "type", kind: kStr, slot: respType},
+		// A structured delta (function arguments) carries no text.
+		{key: "delta", kind: kStr, slot: respDelta, lax: true},
+		// The error event: {"type":"error","code":…,"message":…}.
+		{key: "message", kind: kStr, slot: respMessage, lax: true},
+		// A whole non-streamed Response object: {"object":"response",…}
+		// with its fields at the top level, and its output's text.
+		{key: "object", kind: kStr, slot: respObject, lax: true},
+		// A reasoning item's text is reasoning, a message's the answer.
+		{key: "output", kind: kArray, items: true, sub: in("output[]", field{key: "type", kind: kStr, slot: itemType, lax: true},
+			field{key: "content", kind: kArray, lax: true, sub: in("output[].content[]", field{key: "text", kind: kText})})},
+		// A streamed response's final object: its output repeats the
+		// whole text, already recorded from its deltas, and is skipped.
+		{key: "response", kind: kObject, sub: in("response", slices.Concat(responseFields, []field{{key: "error", kind: kErrorText}})...)},
+	}, responseFields...)...),
 }
 
 // What a Responses event's walk captures.

@@ -19,41 +19,21 @@ import (
 // meta_info's prompt_tokens, completion_tokens and cached_tokens; the
 // finish reason is meta_info.finish_reason.type ("length", "stop" as sent;
 // "abort" is a server error with the finish reason's message).
-var sglang = &adapter{
-	name: "sglang", path: "/generate", accept: sseAccept,
+var sglang = &adapter{name: "sglang", path: "/generate", accept: sseAccept,
 	input: input{shape: rawOrIDs, instead: "openai-chat (SGLang serves /v1/chat/completions)"},
 	body: func(q *call) (any, error) {
-		r := q.r
-		b := sglangBody{Stream: true, Params: sglangParams{MaxNewTokens: r.MaxTokens, Temperature: r.Temperature, IgnoreEOS: r.IgnoreEOS}}
-		if ids, ok := q.prompt.([]int); ok {
-			b.InputIDs = ids
-		} else {
-			b.Text = r.Prompt
-		}
-		return b, nil
+		text, _ := q.prompt.(string)
+		ids, _ := q.prompt.([]int)
+		return object{opt("text", text), opt("input_ids", ids), m("sampling_params", object{opt("max_new_tokens", q.r.MaxTokens),
+			m("temperature", q.r.Temperature), opt("ignore_eos", q.r.IgnoreEOS)}), m("stream", true)}, nil
 	},
-	reader: reader{
-		format: stream.SSE, finishSignal: "meta_info.finish_reason", interpret: interpretSGLang,
+	reader: reader{format: stream.SSE, finishSignal: "meta_info.finish_reason", interpret: interpretSGLang,
 		fields: top(field{key: "text", kind: kStr, slot: sgText},
 			field{key: "meta_info", kind: kObject, slot: sgMeta, sub: in("meta_info", append(counted(sglangUsageKeys[:]...),
 				// null, or {"type": "length"|"stop"|"abort", "message": …}
 				field{key: "finish_reason", kind: kObject, lax: true, sub: in("meta_info.finish_reason",
 					field{key: "type", kind: kStr, slot: sgFinish, lax: true}, field{key: "message", kind: kStr, slot: sgMessage, lax: true})})...)}),
-	},
-}
-
-type sglangParams struct {
-	MaxNewTokens int     `json:"max_new_tokens,omitempty"`
-	Temperature  float64 `json:"temperature"`
-	IgnoreEOS    bool    `json:"ignore_eos,omitempty"`
-}
-
-type sglangBody struct {
-	Text     string       `json:"text,omitempty"`
-	InputIDs []int        `json:"input_ids,omitempty"`
-	Params   sglangParams `json:"sampling_params"`
-	Stream   bool         `json:"stream"`
-}
+	}}
 
 // What an SGLang event's walk captures; the usage counts go to raw slots
 // 1…3.

@@ -15,40 +15,25 @@ import (
 // {"generated_tokens","input_length"} from the final details,
 // finish_reason mapped ("eos_token" and "stop_sequence" → "stop", "length"
 // as is). {"error":…,"error_type":…} is a server error.
-var tgi = &adapter{
-	name: "tgi", path: "/generate_stream", accept: sseAccept,
+var tgi = &adapter{name: "tgi", path: "/generate_stream", accept: sseAccept,
 	input: input{shape: rawText, instead: "openai-chat (TGI serves /v1/chat/completions)", idsField: "text"},
+	// Temperature must be strictly positive for TGI: 0, greedy, is
+	// do_sample false with no temperature.
 	body: func(q *call) (any, error) {
-		b := tgiBody{Inputs: q.r.Prompt, Stream: true, Parameters: tgiParams{MaxNewTokens: q.r.MaxTokens, Details: true}}
-		if t := q.r.Temperature; t > 0 {
-			b.Parameters.Temperature, b.Parameters.DoSample = &t, true
+		var t *float64
+		if q.r.Temperature > 0 {
+			t = &q.r.Temperature
 		}
-		return b, nil
+		return object{m("inputs", q.r.Prompt), m("parameters", object{opt("max_new_tokens", q.r.MaxTokens), opt("temperature", t),
+			m("do_sample", t != nil), m("details", true)}), m("stream", true)}, nil
 	},
-	reader: reader{
-		format: stream.SSE, finishSignal: "details.finish_reason", interpret: interpretTGI,
+	reader: reader{format: stream.SSE, finishSignal: "details.finish_reason", interpret: interpretTGI,
 		fields: top(
 			field{key: "token", kind: kObject, slot: tgiToken, sub: in("token",
 				field{key: "text", kind: kText}, field{key: "special", kind: kBool, slot: tgiSpecial, lax: true})},
 			field{key: "details", kind: kObject, sub: in("details", append(counted(tgiUsageKeys[:]...),
 				field{key: "finish_reason", kind: kStr, slot: tgiFinish})...)}),
-	},
-}
-
-type tgiParams struct {
-	MaxNewTokens int `json:"max_new_tokens,omitempty"`
-	// Temperature must be strictly positive for TGI; 0 means greedy,
-	// which is do_sample false with no temperature.
-	Temperature *float64 `json:"temperature,omitempty"`
-	DoSample    bool     `json:"do_sample"`
-	Details     bool     `json:"details"`
-}
-
-type tgiBody struct {
-	Inputs     string    `json:"inputs"`
-	Parameters tgiParams `json:"parameters"`
-	Stream     bool      `json:"stream"`
-}
+	}}
 
 // What a TGI event's walk captures; the usage counts go to raw slots 1…2.
 const (

@@ -16,25 +16,13 @@ import (
 // body that ends cleanly after at least one event is the end of the
 // answer, finish reason "stop". {"error": …} is a server error; an event
 // without text_output (another API's stream) is malformed.
-var trtllm = &adapter{
-	name: "trtllm", path: "/v2/models/{model}/generate_stream", accept: sseAccept, needModel: true,
+var trtllm = &adapter{name: "trtllm", path: "/v2/models/{model}/generate_stream", accept: sseAccept, needModel: true,
 	input: input{shape: rawText, idsField: "text_input"},
 	body: func(q *call) (any, error) {
-		r := q.r
-		return trtllmBody{TextInput: r.Prompt, MaxTokens: r.MaxTokens, Temperature: r.Temperature, Stream: true}, nil
+		return object{m("text_input", q.r.Prompt), opt("max_tokens", q.r.MaxTokens), m("temperature", q.r.Temperature), m("stream", true)}, nil
 	},
-	reader: reader{
-		format: stream.SSE, finishSignal: "clean end", endFinishes: true,
+	reader: reader{format: stream.SSE, finishSignal: "clean end", endFinishes: true,
 		fields: top(field{key: "text_output", kind: kText, slot: 1}),
 		interpret: func(st *state, data []byte) *trace.Error {
 			return st.need(data, "an event without text_output is not Triton's generate_stream", 1<<1)
-		},
-	},
-}
-
-type trtllmBody struct {
-	TextInput   string  `json:"text_input"`
-	MaxTokens   int     `json:"max_tokens,omitempty"`
-	Temperature float64 `json:"temperature"`
-	Stream      bool    `json:"stream"`
-}
+		}}}

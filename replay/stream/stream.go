@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // Format is a stream's framing.
@@ -458,19 +459,14 @@ func (p *Parser) eventData() []byte {
 	return p.data
 }
 
-// digits parses a retry: value, which the spec requires to be ASCII digits only.
+// digits parses a retry: value, which the spec requires to be ASCII digits
+// only (ParseUint takes no sign; base 10 takes no underscores).
 func digits(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
+	if len(b) > 18 {
 		return 0, false
 	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
+	n, err := strconv.ParseUint(string(b), 10, 63)
+	return int64(n), err == nil
 }
 
 // dispatch completes p.ev (Data already set) and resets the SSE event state.
