@@ -66,7 +66,7 @@ func AuthHeaders(api string, h http.Header, key string) {
 	}
 }
 
-func anthropicRequest(q *call) (any, error) {
+func anthropicRequest(q *call) (object, error) {
 	r := q.r
 	if r.MaxTokens <= 0 {
 		return nil, fmt.Errorf("anthropic requires max_tokens but request %s has none: build the workload with an output length", r.ID)

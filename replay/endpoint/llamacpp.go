@@ -34,7 +34,7 @@ var llamaCpp = &adapter{name: "llamacpp", path: "/completion", accept: sseAccept
 // already makes them differ) and leaves the server's default (on)
 // otherwise, so cache studies (--salt off, --prefix shared) reach
 // llama.cpp's prompt cache.
-func llamaCppRequest(q *call) (any, error) {
+func llamaCppRequest(q *call) (object, error) {
 	r, o := q.r, q.o
 	var cache *bool
 	if o.PromptCache == "on" || o.PromptCache == "off" {

@@ -30,7 +30,7 @@ var ollamaChat = &adapter{name: "ollama-chat", prefix: "/api", path: "/chat", ac
 
 // ollamaRequest is the body of both Ollama APIs; raw sends generate's
 // prompt without the model's template.
-func ollamaRequest(q *call) (any, error) {
+func ollamaRequest(q *call) (object, error) {
 	prompt, _ := q.prompt.(string)
 	return object{m("model", q.o.Model), opt("prompt", prompt), opt("messages", q.messages), opt("raw", q.prompt != nil), m("stream", true),
 		m("options", object{opt("num_predict", q.r.MaxTokens), m("temperature", q.r.Temperature)})}, nil

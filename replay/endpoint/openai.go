@@ -26,7 +26,7 @@ var openAICompletions = &adapter{name: "openai-completions", prefix: "/v1", path
 // while the newer name is not known everywhere. continuous_usage_stats is
 // vLLM's per-chunk usage and ignore_eos a vLLM/SGLang/llama.cpp extension
 // (OpenAI itself rejects it): each is sent only when asked for.
-func openAIRequest(q *call) (any, error) {
+func openAIRequest(q *call) (object, error) {
 	b := object{m("model", q.o.Model), opt("messages", q.messages)}
 	if q.prompt != nil {
 		b = append(b, m("prompt", q.prompt))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -35,7 +36,7 @@ type adapter struct {
 	accept       string
 	needModel    bool
 	input        input
-	body         func(q *call) (any, error)
+	body         func(q *call) (object, error)
 	// The response.
 	reader
 }
@@ -66,7 +67,17 @@ func (a *adapter) NewRequest(ctx context.Context, base string, r *workload.Reque
 		return nil, err
 	}
 	path := strings.Replace(a.path, "{model}", url.PathEscape(o.Model), 1)
-	return newJSONRequest(ctx, a.name, joinURL(base, a.prefix, path), b, o, a.accept)
+	return newJSONRequest(ctx, a.name, joinURL(base, a.prefix, path), b, q.size(), o, a.accept)
+}
+
+// size is about how long q's body is: its text and a few hundred bytes of
+// the rest, so the body's buffer is made once.
+func (q *call) size() int {
+	n := 256 + len(q.r.Prompt) + 8*len(q.o.TokenIDs)
+	for _, m := range q.r.Messages {
+		n += 32 + len(m.Content)
+	}
+	return n
 }
 
 // call is one request being built: the workload's request, the run's
@@ -166,28 +177,57 @@ type pair struct {
 func m(key string, v any) pair   { return pair{key: key, value: v} }
 func opt(key string, v any) pair { return pair{key: key, value: v, omit: true} }
 
-// MarshalJSON implements json.Marshaler.
-func (o object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
+// encode writes o to b as JSON. It writes straight into the request's
+// buffer rather than being a json.Marshaler, whose output encoding/json
+// would scan and copy again (a 32k-token prompt twice); scalars, the most
+// of a body, skip reflection.
+func (o object) encode(b *bytes.Buffer, enc *json.Encoder) error {
 	b.WriteByte('{')
-	for _, mb := range o {
-		if mb.omit && empty(mb.value) {
+	first := true
+	for _, p := range o {
+		if p.omit && empty(p.value) {
 			continue
 		}
-		if b.Len() > 1 {
+		if !first {
 			b.WriteByte(',')
 		}
-		b.WriteString(strconv.Quote(mb.key))
-		b.WriteByte(':')
-		if err := enc.Encode(mb.value); err != nil {
-			return nil, err
+		first = false
+		b.WriteByte('"')
+		b.WriteString(p.key) // keys are the APIs' own: plain ASCII
+		b.WriteString(`":`)
+		if err := encodeValue(b, enc, p.value); err != nil {
+			return err
 		}
-		b.Truncate(b.Len() - 1) // Encode's newline
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	return nil
+}
+
+// encodeValue writes v as encoding/json (without HTML escaping) would.
+func encodeValue(b *bytes.Buffer, enc *json.Encoder, v any) error {
+	var a [32]byte
+	switch v := v.(type) {
+	case object:
+		return v.encode(b, enc)
+	case bool:
+		b.Write(strconv.AppendBool(a[:0], v))
+		return nil
+	case int:
+		b.Write(strconv.AppendInt(a[:0], int64(v), 10))
+		return nil
+	case float64:
+		// encoding/json's rule: 'f' format unless the exponent is very
+		// small or large, then 'e' with a one-digit negative exponent.
+		if abs := math.Abs(v); !math.IsInf(v, 0) && !math.IsNaN(v) && (abs == 0 || abs >= 1e-6 && abs < 1e21) {
+			b.Write(strconv.AppendFloat(a[:0], v, 'f', -1, 64))
+			return nil
+		}
+	}
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
 }
 
 func empty(v any) bool {
@@ -227,13 +267,15 @@ func joinURL(base, prefix, path string) string { return JoinURL(base, prefix, pa
 // newJSONRequest builds a POST with body b encoded as JSON, with
 // Options.ExtraBody merged in (MergeBody), and the API key in the header
 // the API takes (AuthHeaders), only when there is one.
-func newJSONRequest(ctx context.Context, api, u string, b any, o Options, accept string) (*http.Request, error) {
+func newJSONRequest(ctx context.Context, api, u string, b object, size int, o Options, accept string) (*http.Request, error) {
 	var buf bytes.Buffer
+	buf.Grow(size)
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // prompts go as written, not with <>& escaped
-	if err := enc.Encode(b); err != nil {
+	if err := b.encode(&buf, enc); err != nil {
 		return nil, fmt.Errorf("encoding the request body: %v", err)
 	}
+	buf.WriteByte('\n')
 	body := buf.Bytes()
 	if len(o.ExtraBody) > 0 {
 		var err error

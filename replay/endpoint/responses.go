@@ -28,7 +28,7 @@ import (
 var openAIResponses = &adapter{name: "openai-responses", prefix: "/v1", path: "/responses", accept: sseAccept, needModel: true,
 	input: input{shape: chatOnly, instead: "openai-completions"}, reader: responsesReader,
 	// store false: a benchmark's responses are not kept on the server.
-	body: func(q *call) (any, error) {
+	body: func(q *call) (object, error) {
 		return object{m("model", q.o.Model), m("input", q.messages), opt("max_output_tokens", q.r.MaxTokens), m("temperature", q.r.Temperature),
 			m("stream", true), m("store", false)}, nil
 	}}

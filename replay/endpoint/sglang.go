@@ -21,7 +21,7 @@ import (
 // "abort" is a server error with the finish reason's message).
 var sglang = &adapter{name: "sglang", path: "/generate", accept: sseAccept,
 	input: input{shape: rawOrIDs, instead: "openai-chat (SGLang serves /v1/chat/completions)"},
-	body: func(q *call) (any, error) {
+	body: func(q *call) (object, error) {
 		text, _ := q.prompt.(string)
 		ids, _ := q.prompt.([]int)
 		return object{opt("text", text), opt("input_ids", ids), m("sampling_params", object{opt("max_new_tokens", q.r.MaxTokens),

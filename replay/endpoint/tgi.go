@@ -19,7 +19,7 @@ var tgi = &adapter{name: "tgi", path: "/generate_stream", accept: sseAccept,
 	input: input{shape: rawText, instead: "openai-chat (TGI serves /v1/chat/completions)", idsField: "text"},
 	// Temperature must be strictly positive for TGI: 0, greedy, is
 	// do_sample false with no temperature.
-	body: func(q *call) (any, error) {
+	body: func(q *call) (object, error) {
 		var t *float64
 		if q.r.Temperature > 0 {
 			t = &q.r.Temperature

@@ -18,7 +18,7 @@ import (
 // without text_output (another API's stream) is malformed.
 var trtllm = &adapter{name: "trtllm", path: "/v2/models/{model}/generate_stream", accept: sseAccept, needModel: true,
 	input: input{shape: rawText, idsField: "text_input"},
-	body: func(q *call) (any, error) {
+	body: func(q *call) (object, error) {
 		return object{m("text_input", q.r.Prompt), opt("max_tokens", q.r.MaxTokens), m("temperature", q.r.Temperature), m("stream", true)}, nil
 	},
 	reader: reader{format: stream.SSE, finishSignal: "clean end", endFinishes: true,
