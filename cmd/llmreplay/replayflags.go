@@ -40,7 +40,7 @@ type replayFlags struct {
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs, c := cmd.Flags(), &f.cfg
 	f.flags = fs
-	fs.StringVar(&c.API, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", or auto (ask the server which it speaks)")
+	fs.StringVar(&c.API, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", auto (ask the server which it speaks), or a server's name for its API such as vllm (docs/APIS.md)")
 	fs.StringVar(&c.Model, "model", "", "model name to request (default: the server's first model from /v1/models)")
 	fs.StringVar(&c.Label, "label", "", "label for this run in tables (default: the model name)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a bearer token, written nowhere)")

@@ -79,6 +79,7 @@ func newSimCmd() *cobra.Command {
 	f.StringVar(&cfg.PoseAs, "identity", "", "answer the identity routes of one engine, for --api auto: "+strings.Join(sim.Identities, ", ")+" (default: a generic OpenAI-compatible server)")
 	f.BoolVar(&sendTimes, "send-times", false, `test mode: every chunk carries "sim_sent_unix_ns", the server's send time`)
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed for --error-rate")
+	f.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", 0, "the first N tokens of every answer are reasoning, in the API's reasoning form (chat reasoning_content, Anthropic thinking, Responses reasoning, Ollama thinking)")
 	f.DurationVar(&cfg.TokenInterval, "token-interval", 0, "pace every stream at one token per interval (e.g. 20ms), on top of the profile; with --profile fast, streams of a fixed, known speed")
 	f.IntVar(&cfg.MaxContext, "max-context", 0, "fault: HTTP 400 for prompts longer than N tokens (0 = no limit)")
 	f.BoolVar(&cfg.NoStream, "no-stream", false, "fault: send the whole answer as one chunk at the end")
