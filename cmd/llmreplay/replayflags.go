@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/replay/progress"
@@ -228,4 +230,15 @@ func isTerminal(w io.Writer) bool {
 	}
 	width, _, err := term.GetSize(int(f.Fd()))
 	return err == nil && width > 0
+}
+
+// flagErrorIn is flagError for a command whose settings' fields flagOf
+// does not name, or names otherwise: names first, then flagOf.
+func flagErrorIn(err error, names map[string]string) error {
+	all := maps.Clone(flagOf)
+	maps.Copy(all, names)
+	if out, ok := fielderr.Rename(err, all); ok {
+		return usageError(out)
+	}
+	return flagError(err)
 }
