@@ -96,7 +96,7 @@ func newProbePrefixCacheCmd() *cobra.Command {
 			if err := cfg.Check(); err != nil {
 				return flagError(err)
 			}
-			f.salt = "off"
+			f.s.Salt = "off"
 			rc, err := f.config(nil, "")
 			if err != nil {
 				return err

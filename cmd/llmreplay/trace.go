@@ -206,6 +206,3 @@ func traceRequests(cmd *cobra.Command, path string, enc *json.Encoder, definitio
 // writeError reports a failure to write the output (a closed pipe, a full
 // disk): not bad input, so exit status 1.
 func writeError(err error) error { return fmt.Errorf("writing the output: %w", err) }
-
-// clockDesc says how far a machine's wall clock could be trusted.
-func clockDesc(c trace.Clock) string { return inspect.ClockDesc(c) }
