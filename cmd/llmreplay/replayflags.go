@@ -120,3 +120,19 @@ func flagErrorIn(err error, names map[string]string) error {
 	}
 	return flagError(err)
 }
+
+// given says which of a command's settings the user typed: a field is
+// given when the flag names (or flagOf) gives it was.
+func given(cmd *cobra.Command, names map[string]string) fielderr.Given {
+	return func(field string) bool {
+		name, ok := names[field]
+		if !ok {
+			name = flagOf[field]
+		}
+		f := cmd.Flags().Lookup(strings.TrimLeft(name, "-"))
+		if len(name) == 2 {
+			f = cmd.Flags().ShorthandLookup(name[1:])
+		}
+		return f != nil && f.Changed
+	}
+}

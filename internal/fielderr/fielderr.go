@@ -94,3 +94,13 @@ func Rename(err error, names map[string]string) (out error, ok bool) {
 	}
 	return errors.New(name + " " + fe.Problem + ": " + fe.Fix), true
 }
+
+// Given says whether the caller stated a field's value (a command line
+// knows which flags were typed). A library whose zero value means "the
+// default" asks it to refuse a stated zero, a value the user typed and
+// the default would silently replace; and to refuse a stated setting that
+// does not apply. A nil Given states nothing.
+type Given func(field string) bool
+
+// Has reports whether field was stated.
+func (g Given) Has(field string) bool { return g != nil && g(field) }
