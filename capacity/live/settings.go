@@ -16,6 +16,7 @@ import (
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
@@ -160,7 +161,7 @@ func (s Settings) Config() (Config, error) {
 }
 
 // DefaultProfile is the simulator profile a search without a URL runs.
-const DefaultProfile = "vllm-rtx5090-bf16"
+const DefaultProfile = sim.DefaultProfile
 
 // Claim sets c's endpoint and chooses the trace's path (Out, Resume's
 // trace, or a new name under Results), and claims it before anything is
