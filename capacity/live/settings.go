@@ -290,3 +290,24 @@ func writeReport(notes io.Writer, report, trace string, a capacity.Answer) error
 	fmt.Fprintf(notes, "report: %s\n", report)
 	return nil
 }
+
+// ViewsOf is Views for an SLO written as text ("": each trace's own):
+// the capacity traces among analyze's and report's inputs, judged again.
+// An SLO asked of inputs that hold no capacity trace is refused.
+func ViewsOf(inputs []string, sloText string, good analyze.SLO, notes io.Writer) ([]capacity.View, error) {
+	var slo capacity.SLO
+	if strings.TrimSpace(sloText) != "" {
+		var err error
+		if slo, err = capacity.ParseSLO(sloText); err != nil {
+			return nil, fielderr.Newf("live", "CapacitySLO", "{CapacitySLO}: %v", err)
+		}
+	}
+	views, err := Views(inputs, slo, good, notes)
+	if err != nil {
+		return nil, err
+	}
+	if slo != nil && len(views) == 0 {
+		return nil, fielderr.Newf("live", "CapacitySLO", "{CapacitySLO}: none of the traces is a capacity trace (made by 'llmreplay capacity'): drop the flag or give such a trace")
+	}
+	return views, nil
+}
