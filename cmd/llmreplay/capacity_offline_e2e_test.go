@@ -69,7 +69,7 @@ func TestAnalyzeCapacityTrace(t *testing.T) {
 	for _, want := range []string{c.answer, "capacity search in " + c.found, "SLO: ttft_p90<=1s (simulator time scale 0.1", "knee of aggregate throughput: ",
 		// the table's numbers are the profile's at time scale 0.1, and it says so
 		"the simulator (profile llamacpp-rtx5090-q4km) ran at time scale 0.1: every duration is 0.1× the profile's, so these latencies read 0.1× and these speeds 10×"} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(unwrapped(out), want) {
 			t.Errorf("analyze lacks %q:\n%s", want, out)
 		}
 	}
