@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/llmreplay/llmreplay/analyze"
 )
@@ -67,9 +66,19 @@ func (s SLO) String() string {
 			t = append(t, x.Text)
 			continue
 		}
-		t = append(t, fmt.Sprintf("%s<=%v", x.Name(), time.Duration(math.Round(x.Bound*1e6))))
+		t = append(t, x.Name()+x.op()+msText(x.Bound))
 	}
 	return strings.Join(t, ",")
+}
+
+// msText writes a bound of ms milliseconds as people write one, to the
+// nanosecond: 500ms, 0.001ms, 2s, 60s (never Go's 1m0s or 1µs).
+func msText(ms float64) string {
+	ms = math.Round(ms*1e6) / 1e6
+	if ms >= 1000 {
+		return strconv.FormatFloat(ms/1000, 'f', -1, 64) + "s"
+	}
+	return strconv.FormatFloat(ms, 'f', -1, 64) + "ms"
 }
 
 // Name is the term's metric as the tables head it: "ttft_p90", "goodput".

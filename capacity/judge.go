@@ -75,9 +75,9 @@ func JudgeSamples(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 // an interval not inside the sample, decides nothing).
 func decide(t Term, tr TermResult) (fail, pass bool) {
 	if t.Share {
-		return tr.Hi < t.Bound, tr.Lo >= t.Bound
+		return t.beyond(tr.Hi), t.within(tr.Lo)
 	}
-	return tr.Lo > t.Bound, tr.Hi <= t.Bound
+	return t.beyond(tr.Lo), t.within(tr.Hi)
 }
 
 // RoundValue is a term's value in one round: the q-quantile (the

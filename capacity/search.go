@@ -319,12 +319,7 @@ func passDirection(cfg Config, pr Probe) bool {
 		if i >= len(pr.Terms) {
 			return false
 		}
-		v := pr.Terms[i].Value
-		if t.Share {
-			if !(v >= t.Bound) {
-				return false
-			}
-		} else if !(v <= t.Bound) {
+		if !t.within(pr.Terms[i].Value) {
 			return false
 		}
 	}

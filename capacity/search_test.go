@@ -370,3 +370,42 @@ func TestBudgetCountsRoundSize(t *testing.T) {
 		t.Errorf("%d requests, outcome %s (%s); want 120 and the budget", r.Requests, r.Outcome, r.Reason)
 	}
 }
+
+// TestStrictBounds: a bound written < or > is judged and echoed as
+// written: 50 ms does not meet tpot_p90<50ms (it meets <=50ms), and the
+// SLO is said back with the same comparison, never a silent <=.
+func TestStrictBounds(t *testing.T) {
+	slo, err := ParseSLO("ttft_p90<500ms,tpot_p90<=50ms,goodput>90%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := slo.String(), "ttft_p90<500ms,tpot_p90<=50ms,goodput>90%"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got, want := slo.Scaled(0.1).String(), "ttft_p90<50ms,tpot_p90<=5ms,goodput>90%"; got != want {
+		t.Errorf("Scaled(0.1).String() = %q, want %q", got, want)
+	}
+	for _, c := range []struct {
+		term        Term
+		v           float64
+		within, out bool
+	}{
+		{slo[0], 500, false, true}, {slo[0], 499.9, true, false},
+		{slo[1], 50, true, false}, {slo[1], 50.1, false, true},
+		{slo[2], 0.9, false, true}, {slo[2], 0.91, true, false},
+		{slo[0], math.NaN(), false, false},
+	} {
+		if c.term.within(c.v) != c.within || c.term.beyond(c.v) != c.out {
+			t.Errorf("%s at %v: within %v beyond %v, want %v %v", c.term.Text, c.v, c.term.within(c.v), c.term.beyond(c.v), c.within, c.out)
+		}
+	}
+	// An interval ending on the bound passes <=, and decides nothing for <.
+	if fail, pass := decide(slo[1], TermResult{Lo: 40, Hi: 50}); fail || !pass {
+		t.Errorf("tpot_p90<=50ms on [40, 50]: fail %v pass %v, want pass", fail, pass)
+	}
+	strict := slo[1]
+	strict.Strict = true
+	if fail, pass := decide(strict, TermResult{Lo: 40, Hi: 50}); fail || pass {
+		t.Errorf("tpot_p90<50ms on [40, 50]: fail %v pass %v, want undecided", fail, pass)
+	}
+}

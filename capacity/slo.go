@@ -9,6 +9,7 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,6 +31,39 @@ type Term struct {
 	Q      float64 // quantile, e.g. 0.9 for _p90
 	Bound  float64 // milliseconds, or a fraction for a Share term
 	Share  bool
+	// Strict: the bound itself fails (written < or >, not <= or >=). It
+	// is judged and echoed as written.
+	Strict bool
+}
+
+// within says v meets the term's bound; beyond says v lies on its wrong
+// side. A NaN is neither: it decides nothing.
+func (t Term) within(v float64) bool {
+	switch {
+	case t.Share && t.Strict:
+		return v > t.Bound
+	case t.Share:
+		return v >= t.Bound
+	case t.Strict:
+		return v < t.Bound
+	}
+	return v <= t.Bound
+}
+
+func (t Term) beyond(v float64) bool {
+	return !math.IsNaN(v) && !t.within(v)
+}
+
+// op is the term's comparison as written.
+func (t Term) op() string {
+	o := "<"
+	if t.Share {
+		o = ">"
+	}
+	if !t.Strict {
+		o += "="
+	}
+	return o
 }
 
 // Metrics a probe measures per request (what a Sample's Values hold).
@@ -58,7 +92,7 @@ func parseGoodput(part string) (Term, error) {
 	if err != nil || !(v > 0 && v < 100) {
 		return Term{}, fmt.Errorf("SLO term %q: give a share above 0%% and below 100%% (100%% can never be shown by a finite sample)", part)
 	}
-	return Term{Text: part, Metric: "goodput", Bound: v / 100, Share: true}, nil
+	return Term{Text: part, Metric: "goodput", Bound: v / 100, Share: true, Strict: m[1] == ">"}, nil
 }
 
 // SLO is a conjunction of terms: a load meets it when every term holds.
@@ -108,7 +142,7 @@ func ParseSLO(s string) (SLO, error) {
 		if c.Bound <= 0 {
 			return nil, fmt.Errorf("SLO term %q: the bound must be positive", part)
 		}
-		out = append(out, Term{Text: part, Metric: m.Name, Q: q, Bound: c.Bound})
+		out = append(out, Term{Text: part, Metric: m.Name, Q: q, Bound: c.Bound, Strict: c.Op == "<"})
 	}
 	return out, nil
 }

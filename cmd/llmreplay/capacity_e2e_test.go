@@ -130,6 +130,9 @@ func TestCapacityOutcomesThroughBinary(t *testing.T) {
 		{"all meet", []string{"--slo", "ttft_p90<=60s", "--range", "1:8"}, 0, "max concurrency meeting the SLO: at least 8, the top of the range", false},
 		{"rate, all meet", []string{"--axis", "rate", "--round-duration", "100ms", "--slo", "ttft_p90<=60s,tpot_p90<=1s", "--range", "20:40"}, 0, "max request rate meeting the SLO: at least 40 req/s", false},
 		{"rate, none meets", []string{"--axis", "rate", "--round-duration", "100ms", "--slo", "ttft_p90<=0.001ms", "--range", "20:40"}, 0, "max request rate meeting the SLO: none in the range", false},
+		// strict bounds are echoed as written (never a silent <=), in
+		// people's units (60s, not 1m0s)
+		{"strict bounds", []string{"--slo", "ttft_p90<60s,goodput>90%", "--goodput-bounds", "ttft=60s", "--range", "1:4"}, 0, "SLO: ttft_p90<60s,goodput>90%", false},
 		{"goodput, all meet", []string{"--slo", "goodput>=95%", "--goodput-bounds", "ttft=60s", "--range", "1:4"}, 0, "max concurrency meeting the SLO: at least 4, the top of the range", false},
 		// 8 rounds of 20 at 1 user and 8 at 2 pass them; one round at 4
 		// users (20 more) reaches the budget.

@@ -78,11 +78,13 @@ func TestAnalyzeCapacityTrace(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ slo, shown, want string }{
-		{"ttft_p90<=0.001ms", "ttft_p90<=1µs", "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
+		{"ttft_p90<=0.001ms", "ttft_p90<=0.001ms", "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
 		// any percentile, not only the four every table shows
-		{"ttft_p95<=0.001ms", "ttft_p95<=1µs", "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
+		{"ttft_p95<=0.001ms", "ttft_p95<=0.001ms", "max concurrency meeting the SLO: none in the range (the lowest level tried, 1, already fails the SLO)"},
 		{"ttft_p90<=30s", "ttft_p90<=30s", "max concurrency meeting the SLO: could not determine (the trace's probes do not bracket the boundary for this SLO"},
 		{"ttft_p90<=1s", "ttft_p90<=1s", c.answer},
+		// a strict bound is judged and echoed as written, not as <=
+		{"ttft_p90<1000ms", "ttft_p90<1s", c.answer},
 	} {
 		out, errs, code := runCap(t, c.bin, "analyze", c.found, "--capacity-slo", tc.slo)
 		if code != 0 || !strings.Contains(out, tc.want) || !strings.Contains(out, "SLO: "+tc.shown+" (") {
