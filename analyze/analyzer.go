@@ -103,6 +103,10 @@ type Options struct {
 	// Scrapes, when set, sees every scrape of the server's /metrics (or
 	// of a watched process) the traces hold (1.3), likewise.
 	Scrapes func(label string, sc *trace.Scrape)
+	// MergeLabels lets AnalyzeFiles join traces that carry one label into
+	// one set of samples; without it two such traces are refused, since a
+	// silent join mixes two servers or two settings under one name.
+	MergeLabels bool
 }
 
 // Analyzer accumulates any number of traces. It is not safe for concurrent
@@ -1229,6 +1233,7 @@ func AnalyzeFiles(o Options, inputs ...Input) (*Result, error) {
 		return nil, err
 	}
 	stdinUsed := false
+	labelled := map[string]string{} // label → the first trace that bore it
 	for _, in := range inputs {
 		var r *trace.Reader
 		if in.Path == "-" {
@@ -1269,6 +1274,10 @@ func AnalyzeFiles(o Options, inputs ...Input) (*Result, error) {
 			}
 			a.runIDs[id] = in.Path
 		}
+		if err := sameLabel(labelled, label, r.Header().Label, in.Path, o.MergeLabels); err != nil {
+			r.Close()
+			return nil, err
+		}
 		err = a.AddReader(label, in.Path, r)
 		r.Close()
 		if err != nil {
@@ -1276,6 +1285,22 @@ func AnalyzeFiles(o Options, inputs ...Input) (*Result, error) {
 		}
 	}
 	return a.Result(), nil
+}
+
+// sameLabel refuses a second trace under a label an earlier one bore
+// (given as name=path, else its header's), unless merge: the label is what
+// the tables tell runs apart by.
+func sameLabel(seen map[string]string, given, header, path string, merge bool) error {
+	l := given
+	if l == "" {
+		l = header
+	}
+	if first, ok := seen[l]; ok && !merge {
+		return fielderr.Newf("analyze", "MergeLabels", "%s and %s are both labelled %q: name each (name=path) to compare them, or give {MergeLabels} to analyze them as one",
+			safetext.Show(first), safetext.Show(path), safetext.Show(l))
+	}
+	seen[l] = path
+	return nil
 }
 
 // hostLine is the client machine in one line.

@@ -22,6 +22,7 @@ func (f *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.opts.Definitions, "definitions", analyze.DefaultDefinitions,
 		"compute metrics the way a tool does: "+strings.Join(analyze.DefinitionNames(), "|"))
 	cmd.Flags().StringVar(&f.slo, "slo", analyze.DefaultSLO.String(), "goodput bounds: ttft=, tpot=, e2e= durations")
+	cmd.Flags().BoolVar(&f.opts.MergeLabels, "merge-labels", false, "analyze traces that carry one label as one (refused otherwise: name each with name=path)")
 	cmd.Flags().StringVar(&f.opts.Tokenizer, "tokenizer", "", "count received text with this tokenizer instead of the trace's (o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache)")
 }
 

@@ -89,6 +89,7 @@ func sloFlagError(flag string, err error) error {
 // workload.BuildConfig, bench.Config): their errors name the field, the
 // command line names the flag. No field name means two things.
 var flagOf = map[string]string{
+	"MergeLabels": "--merge-labels", // analyze.Options
 	// replay.Config
 	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
 	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
