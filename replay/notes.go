@@ -84,6 +84,31 @@ type Notes struct {
 	mu              sync.Mutex // Scrape runs on the scraping goroutine
 	scrapes, failed int
 	target, lastErr string
+	// answered counts the successful measured responses with text,
+	// whole those that came as one chunk (notStreamed).
+	answered, whole int
+}
+
+// notStreamedBytes is the least text a one-chunk response must hold to be
+// called not streamed: a one- or two-token answer fits in one chunk on
+// any server.
+const notStreamedBytes = 16
+
+// notStreamed says the response's text came in one chunk: a server that
+// ignored "stream": true or held its output back to the end, whose TTFT
+// is the whole response's time.
+func notStreamed(rec *trace.Record) (answered, whole bool) {
+	if rec.Warmup || rec.Error != nil {
+		return false, false
+	}
+	chunks, bytes := 0, 0
+	for i := range rec.Chunks {
+		if n := len(rec.Chunks[i].Text) + len(rec.Chunks[i].Reasoning); n > 0 {
+			chunks++
+			bytes += n
+		}
+	}
+	return chunks > 0, chunks == 1 && bytes >= notStreamedBytes
 }
 
 // Start says when the run starts later than StartAt (a wait given as
@@ -115,8 +140,21 @@ func (n *Notes) Start(h trace.Header) error {
 	return nil
 }
 
-func (n *Notes) Record(*trace.Record) error { return nil }
-func (n *Notes) Close() error               { return nil }
+// Record counts the responses that came in one piece.
+func (n *Notes) Record(rec *trace.Record) error {
+	answered, whole := notStreamed(rec)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if answered {
+		n.answered++
+	}
+	if whole {
+		n.whole++
+	}
+	return nil
+}
+
+func (n *Notes) Close() error { return nil }
 
 // Scrape counts the /metrics scrapes and keeps the last failure's error.
 func (n *Notes) Scrape(s *trace.Scrape) error {
@@ -133,11 +171,16 @@ func (n *Notes) Scrape(s *trace.Scrape) error {
 	return nil
 }
 
-// ScrapeWarning writes one line on W when scrapes failed. The run does
-// not fail: its requests were measured all the same.
-func (n *Notes) ScrapeWarning() {
+// Warnings writes, at the end of the run, one line on W for responses
+// that came in one piece, not streamed, and one for failed scrapes. The
+// run does not fail: its requests were measured all the same.
+func (n *Notes) Warnings() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.whole > 0 {
+		fmt.Fprintf(n.W, "warning: %d of %d responses came in one piece, not streamed: their TTFT is the whole response's time and their per-stream speed means nothing; the server ignored \"stream\": true or held its output back (analyze calls them not_streamed)\n",
+			n.whole, n.answered)
+	}
 	if n.failed == 0 {
 		return
 	}

@@ -50,12 +50,12 @@ func TestNotesScrapeWarning(t *testing.T) {
 	n := &Notes{W: &b}
 	scrape(n, "")
 	n.Scrape(&trace.Scrape{Source: trace.SourceProcess, Error: "gone"})
-	n.ScrapeWarning()
+	n.Warnings()
 	if b.Len() != 0 {
 		t.Errorf("warned with no failed scrape: %q", b.String())
 	}
 	scrape(n, "connection refused\x1b[2J")
-	n.ScrapeWarning()
+	n.Warnings()
 	if got := b.String(); !strings.HasPrefix(got, "warning: server metrics: 1 of 2 scrapes of http://h/metrics failed (last: connection refused") || strings.Contains(got, "\x1b") {
 		t.Errorf("some failed: %q", got)
 	}
@@ -63,7 +63,7 @@ func TestNotesScrapeWarning(t *testing.T) {
 	all := &Notes{W: &b}
 	scrape(all, "timeout")
 	scrape(all, "timeout")
-	all.ScrapeWarning()
+	all.Warnings()
 	if got := b.String(); !strings.HasPrefix(got, "warning: server metrics: all 2 scrapes of http://h/metrics failed (last: timeout): the trace has no server-side view") {
 		t.Errorf("all failed: %q", got)
 	}
@@ -106,5 +106,35 @@ func TestAnnounce(t *testing.T) {
 	only.AnnounceAPI(&b)
 	if only.OnServerMetrics != nil || only.OnWatch != nil || only.OnAPI == nil {
 		t.Error("AnnounceAPI set more than OnAPI")
+	}
+}
+
+// TestNotesNotStreamed: responses whose text came in one chunk are said
+// at the end, counted among the successful measured responses with text;
+// a short answer in one chunk, a warm-up, a failure and a streamed answer
+// are not.
+func TestNotesNotStreamed(t *testing.T) {
+	var b strings.Builder
+	n := &Notes{W: &b}
+	whole := trace.Record{Chunks: []trace.Chunk{{Text: ""}, {Text: "the whole answer at once, at the end"}}}
+	streamed := trace.Record{Chunks: []trace.Chunk{{Text: "the whole answer"}, {Text: " in pieces"}}}
+	short := trace.Record{Chunks: []trace.Chunk{{Text: "Yes."}}}
+	warm := whole
+	warm.Warmup = true
+	failed := whole
+	failed.Error = &trace.Error{Class: trace.ErrRefused}
+	for _, r := range []*trace.Record{&whole, &whole, &streamed, &short, &warm, &failed} {
+		n.Record(r)
+	}
+	n.Warnings()
+	if got := b.String(); !strings.HasPrefix(got, "warning: 2 of 4 responses came in one piece, not streamed:") || strings.Count(got, "\n") != 1 {
+		t.Errorf("got %q", got)
+	}
+	b.Reset()
+	quiet := &Notes{W: &b}
+	quiet.Record(&streamed)
+	quiet.Warnings()
+	if b.Len() != 0 {
+		t.Errorf("warned of a streamed answer: %q", b.String())
 	}
 }

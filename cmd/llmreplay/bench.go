@@ -80,13 +80,13 @@ func newBenchCmd() *cobra.Command {
 			if err != nil {
 				if res != nil && res.Summary != nil {
 					fmt.Fprintln(errw, res.Summary)
-					notes.ScrapeWarning()
+					notes.Warnings()
 				}
 				return usageErrorIfInput(flagError(err))
 			}
 			res.WriteText(out, wide)
 			res.WriteFiles(errw)
-			notes.ScrapeWarning()
+			notes.Warnings()
 			return f.runExit(res.Summary, "stopped: %s holds every request that finished")
 		},
 	}

@@ -404,7 +404,8 @@ func TestPromiseCacheStudiesReachTheCache(t *testing.T) {
 // README: "Trust warnings when a server's numbers cannot be taken at face
 // value": a server that reports ten times the tokens it sent (usage_mismatch)
 // and one that sends the whole answer at the end (not_streamed), each
-// replayed with default flags, are named by analyze.
+// replayed with default flags, are named by analyze; replay itself says at
+// its end that the responses were not streamed.
 func TestPromiseTrustWarnings(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
@@ -414,8 +415,12 @@ func TestPromiseTrustWarnings(t *testing.T) {
 	}{{"--inflate-usage", "usage_mismatch"}, {"--no-stream", "not_streamed"}} {
 		url := startSim(t, bin, "--profile", "fast", c.fault)
 		tr := filepath.Join(dir, c.warning+".trace.zst")
-		if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
+		_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr)
+		if code != 0 {
 			t.Fatalf("replay against %s: %d %s", c.fault, code, e)
+		}
+		if said := strings.Contains(e, "warning: 2 of 2 responses came in one piece, not streamed"); said != (c.warning == "not_streamed") {
+			t.Errorf("replay against %s: said not streamed %v:\n%s", c.fault, said, e)
 		}
 		out, e, _ := run(t, nil, bin, "analyze", tr)
 		if !strings.Contains(out+e, c.warning) {

@@ -78,13 +78,13 @@ func runReplay(cmd *cobra.Command, cfg replay.Config, f *replayFlags) error {
 			return flagError(err)
 		}
 		fmt.Fprintln(errw, sum)
-		notes.ScrapeWarning()
+		notes.Warnings()
 		return err
 	}
 	if err := render.WriteTraceSummary(cmd.OutOrStdout(), errw, sum.Trace); err != nil {
 		return err
 	}
 	sum.WriteText(errw)
-	notes.ScrapeWarning()
+	notes.Warnings()
 	return f.runExit(sum, "stopped: the trace %s holds every request that finished")
 }
