@@ -55,7 +55,7 @@ type Config struct {
 	InputTokens int
 	MaxTokens   int
 	Repeats     int
-	Seed        int64
+	Seed        int64 // of the prompts; Settings.Run makes 0 one new to the run
 }
 
 func fieldErr(field, problem, fix string) error {

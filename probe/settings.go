@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/replay"
@@ -47,7 +48,7 @@ var modeOf = []struct{ field, mode string }{
 func (s *Settings) Check(given fielderr.Given, url string) error {
 	switch {
 	case given.Has("Salt"):
-		return settingErr("Salt", "{Salt}: the probe sends its prompts verbatim (a salt would keep them from the cache): drop it")
+		return settingErr("Salt", "{Salt}: the probe sends its prompts verbatim (a salt would keep them from the cache; they are new to each run already, see --seed): drop it")
 	case url != "" && (given.Has("Profile") || s.NoCache):
 		return settingErr("Profile", "{Profile} and {NoCache} apply to the built-in simulator only: drop them, or drop {URL}")
 	case s.Mode != ModeRepeat && s.Mode != ModeSharedSystem:
@@ -98,6 +99,14 @@ type Verdict struct{ Status, Why string }
 // summary, w the probe's table. An error of the simulator's settings
 // names its field.
 func (s *Settings) Run(ctx context.Context, rc replay.Config, w, notes io.Writer) (Verdict, error) {
+	if s.Config.Seed == 0 {
+		// Prompts new to this run: a server keeps its cache between runs,
+		// and a second run with the same prompts would find step 1 (or the
+		// first round) cached already and fail.
+		s.Config.Seed = rand.Int64N(1<<62) + 1
+		s.Shared.Seed = s.Config.Seed
+		fmt.Fprintf(notes, "prompts: seed %d, new to this run, so no earlier run's cache holds them (--seed %d sends them again)\n", s.Config.Seed, s.Config.Seed)
+	}
 	if rc.URL == "" {
 		p, err := sim.LookupProfile(orDefault(s.Profile, sim.DefaultProfile))
 		if err != nil {

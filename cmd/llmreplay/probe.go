@@ -31,8 +31,10 @@ var probeFlagOf = map[string]string{"Mode": "--mode", "NoCache": "--no-prefix-ca
 
 func newProbePrefixCacheCmd() *cobra.Command {
 	var (
-		f replayFlags
-		s probe.Settings
+		f     replayFlags
+		s     probe.Settings
+		out   string
+		force bool
 	)
 	cmd := &cobra.Command{
 		Use:     "prefix-cache [--url URL] [flags]",
@@ -46,9 +48,12 @@ func newProbePrefixCacheCmd() *cobra.Command {
 				return flagErrorIn(err, probeFlagOf)
 			}
 			f.s.Salt = "off"
-			rc, err := f.config(nil, "")
+			rc, err := f.config(nil, out)
 			if err != nil {
 				return err
+			}
+			if err := rc.PrepareTrace(false, force); out != "" && err != nil {
+				return flagErrorIn(err, replayFlagOf)
 			}
 			rc.Tokenizer = s.Config.Tokenizer
 			v, err := s.Run(cmd.Context(), rc, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -77,6 +82,8 @@ func newProbePrefixCacheCmd() *cobra.Command {
 	fs.IntVar(&c.Repeats, "repeats", probe.DefaultRepeats, "prompts per step (6 or more give a TTFT verdict)")
 	fs.StringVar(&c.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache (Qwen/Qwen3-8B)")
 	fs.StringVar((*string)(&c.Shape), "shape", string(workload.ShapeChat), "chat or completion")
-	fs.Int64Var(&c.Seed, "seed", 1, "seed for the prompts")
+	fs.Int64Var(&c.Seed, "seed", 0, "seed for the prompts (0: a new one each run, so no earlier run's cache holds them)")
+	fs.StringVarP(&out, "output", "o", "", "keep the probe's requests as a trace (four closed phases step1…step4, or one per round)")
+	fs.BoolVar(&force, "force", false, "replace the -o trace if it exists")
 	return cmd
 }

@@ -4,8 +4,12 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 // TestProbePrefixCacheThroughTheBinary (issue #16 item 4): against the
@@ -34,7 +38,7 @@ func TestProbePrefixCacheThroughTheBinary(t *testing.T) {
 	}{
 		{[]string{"--repeats", "0"}, "--repeats 0: give at least 1"}, {[]string{"--repeats", "2000"}, "--repeats is 2000: give 1 to 1000 prompts per step"},
 		{[]string{"--input-tokens", "10"}, "--input-tokens is 10: give at least 64"},
-		{[]string{"--salt", "on"}, "--salt: the probe sends its prompts verbatim"},
+		{[]string{"--salt", "on"}, "--salt: the probe sends its prompts verbatim (a salt would keep them from the cache; they are new to each run already, see --seed)"},
 		{[]string{"--url", "http://127.0.0.1:1", "--no-prefix-cache"}, "apply to the built-in simulator only"},
 	} {
 		_, e, code := run(t, nil, bin, append([]string{"probe", "prefix-cache"}, c.args...)...)
@@ -96,5 +100,53 @@ func TestProbeSharedSystemThroughTheBinary(t *testing.T) {
 		if code != 2 || !strings.Contains(e, c.want) || strings.Count(strings.TrimSpace(e), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, e)
 		}
+	}
+}
+
+// TestProbeRunTwice: a server keeps its prefix cache between runs, so the
+// probe's prompts are new to each run: run twice against one simulator
+// (as against a real server), both PASS, where prompts repeated from the
+// first run would make step 1 of the second a HIT and FAIL it; --seed
+// repeats a run's prompts on purpose, and then step 1 does HIT. -o keeps
+// the requests as a trace (one phase a step), refused over an existing
+// file without --force.
+func TestProbeRunTwice(t *testing.T) {
+	bin := builtBinary(t)
+	url := startSim(t, bin, "--profile", "vllm-rtx5090-bf16") // a profile with a prefix cache
+	tr := filepath.Join(t.TempDir(), "probe.trace.zst")
+	seed := regexp.MustCompile(`prompts: seed (\d+), new to this run`)
+	var seeds []string
+	for i, args := range [][]string{{"-o", tr}, {}} {
+		out, e, code := run(t, nil, bin, append([]string{"probe", "prefix-cache", "--url", url}, args...)...)
+		if code != 0 || !strings.Contains(out, "prefix cache: PASS") {
+			t.Errorf("run %d: exit %d\n%s%s", i+1, code, out, e)
+		}
+		m := seed.FindStringSubmatch(e)
+		if m == nil {
+			t.Fatalf("run %d does not say its prompts' seed:\n%s", i+1, e)
+		}
+		seeds = append(seeds, m[1])
+	}
+	if seeds[0] == seeds[1] {
+		t.Errorf("both runs sent the prompts of seed %s", seeds[0])
+	}
+	out, e, code := run(t, nil, bin, "probe", "prefix-cache", "--url", url, "--seed", seeds[0])
+	if code != 1 || !strings.Contains(out, "1 new prompts                    MISS      HIT         FAIL") {
+		t.Errorf("--seed %s again: exit %d, want step 1 a HIT (FAIL, exit 1)\n%s%s", seeds[0], code, out, e)
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatalf("-o: %v", err)
+	}
+	n := 0
+	for r.Scan() {
+		n++
+	}
+	if h := r.Header(); len(h.Phases) != 4 || h.Phases[0].Name != "step1" || n != 24 {
+		t.Errorf("-o trace: %d phases (%v), %d records; want step1…step4 and 24", len(h.Phases), h.Phases, n)
+	}
+	r.Close()
+	if _, e, code := run(t, nil, bin, "probe", "prefix-cache", "--url", url, "-o", tr); code != 2 || !strings.Contains(e, "--force") {
+		t.Errorf("-o over an existing trace: exit %d, want 2 naming --force: %s", code, e)
 	}
 }
