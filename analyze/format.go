@@ -9,20 +9,35 @@ import (
 // Number formatting shared by the renderers and the claim checker: one
 // place decides how a tok/s or ms value reads.
 
-// FormatTPS prints a median with its interval as ±% of the center, the way
-// benchstat does, when the interval is bounded.
+// FormatTPS prints a median with its interval's half-width as ±% of the
+// median, the way benchstat does, when the interval is bounded.
 func FormatTPS(v Value, raw bool) string {
 	if !v.Valid() {
 		return "—"
 	}
 	s := FormatNum(v.Value, raw)
-	if !raw && v.N > 1 && v.HasInterval() && !math.IsInf(v.Lo, 0) && !math.IsInf(v.Hi, 0) && v.Value != 0 {
-		pct := math.Max(v.Value-v.Lo, v.Hi-v.Value) / math.Abs(v.Value) * 100
-		if pct >= 0.5 {
-			s += fmt.Sprintf(" ±%.0f%%", pct)
-		}
+	if !raw {
+		s += plusMinus(v)
 	}
 	return s
+}
+
+// plusMinus is " ±P%", P the half-width of v's bounded interval as a
+// percentage of the value (what the tables' notes say ± is), "" without
+// one. It is never dropped for being small: under 1% it shows a decimal,
+// under 0.1% it says so, so a tight interval reads as tight, not absent.
+func plusMinus(v Value) string {
+	if v.N <= 1 || !v.HasInterval() || math.IsInf(v.Lo, 0) || math.IsInf(v.Hi, 0) || v.Value == 0 {
+		return ""
+	}
+	pct := (v.Hi - v.Lo) / 2 / math.Abs(v.Value) * 100
+	switch {
+	case pct < 0.05:
+		return " ±<0.1%"
+	case pct < 0.95:
+		return fmt.Sprintf(" ±%.1f%%", pct)
+	}
+	return fmt.Sprintf(" ±%.0f%%", pct)
 }
 
 // FormatMs prints a time in ms, "—" when there is none.
@@ -81,13 +96,7 @@ func FormatCount(v Value, raw bool) string {
 	if raw {
 		return s
 	}
-	if v.N > 1 && v.HasInterval() && !math.IsInf(v.Lo, 0) && !math.IsInf(v.Hi, 0) && v.Value != 0 {
-		pct := math.Max(v.Value-v.Lo, v.Hi-v.Value) / math.Abs(v.Value) * 100
-		if pct >= 0.5 {
-			s += fmt.Sprintf(" ±%.0f%%", pct)
-		}
-	}
-	return s
+	return s + plusMinus(v)
 }
 
 // GroupDigits writes n with a comma between thousands: 5000 → "5,000".

@@ -38,3 +38,25 @@ func TestFormatCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestPlusMinusIsHalfWidth: ± is the half-width of the interval (what the
+// tables' notes say), not its larger one-sided gap: 100 in [90, 130] is
+// ±20%, not ±30%; a tight interval is shown, with a decimal under 1%, and
+// said to be under 0.1% rather than dropped.
+func TestPlusMinusIsHalfWidth(t *testing.T) {
+	for _, c := range []struct {
+		v    Value
+		want string
+	}{
+		{Value{100, 90, 130, 8}, "100 ±20%"},
+		{Value{1000, 997, 1003, 8}, "1000 ±0.3%"},
+		{Value{1000, 999.9, 1000.1, 8}, "1000 ±<0.1%"},
+		{Value{1000, 1000, 1000, 8}, "1000 ±<0.1%"},
+		{Value{100, 90, math.Inf(1), 8}, "100"},
+		{Value{100, 90, 110, 1}, "100"},
+	} {
+		if got := FormatTPS(c.v, false); got != c.want {
+			t.Errorf("FormatTPS(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
