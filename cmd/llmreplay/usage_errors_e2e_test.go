@@ -53,13 +53,7 @@ func TestFlagValueErrorsTeach(t *testing.T) {
 		{[]string{"benc"}, []string{`unknown command "benc"`, "did you mean bench?", "llmreplay --help"}},
 		{[]string{"workload", "buidl"}, []string{`unknown workload subcommand "buidl"`, "did you mean build?"}},
 	} {
-		what := strings.Join(c.args, " ")
-		_, e, code := run(t, nil, bin, c.args...)
-		if code != 2 {
-			t.Errorf("%s: exit %d, want 2: %s", what, code, e)
-		}
-		oneLine(t, what, e, c.want...)
-		noGoSpeak(t, what, e)
+		refusedInWords(t, bin, c.args, c.want...)
 	}
 }
 
@@ -165,12 +159,19 @@ func TestParsedValueErrorsTeach(t *testing.T) {
 		{[]string{"check", sample, "--claim", "ttft_p90 <= soon"}, []string{`bound "soon" is not a number`, "500ms or 2s"}},
 		{[]string{"kube", "job", wl, "--image", "i", "--url", "http://x", "--shards", "2", "--results-claim", "c", "--retries", "-1"}, []string{"--retries -1 is negative", "give 0"}},
 	} {
-		what := strings.Join(c.args, " ")
-		_, e, code := run(t, nil, bin, c.args...)
-		if code != 2 {
-			t.Errorf("%s: exit %d, want 2: %s", what, code, e)
-		}
-		oneLine(t, what, e, c.want...)
-		noGoSpeak(t, what, e)
+		refusedInWords(t, bin, c.args, c.want...)
 	}
+}
+
+// refusedInWords runs bin with args and wants exit 2 and one line holding
+// every one of want, in the user's words, not Go's.
+func refusedInWords(t *testing.T, bin string, args []string, want ...string) {
+	t.Helper()
+	what := strings.Join(args, " ")
+	_, e, code := run(t, nil, bin, args...)
+	if code != 2 {
+		t.Errorf("%s: exit %d, want 2: %s", what, code, e)
+	}
+	oneLine(t, what, e, want...)
+	noGoSpeak(t, what, e)
 }
