@@ -59,7 +59,7 @@ func TestAPIsReplayAndBenchThroughTheBinary(t *testing.T) {
 			if api == "trtllm" {
 				source = "server-tokenizer"
 			}
-			if !strings.Contains(js, "\"output_token_sources\": {\n        \""+source+"\": 2\n") {
+			if !strings.Contains(js, "\"output_tokens_sources\": {\n        \""+source+"\": 2\n") {
 				t.Errorf("analyze does not take output tokens from usage:\n%.2000s", js)
 			}
 			res := filepath.Join(dir, "results")
