@@ -109,7 +109,7 @@ func TestAnalyzeFormats(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
-	if doc.Schema != analyze.SchemaName || doc.Version != 1 || doc.Definitions != "vllm" || len(doc.Groups) != 4 {
+	if doc.Schema != analyze.SchemaName || doc.Version != 2 || doc.Definitions != "vllm" || len(doc.Groups) != 4 {
 		t.Errorf("doc %+v", doc)
 	}
 	// The stopped-early check is quiet (8 of 8 tokens), so no warning lines.
