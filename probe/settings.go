@@ -99,13 +99,13 @@ type Verdict struct{ Status, Why string }
 // summary, w the probe's table. An error of the simulator's settings
 // names its field.
 func (s *Settings) Run(ctx context.Context, rc replay.Config, w, notes io.Writer) (Verdict, error) {
-	if s.Config.Seed == 0 {
+	drawn := s.Config.Seed == 0
+	if drawn {
 		// Prompts new to this run: a server keeps its cache between runs,
 		// and a second run with the same prompts would find step 1 (or the
 		// first round) cached already and fail.
 		s.Config.Seed = rand.Int64N(1<<62) + 1
 		s.Shared.Seed = s.Config.Seed
-		fmt.Fprintf(notes, "prompts: seed %d, new to this run, so no earlier run's cache holds them (--seed %d sends them again)\n", s.Config.Seed, s.Config.Seed)
 	}
 	if rc.URL == "" {
 		p, err := sim.LookupProfile(orDefault(s.Profile, sim.DefaultProfile))
@@ -158,6 +158,9 @@ func (s *Settings) Run(ctx context.Context, rc replay.Config, w, notes io.Writer
 	}
 	if sum != nil {
 		fmt.Fprintln(notes, sum)
+		if drawn { // said once prompts were sent: a run that sent none has no seed to repeat
+			fmt.Fprintf(notes, "prompts: seed %d, new to this run, so no earlier run's cache holds them (--seed %d sends them again)\n", s.Config.Seed, s.Config.Seed)
+		}
 	}
 	if err != nil {
 		return Verdict{}, err
