@@ -11,6 +11,7 @@ import (
 	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/capacity/live"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
@@ -64,8 +65,8 @@ func newBenchCmd() *cobra.Command {
 			if err := cfg.Check(); err != nil {
 				return flagError(usageError(err))
 			}
-			if err := checkFolder("--results", cfg.Results); err != nil {
-				return err
+			if err := outfile.CheckFolder("--results", cfg.Results); err != nil {
+				return usageError(err)
 			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if f.cfg.URL == "" {

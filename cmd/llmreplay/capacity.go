@@ -12,6 +12,7 @@ import (
 	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/capacity/live"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
@@ -85,8 +86,8 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 	}
 	rc.Tokenizer = s.Tokenizer
 	if s.Out == "" && s.Resume == "" {
-		if err := checkFolder("--results", s.Results); err != nil {
-			return err
+		if err := outfile.CheckFolder("--results", s.Results); err != nil {
+			return usageError(err)
 		}
 	}
 	release, err := s.Claim(&lc, rc, time.Now())

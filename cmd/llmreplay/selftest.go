@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/selftest"
 )
@@ -32,12 +33,12 @@ func newSelftestCmd() *cobra.Command {
 			}
 			// Before ten minutes of measuring, not after: an output that
 			// cannot or must not be written is known now.
-			if err := checkFolder("--dir", cfg.Dir); err != nil {
-				return err
+			if err := outfile.CheckFolder("--dir", cfg.Dir); err != nil {
+				return usageError(err)
 			}
 			if outs.Table != "" {
-				if err := checkOutFolder(outs.Table); err != nil {
-					return err
+				if err := outfile.CheckParent(outs.Table); err != nil {
+					return usageError(err)
 				}
 			}
 			files, err := outs.Claim()

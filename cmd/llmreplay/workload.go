@@ -41,8 +41,8 @@ func newWorkloadBuildCmd() *cobra.Command {
 			if out == "" {
 				return usagef("no output file: add -o NAME.workload.zst")
 			}
-			if err := checkOutFolder(out); err != nil {
-				return err
+			if err := outfile.CheckParent(out); err != nil {
+				return usageError(err)
 			}
 			if err := outfile.Check(out, force, cfg.Tokenizer, strings.TrimPrefix(cfg.Schedule, workload.KindTrace+":")); err != nil {
 				return usageError(err)
