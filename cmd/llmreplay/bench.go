@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
-	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
@@ -123,36 +121,12 @@ func usageErrorIfInput(err error) error {
 // benchFindCapacity is 'bench --find-capacity SLO': the capacity search
 // with bench's server, workload and results flags, on the concurrency axis.
 func benchFindCapacity(cmd *cobra.Command, f *replayFlags, slo, profile, shape string, cfg bench.Config) error {
-	fs := cmd.Flags()
-	for _, name := range []string{"repeats", "definitions"} {
-		if fs.Changed(name) {
-			return usagef("--%s applies to the sweep, not to --find-capacity: drop one of them", name)
-		}
-	}
-	if len(cfg.InputTokens) != 1 {
-		return usagef("--find-capacity takes one --input-tokens length, not %d", len(cfg.InputTokens))
-	}
-	// The search's own checks name capacity's flags (--slo, --range),
-	// which bench does not have: what the user typed here is checked
-	// first, in bench's words.
-	if strings.TrimSpace(slo) == "" {
-		return usagef("--find-capacity is empty: give the SLO the load must meet, e.g. --find-capacity 'ttft_p90<=1s'")
-	}
-	if _, err := capacity.ParseSLO(slo); err != nil {
-		return sloFlagError("--find-capacity", err)
-	}
-	ls := live.Settings{SLO: slo, Axis: live.AxisConcurrency, TimeScale: 1, URL: f.cfg.URL, InputTokens: cfg.InputTokens[0],
+	w := live.Sweep{SLO: slo, URL: f.cfg.URL, Profile: profile, Concurrency: cfg.Concurrency, InputTokens: cfg.InputTokens,
 		MaxTokens: cfg.MaxTokens, Tokenizer: cfg.Tokenizer, Shape: shape, Results: cfg.Results}
-	if fs.Changed("profile") {
-		ls.Profile = profile
-	}
-	if fs.Changed("concurrency") {
-		for _, c := range cfg.Concurrency {
-			if c < 1 || c > live.MaxUsers {
-				return usagef("--concurrency %d: with --find-capacity give levels from 1 to %d (the lowest and highest bound the search)", c, live.MaxUsers)
-			}
-		}
-		ls.Range = fmt.Sprintf("%d:%d", slices.Min(cfg.Concurrency), slices.Max(cfg.Concurrency))
+	names := map[string]string{"SLO": "--find-capacity"}
+	ls, err := w.Settings(given(cmd, names))
+	if err != nil {
+		return flagErrorIn(err, names)
 	}
 	return runCapacity(cmd, f, ls)
 }
