@@ -10,7 +10,6 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
-	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
@@ -124,23 +123,11 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 	if rerr := res.WriteAll(out, errw, s.Report); rerr != nil {
 		return rerr
 	}
-	switch {
-	case err != nil && stopped && !res.Written():
-		return &exitError{code: 130, err: errors.New("stopped before any probe round finished: no trace written")}
-	case err != nil && stopped:
-		return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every probe round that finished", res.Trace)}
-	case err != nil:
-		return fmt.Errorf("%v (the trace %s holds every probe round that finished)", err, res.Trace)
+	end := res.Ended(err, stopped)
+	if st := live.Stopped(""); errors.As(end, &st) {
+		return &exitError{code: 130, err: end}
 	}
-	return undetermined(res.Result)
-}
-
-func undetermined(r *capacity.Result) error {
-	switch r.Outcome {
-	case capacity.Budget, capacity.ErrorsHit, capacity.NoDecision:
-		return &exitError{code: 1, err: fmt.Errorf("could not determine the capacity: %s", r.Reason)}
-	}
-	return nil
+	return end
 }
 
 // reanalyseCapacity is 'capacity --from TRACE': the answer again, for
@@ -162,5 +149,5 @@ func reanalyseCapacity(cmd *cobra.Command, s live.Settings) error {
 	if err := r.WriteAll(cmd.OutOrStdout(), cmd.ErrOrStderr(), s.From, slo, s.Report); err != nil {
 		return err
 	}
-	return undetermined(r.Result)
+	return r.Result.Undetermined()
 }
