@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/claim"
 	"github.com/llmreplay/llmreplay/analyze/render"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
@@ -24,7 +25,7 @@ func flagValues() map[string]func(cmd *cobra.Command) []string {
 		"definitions": func(*cobra.Command) []string { return analyze.DefinitionNames() },
 		"format": func(cmd *cobra.Command) []string {
 			if cmd.Name() == "check" {
-				return []string{"text", "json"}
+				return claim.Formats
 			}
 			return []string{"table", "markdown", "csv", "json"}
 		},
