@@ -176,6 +176,9 @@ func (s Settings) Claim(c *Config, rc replay.Config, now time.Time) (release fun
 		path = s.Resume
 	}
 	if path == "" {
+		if p := outfile.FolderProblem(s.Results); p != "" {
+			return nil, settingErr("Results", "{Results} %s: %s", s.Results, p)
+		}
 		if err := os.MkdirAll(s.Results, 0o755); err != nil {
 			return nil, fmt.Errorf("cannot create the results folder %s: %w", s.Results, err)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/capacity/live"
-	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
@@ -84,11 +82,6 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 		return err
 	}
 	rc.Tokenizer = s.Tokenizer
-	if s.Out == "" && s.Resume == "" {
-		if err := outfile.CheckFolder("--results", s.Results); err != nil {
-			return usageError(err)
-		}
-	}
 	release, err := s.Claim(&lc, rc, time.Now())
 	if err != nil {
 		return flagErrorIn(err, capacityFlagOf)
@@ -97,15 +90,7 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 	if _, err := lc.Resolve(); err != nil {
 		return usageError(err)
 	}
-	errw, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
-	if rc.URL == "" {
-		fmt.Fprintf(errw, "no --url: searching llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", lc.Profile)
-	}
-	if !f.quiet {
-		lc.OnProbe = func(x float64, round int, sum *replay.Summary) {
-			fmt.Fprintln(errw, live.ProbeLine(s.Axis, x, round, sum))
-		}
-	}
+	lc.Announce(cmd.ErrOrStderr(), f.quiet)
 	res, err := live.Run(cmd.Context(), lc)
 	stopped := cmd.Context().Err() != nil
 	switch {
@@ -120,7 +105,7 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 		// and no file to point at, and the error in the flags' words.
 		return flagError(err)
 	}
-	if rerr := res.WriteAll(out, errw, s.Report); rerr != nil {
+	if rerr := res.WriteAll(cmd.OutOrStdout(), cmd.ErrOrStderr(), s.Report); rerr != nil {
 		return rerr
 	}
 	end := res.Ended(err, stopped)

@@ -225,15 +225,25 @@ func CheckParent(out string) error {
 // simulator) with a bare "not a directory". A missing folder, or none, is
 // fine: the command creates it.
 func CheckFolder(setting, dir string) error {
+	if p := FolderProblem(dir); p != "" {
+		return fmt.Errorf("%s %s: %s", setting, dir, p)
+	}
+	return nil
+}
+
+// FolderProblem is what is wrong with dir as a folder to create or write
+// in: "" when nothing is (it is a folder, missing, or not given), else
+// which part of its path is a file, and the fix.
+func FolderProblem(dir string) string {
 	if dir == "" {
-		return nil
+		return ""
 	}
 	switch p := FileInTheWay(dir); {
 	case p == "":
-		return nil
+		return ""
 	case p == filepath.Clean(dir):
-		return fmt.Errorf("%s %s: it is a file, not a folder; give a folder's path (created if missing), or move the file away", setting, dir)
+		return "it is a file, not a folder; give a folder's path (created if missing), or move the file away"
 	default:
-		return fmt.Errorf("%s %s: %s is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)", setting, dir, p)
+		return p + " is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)"
 	}
 }
