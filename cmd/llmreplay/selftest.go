@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/selftest"
 )
@@ -30,16 +29,6 @@ func newSelftestCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.Check(given(cmd, selftestFlagOf)); err != nil {
 				return flagErrorIn(err, selftestFlagOf)
-			}
-			// Before ten minutes of measuring, not after: an output that
-			// cannot or must not be written is known now.
-			if err := outfile.CheckFolder("--dir", cfg.Dir); err != nil {
-				return usageError(err)
-			}
-			if outs.Table != "" {
-				if err := outfile.CheckParent(outs.Table); err != nil {
-					return usageError(err)
-				}
 			}
 			files, err := outs.Claim()
 			if err != nil {
