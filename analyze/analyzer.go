@@ -1220,6 +1220,17 @@ func ParseInput(arg string) Input {
 	return Input{Path: arg}
 }
 
+// InputPaths are the files command-line trace arguments name (ParseInput's
+// paths, "-" for stdin): what an output written beside them must never
+// replace.
+func InputPaths(args []string) []string {
+	paths := make([]string, len(args))
+	for i, a := range args {
+		paths[i] = ParseInput(a).Path
+	}
+	return paths
+}
+
 // AnalyzeFiles reads every input in turn (one stream each, bounded memory)
 // and returns the analysis. It is what `llmreplay analyze`, `check` and
 // `bench` all call. A trace without a label of its own and none given is

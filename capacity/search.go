@@ -234,6 +234,17 @@ type Result struct {
 	Knee Knee
 }
 
+// Undetermined is the error of a search that ended without an answer
+// (its budget ran out, the server failed requests first, no probe
+// decided), saying why; nil when it answered (Found, NoneMeets, AllMeet).
+func (r *Result) Undetermined() error {
+	switch r.Outcome {
+	case Budget, ErrorsHit, NoDecision:
+		return fmt.Errorf("could not determine the capacity: %s", r.Reason)
+	}
+	return nil
+}
+
 // Search runs the bracket-then-bisect search. The Prober is called with
 // levels inside cfg's range only.
 func Search(ctx context.Context, cfg Config, p Prober) (*Result, error) {

@@ -277,6 +277,27 @@ func (c *Config) PrepareTrace(defaulted, force bool, inputs ...string) error {
 	return nil
 }
 
+// Prepare readies c for a run starting at now, before anything is sent
+// or created: it warns on notes of a shard's poor clock (ClockWarning),
+// names the trace when none was given (DefaultTrace), checks every
+// setting (Resolve), says what resolving decided (WriteNotes), and readies
+// the trace's file (PrepareTrace) with force and the run's inputs.
+func (c *Config) Prepare(now time.Time, force bool, notes io.Writer, inputs ...string) error {
+	if w := c.ClockWarning(); w != "" {
+		fmt.Fprintln(notes, w)
+	}
+	defaulted := c.Trace == ""
+	if defaulted {
+		c.Trace = c.DefaultTrace(now)
+	}
+	res, err := c.Resolve()
+	if err != nil {
+		return err
+	}
+	res.WriteNotes(notes)
+	return c.PrepareTrace(defaulted, force, inputs...)
+}
+
 // WriteNotes says on w what resolving decided that was not asked for
 // outright: the requests a Duration leaves unsent, and the tokenizer.json
 // the workload recorded, when none was given.

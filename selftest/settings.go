@@ -42,6 +42,10 @@ func (c Config) Check(given fielderr.Given) error {
 			return settingErr("Sections", "{Sections} %d: sections are numbered 1 to 6", s)
 		}
 	}
+	// Before minutes of measuring, not after: a Dir that cannot be made.
+	if p := outfile.FolderProblem(c.Dir); p != "" {
+		return settingErr("Dir", "{Dir} %s: %s", c.Dir, p)
+	}
 	return nil
 }
 
@@ -68,6 +72,9 @@ type Files struct {
 func (o Outputs) Claim() (*Files, error) {
 	f := &Files{o: o}
 	if o.Table != "" {
+		if err := outfile.CheckParent(o.Table); err != nil {
+			return nil, settingErr("Table", "%v", err)
+		}
 		if err := outfile.Check(o.Table, o.Force); err != nil {
 			return nil, settingErr("Table", "%v", err)
 		}

@@ -170,6 +170,19 @@ func Open(path string) (*Workload, error) {
 	return wl, nil
 }
 
+// OpenArg reads the workload a command line names: a file's path, or "-"
+// for stdin, whose errors say "stdin" where a file's name its path.
+func OpenArg(arg string, stdin io.Reader) (*Workload, error) {
+	if arg != "-" {
+		return Open(arg)
+	}
+	wl, err := Decode(stdin)
+	if err != nil {
+		return nil, fmt.Errorf("stdin: %w", err)
+	}
+	return wl, nil
+}
+
 // zstdMagic starts every zstd frame.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 

@@ -91,3 +91,10 @@ func VerifyText(w, notes io.Writer, path string, wl *Workload, spec string) erro
 	}
 	return nil
 }
+
+// Inputs are the files Build reads for c: the tokenizer (a built-in
+// name is no file, and matches none) and a trace:FILE schedule's log.
+// An output must not be one of them.
+func (c *BuildConfig) Inputs() []string {
+	return []string{c.Tokenizer, strings.TrimPrefix(c.Schedule, KindTrace+":")}
+}

@@ -176,6 +176,9 @@ func (s Settings) Claim(c *Config, rc replay.Config, now time.Time) (release fun
 		path = s.Resume
 	}
 	if path == "" {
+		if p := outfile.FolderProblem(s.Results); p != "" {
+			return nil, settingErr("Results", "{Results} %s: %s", s.Results, p)
+		}
 		if err := os.MkdirAll(s.Results, 0o755); err != nil {
 			return nil, fmt.Errorf("cannot create the results folder %s: %w", s.Results, err)
 		}
@@ -310,4 +313,25 @@ func ViewsOf(inputs []string, sloText string, good analyze.SLO, notes io.Writer)
 		return nil, fielderr.Newf("live", "CapacitySLO", "{CapacitySLO}: none of the traces is a capacity trace (made by 'llmreplay capacity'): drop the flag or give such a trace")
 	}
 	return views, nil
+}
+
+// Stopped is how a search the user stopped ended: where the rounds that
+// finished are, if any.
+type Stopped string
+
+func (s Stopped) Error() string { return string(s) }
+
+// Ended is how a run that returned r with err (Run's) ended, once its
+// answer is written: a Stopped when the user stopped it (stopped), err
+// with where the finished rounds are, or the search's Undetermined.
+func (r *Result) Ended(err error, stopped bool) error {
+	switch {
+	case err != nil && stopped && !r.Written():
+		return Stopped("stopped before any probe round finished: no trace written")
+	case err != nil && stopped:
+		return Stopped(fmt.Sprintf("stopped: %s holds every probe round that finished", r.Trace))
+	case err != nil:
+		return fmt.Errorf("%v (the trace %s holds every probe round that finished)", err, r.Trace)
+	}
+	return r.Result.Undetermined()
 }

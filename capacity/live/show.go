@@ -65,6 +65,20 @@ func busyWarning(lag time.Duration, slo capacity.SLO) string {
 		lag.Round(10*time.Microsecond), 100*float64(lag)/float64(bound), bound)
 }
 
+// Announce says on notes that the search runs on the built-in simulator
+// when c has no URL (its figures are the model's), and, unless quiet, has
+// every probe round's line (ProbeLine) said there as the round ends.
+func (c *Config) Announce(notes io.Writer, quiet bool) {
+	if c.Replay.URL == "" {
+		fmt.Fprintf(notes, "no --url: searching llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", c.Profile)
+	}
+	if !quiet {
+		c.OnProbe = func(x float64, round int, sum *replay.Summary) {
+			fmt.Fprintln(notes, ProbeLine(c.Axis, x, round, sum))
+		}
+	}
+}
+
 // ProbeLine is a probe round's progress line.
 func ProbeLine(axis string, x float64, round int, s *replay.Summary) string {
 	level := capacity.Level(axis, x) + " users"

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
-	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/sim"
@@ -84,11 +82,6 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 		return err
 	}
 	rc.Tokenizer = s.Tokenizer
-	if s.Out == "" && s.Resume == "" {
-		if err := checkFolder("--results", s.Results); err != nil {
-			return err
-		}
-	}
 	release, err := s.Claim(&lc, rc, time.Now())
 	if err != nil {
 		return flagErrorIn(err, capacityFlagOf)
@@ -97,15 +90,7 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 	if _, err := lc.Resolve(); err != nil {
 		return usageError(err)
 	}
-	errw, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
-	if rc.URL == "" {
-		fmt.Fprintf(errw, "no --url: searching llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", lc.Profile)
-	}
-	if !f.quiet {
-		lc.OnProbe = func(x float64, round int, sum *replay.Summary) {
-			fmt.Fprintln(errw, live.ProbeLine(s.Axis, x, round, sum))
-		}
-	}
+	lc.Announce(cmd.ErrOrStderr(), f.quiet)
 	res, err := live.Run(cmd.Context(), lc)
 	stopped := cmd.Context().Err() != nil
 	switch {
@@ -120,26 +105,14 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 		// and no file to point at, and the error in the flags' words.
 		return flagError(err)
 	}
-	if rerr := res.WriteAll(out, errw, s.Report); rerr != nil {
+	if rerr := res.WriteAll(cmd.OutOrStdout(), cmd.ErrOrStderr(), s.Report); rerr != nil {
 		return rerr
 	}
-	switch {
-	case err != nil && stopped && !res.Written():
-		return &exitError{code: 130, err: errors.New("stopped before any probe round finished: no trace written")}
-	case err != nil && stopped:
-		return &exitError{code: 130, err: fmt.Errorf("stopped: %s holds every probe round that finished", res.Trace)}
-	case err != nil:
-		return fmt.Errorf("%v (the trace %s holds every probe round that finished)", err, res.Trace)
+	end := res.Ended(err, stopped)
+	if st := live.Stopped(""); errors.As(end, &st) {
+		return &exitError{code: 130, err: end}
 	}
-	return undetermined(res.Result)
-}
-
-func undetermined(r *capacity.Result) error {
-	switch r.Outcome {
-	case capacity.Budget, capacity.ErrorsHit, capacity.NoDecision:
-		return &exitError{code: 1, err: fmt.Errorf("could not determine the capacity: %s", r.Reason)}
-	}
-	return nil
+	return end
 }
 
 // reanalyseCapacity is 'capacity --from TRACE': the answer again, for
@@ -161,5 +134,5 @@ func reanalyseCapacity(cmd *cobra.Command, s live.Settings) error {
 	if err := r.WriteAll(cmd.OutOrStdout(), cmd.ErrOrStderr(), s.From, slo, s.Report); err != nil {
 		return err
 	}
-	return undetermined(r.Result)
+	return r.Result.Undetermined()
 }

@@ -1,30 +1,30 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/analyze/claim"
 	"github.com/llmreplay/llmreplay/analyze/render"
+	"github.com/llmreplay/llmreplay/internal/complete"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/sim"
+	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
 // flagValues are the values shell completion offers for a flag, wherever
 // the flag appears; each list comes from the registry that checks the flag,
 // so completion cannot offer a value the command refuses.
-func flagValues() map[string]func(cmd *cobra.Command) []string {
-	return map[string]func(*cobra.Command) []string{
+func flagValues() complete.Values {
+	return complete.Values{
 		"api":         func(*cobra.Command) []string { return append(append([]string{}, endpoint.Names...), replay.APIAuto) },
 		"identity":    func(*cobra.Command) []string { return sim.Identities },
 		"profile":     func(*cobra.Command) []string { return sim.ProfileNames() },
 		"definitions": func(*cobra.Command) []string { return analyze.DefinitionNames() },
 		"format": func(cmd *cobra.Command) []string {
 			if cmd.Name() == "check" {
-				return []string{"text", "json"}
+				return claim.Formats
 			}
 			return []string{"table", "markdown", "csv", "json"}
 		},
@@ -35,54 +35,9 @@ func flagValues() map[string]func(cmd *cobra.Command) []string {
 	}
 }
 
-// registerCompletions walks the command tree once and attaches value
-// completion to every flag named in flagValues, and to --tokenizer (the
-// built-in names, else tokenizer.json files).
+// registerCompletions attaches value completion to every flag named in
+// flagValues, and to --tokenizer (the built-in names, else tokenizer.json
+// files), across the command tree.
 func registerCompletions(c *cobra.Command) {
-	values := flagValues()
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		switch {
-		case f.Name == "tokenizer":
-			c.RegisterFlagCompletionFunc(f.Name, completeTokenizer)
-		case values[f.Name] != nil:
-			list := values[f.Name]
-			comma := strings.Contains(f.Value.Type(), "Slice")
-			c.RegisterFlagCompletionFunc(f.Name, func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-				return completeFrom(list(cmd), toComplete, comma)
-			})
-		}
-	})
-	for _, sub := range c.Commands() {
-		registerCompletions(sub)
-	}
-}
-
-// completeFrom offers the values starting with toComplete; for a
-// comma-separated list flag it completes the last element and keeps the
-// ones before it.
-func completeFrom(values []string, toComplete string, comma bool) ([]string, cobra.ShellCompDirective) {
-	prefix, last := "", toComplete
-	if comma {
-		if i := strings.LastIndex(toComplete, ","); i >= 0 {
-			prefix, last = toComplete[:i+1], toComplete[i+1:]
-		}
-	}
-	var out []string
-	for _, v := range values {
-		if strings.HasPrefix(v, last) {
-			out = append(out, prefix+v)
-		}
-	}
-	d := cobra.ShellCompDirectiveNoFileComp
-	if comma {
-		d |= cobra.ShellCompDirectiveNoSpace
-	}
-	return out, d
-}
-
-func completeTokenizer(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	if out, _ := completeFrom([]string{"o200k_base", "cl100k_base"}, toComplete, false); len(out) > 0 {
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
-	return []string{"json", "zst"}, cobra.ShellCompDirectiveFilterFileExt
+	complete.Register(c, flagValues(), tokenize.TiktokenNames)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/export"
+	"github.com/llmreplay/llmreplay/internal/outfile"
 )
 
 func newExportCmd() *cobra.Command {
@@ -26,8 +27,8 @@ func newExportCmd() *cobra.Command {
 			if dir == "" {
 				return usagef("export needs -o DIR: the folder for the table files")
 			}
-			if err := checkFolder("-o", dir); err != nil {
-				return err
+			if err := outfile.CheckFolder("-o", dir); err != nil {
+				return usageError(err)
 			}
 			inputs := make([]analyze.Input, len(args))
 			for i, a := range args {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
 	"github.com/llmreplay/llmreplay/internal/outfile"
@@ -25,47 +23,4 @@ func writeOutput(out string, force bool, inputs []string, write func(io.Writer) 
 		return err
 	}
 	return f.Commit()
-}
-
-// checkOutFolder refuses an output file whose folder is missing (it is
-// not created behind the user's back) or is a file, before the command
-// does any work.
-func checkOutFolder(out string) error {
-	dir := filepath.Dir(out)
-	if st, err := os.Stat(dir); err == nil && st.IsDir() {
-		return nil
-	}
-	if p := outfile.FileInTheWay(dir); p != "" {
-		return usagef("cannot write %s: %s is a file, not a folder; choose another output path", out, p)
-	}
-	return usagef("cannot write %s: folder %s does not exist (create it first)", out, dir)
-}
-
-// checkFolder refuses a folder flag's path that is a file or lies under
-// one, as bad input and before the command starts anything: the folder's
-// mkdir would otherwise fail late (bench after starting its simulator)
-// with a bare "not a directory" and exit 1. A missing folder is fine: the
-// command creates it.
-func checkFolder(flag, dir string) error {
-	if dir == "" {
-		return nil
-	}
-	switch p := outfile.FileInTheWay(dir); {
-	case p == "":
-		return nil
-	case p == filepath.Clean(dir):
-		return usagef("%s %s: it is a file, not a folder; give a folder's path (created if missing), or move the file away", flag, dir)
-	default:
-		return usagef("%s %s: %s is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)", flag, dir, p)
-	}
-}
-
-// folderError is what a command says when creating its flag's folder
-// failed with err: checkFolder's bad input when a file is in the way, else
-// err as it is.
-func folderError(flag, dir string, err error) error {
-	if e := checkFolder(flag, dir); e != nil {
-		return e
-	}
-	return err
 }

@@ -30,21 +30,7 @@ func newReplayCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			errw := cmd.ErrOrStderr()
-			if w := cfg.ClockWarning(); w != "" {
-				fmt.Fprintln(errw, w)
-			}
-			defaulted := cfg.Trace == ""
-			if defaulted {
-				cfg.Trace = cfg.DefaultTrace(time.Now())
-			}
-			// Bad settings are reported before anything is created.
-			res, err := cfg.Resolve()
-			if err != nil {
-				return flagError(err)
-			}
-			res.WriteNotes(errw)
-			if err := cfg.PrepareTrace(defaulted, force, args[0], cfg.Tokenizer); err != nil {
+			if err := cfg.Prepare(time.Now(), force, cmd.ErrOrStderr(), args[0], cfg.Tokenizer); err != nil {
 				return flagErrorIn(err, replayFlagOf)
 			}
 			return runReplay(cmd, cfg, &f)

@@ -59,11 +59,7 @@ func newReportCmd() *cobra.Command {
 			}
 			// The inputs as files, label=path read as path: the page
 			// never replaces one of them, even with --force.
-			inputs := make([]string, len(args))
-			for i, a := range args {
-				inputs[i] = analyze.ParseInput(a).Path
-			}
-			err = writeOutput(out, force, inputs, func(w io.Writer) error {
+			err = writeOutput(out, force, analyze.InputPaths(args), func(w io.Writer) error {
 				return report.Write(w, res, o)
 			})
 			if err != nil {

@@ -30,16 +30,6 @@ func newSelftestCmd() *cobra.Command {
 			if err := cfg.Check(given(cmd, selftestFlagOf)); err != nil {
 				return flagErrorIn(err, selftestFlagOf)
 			}
-			// Before ten minutes of measuring, not after: an output that
-			// cannot or must not be written is known now.
-			if err := checkFolder("--dir", cfg.Dir); err != nil {
-				return err
-			}
-			if outs.Table != "" {
-				if err := checkOutFolder(outs.Table); err != nil {
-					return err
-				}
-			}
 			files, err := outs.Claim()
 			if err != nil {
 				return flagErrorIn(err, selftestFlagOf)

@@ -204,3 +204,46 @@ func FileInTheWay(dir string) string {
 		p = parent
 	}
 }
+
+// CheckParent refuses an output file whose folder is missing (it is not
+// created behind the user's back) or is a file, before a command does any
+// work.
+func CheckParent(out string) error {
+	dir := filepath.Dir(out)
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return nil
+	}
+	if p := FileInTheWay(dir); p != "" {
+		return fmt.Errorf("cannot write %s: %s is a file, not a folder; choose another output path", out, p)
+	}
+	return fmt.Errorf("cannot write %s: folder %s does not exist (create it first)", out, dir)
+}
+
+// CheckFolder refuses a folder setting's path (named by setting, the flag
+// that gave it) that is a file or lies under one, before a command starts
+// anything: its mkdir would otherwise fail late (bench after starting its
+// simulator) with a bare "not a directory". A missing folder, or none, is
+// fine: the command creates it.
+func CheckFolder(setting, dir string) error {
+	if p := FolderProblem(dir); p != "" {
+		return fmt.Errorf("%s %s: %s", setting, dir, p)
+	}
+	return nil
+}
+
+// FolderProblem is what is wrong with dir as a folder to create or write
+// in: "" when nothing is (it is a folder, missing, or not given), else
+// which part of its path is a file, and the fix.
+func FolderProblem(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	switch p := FileInTheWay(dir); {
+	case p == "":
+		return ""
+	case p == filepath.Clean(dir):
+		return "it is a file, not a folder; give a folder's path (created if missing), or move the file away"
+	default:
+		return p + " is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)"
+	}
+}
