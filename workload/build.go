@@ -366,30 +366,15 @@ func planSynthetic(h *Header, sp schedSpec, arr arrival, cfg BuildConfig, sess *
 			if count == 0 {
 				count = 100
 			}
-			for ri, rate := range sp.rates {
-				one := sp
-				one.rate = rate
-				one.rateF, _ = rate.Float64()
-				if cfg.Duration > 0 {
-					// Draw enough arrivals to pass the end (mean rate·D, plus
-					// ten standard deviations), then keep those before it.
-					mean := one.rateF * cfg.Duration.Seconds()
-					count = int(math.Ceil(mean+10*math.Sqrt(mean))) + 10
-				}
+			for ri := range sp.rates {
+				one, count := sp.atRate(ri, count, cfg.Duration)
 				for r := 1; r <= cfg.Repeats; r++ {
 					pi := addPhase(Phase{
 						Name: fmt.Sprintf("rate-%s-in%d-r%d", sp.rateSpecs[ri], n, r), Kind: KindRate,
 						InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Rate: one.rateF, Requests: count,
 					})
-					offs := arr.offsets(count, one, cfg.Seed, streamArrival+uint64(pi))
-					if cfg.Duration > 0 {
-						n := 0
-						for n < len(offs) && offs[n] < int64(cfg.Duration) {
-							n++
-						}
-						offs = offs[:n]
-						h.Phases[pi].Requests = n
-					}
+					offs := beforeEnd(arr.offsets(count, one, cfg.Seed, streamArrival+uint64(pi)), cfg.Duration)
+					h.Phases[pi].Requests = len(offs)
 					for i := range offs {
 						plan = append(plan, plannedRequest{phase: pi, offset: offs[i], in: n, out: cfg.MaxTokens})
 					}

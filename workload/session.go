@@ -300,27 +300,14 @@ func planSessions(h *Header, sp schedSpec, arr arrival, cfg BuildConfig, sc sess
 			if count == 0 {
 				count = 100
 			}
-			for ri, rate := range sp.rates {
-				one := sp
-				one.rate = rate
-				one.rateF, _ = rate.Float64()
-				if cfg.Duration > 0 {
-					mean := one.rateF * cfg.Duration.Seconds()
-					count = int(math.Ceil(mean+10*math.Sqrt(mean))) + 10
-				}
+			for ri := range sp.rates {
+				one, count := sp.atRate(ri, count, cfg.Duration)
 				for r := 1; r <= cfg.Repeats; r++ {
 					pi := addPhase(Phase{
 						Name: fmt.Sprintf("rate-%s-in%d-r%d", sp.rateSpecs[ri], n, r), Kind: KindRate,
 						InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Rate: one.rateF,
 					})
-					offs := arr.offsets(count, one, cfg.Seed, streamArrival+uint64(pi))
-					if cfg.Duration > 0 {
-						k := 0
-						for k < len(offs) && offs[k] < int64(cfg.Duration) {
-							k++
-						}
-						offs = offs[:k]
-					}
+					offs := beforeEnd(arr.offsets(count, one, cfg.Seed, streamArrival+uint64(pi)), cfg.Duration)
 					h.Phases[pi].Sessions = len(offs)
 					rng := rand.New(rand.NewPCG(uint64(cfg.Seed), streamSession+uint64(pi)))
 					from := len(plan)
