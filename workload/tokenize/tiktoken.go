@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -107,23 +106,12 @@ func (t *tiktoken) Encode(text string) []int { return encodeAll(t.each, text) }
 
 func (t *tiktoken) Count(text string) int { return countAll(t.each, text) }
 
-func (t *tiktoken) Decode(ids []int) string {
-	tb := t.tables()
-	var b strings.Builder
-	for _, id := range ids {
-		if id >= 0 && id < len(tb.idBytes) {
-			b.WriteString(tb.idBytes[id])
-		}
-	}
-	return b.String()
-}
+func (t *tiktoken) Decode(ids []int) string { return decode(t.tables().idBytes, ids) }
 
 func (t *tiktoken) each(text string, emit func([]int32)) {
-	if !utf8.ValidString(text) {
-		text = toValidUTF8(text)
-	}
 	tb := t.tables()
 	var scratch []int32
+	bpe := tb.bytePairMerge
 	t.split(text, func(a, b int) {
 		piece := text[a:b]
 		if id, ok := tb.ranks[piece]; ok {
@@ -131,13 +119,7 @@ func (t *tiktoken) each(text string, emit func([]int32)) {
 			emit(one[:])
 			return
 		}
-		if ids, ok := t.cache.get(piece); ok {
-			emit(ids)
-			return
-		}
-		scratch = tb.bytePairMerge(piece, scratch[:0])
-		t.cache.put(piece, scratch)
-		emit(scratch)
+		emit(t.cache.ids(piece, &scratch, bpe))
 	})
 }
 
