@@ -158,9 +158,7 @@ func runCached(ctx context.Context, rc replay.Config, wl *workload.Workload) ([]
 	prev := rc.OnRecord
 	rc.OnRecord = func(r *trace.Record) {
 		mu.Lock()
-		c := *r
-		c.Chunks = append([]trace.Chunk(nil), r.Chunks...)
-		recs = append(recs, &c)
+		recs = append(recs, r.Clone())
 		mu.Unlock()
 		if prev != nil {
 			prev(r)

@@ -389,9 +389,7 @@ func (w *Writer) bound(orig *Record) (*Record, bool) {
 	if len(orig.Chunks) <= maxRecordChunks && textBytes(orig) <= budget {
 		return nil, false // the common case: nothing copied
 	}
-	cp := *orig
-	cp.Chunks = append([]Chunk(nil), orig.Chunks...)
-	r := &cp
+	r := orig.Clone()
 	if len(r.Chunks) > maxRecordChunks {
 		// Chunks past the bound are dropped, their text counted as cut;
 		// the last chunk kept gets the dropped chunks' wire bytes so the
