@@ -189,46 +189,15 @@ func (t *hfTokenizer) bpeScan(sym []int32) []int32 {
 // position), with stale entries skipped when popped, as tokenizers does.
 func (t *hfTokenizer) bpeLong(sym []int32) []int32 {
 	n := len(sym)
-	next := make([]int32, n)
-	prev := make([]int32, n)
-	for i := range n {
-		next[i], prev[i] = int32(i+1), int32(i-1)
-	}
-	var h mergeHeap
-	try := func(i int32) {
-		if i < 0 || next[i] >= int32(n) {
-			return
-		}
-		j := next[i]
-		if m, ok := t.merges[pairKey(sym[i], sym[j])]; ok {
-			h.push(cand{rank: m.rank, pos: i, left: sym[i], right: sym[j]})
-		}
-	}
-	for i := range n - 1 {
-		try(int32(i))
-	}
-	dead := make([]bool, n)
-	for h.len() > 0 {
-		c := h.pop()
-		i := c.pos
-		if dead[i] {
-			continue
-		}
-		j := next[i]
-		if j >= int32(n) || sym[i] != c.left || sym[j] != c.right {
-			continue // stale: a neighbour merged since this was pushed
-		}
-		sym[i] = t.merges[pairKey(c.left, c.right)].id
-		dead[j] = true
-		next[i] = next[j]
-		if next[j] < int32(n) {
-			prev[next[j]] = i
-		}
-		if p := prev[i]; p >= 0 {
-			try(p)
-		}
-		try(i)
-	}
+	next, prev := links(n)
+	mergeLong(next, prev, func(i, j int32) (cand, bool) {
+		m, ok := t.merges[pairKey(sym[i], sym[j])]
+		return cand{rank: m.rank, pos: i, left: sym[i], right: sym[j]}, ok
+	}, func(c cand, j int32) bool {
+		return sym[c.pos] == c.left && sym[j] == c.right
+	}, func(c cand) {
+		sym[c.pos] = t.merges[pairKey(c.left, c.right)].id
+	})
 	out := make([]int32, 0, n)
 	for i := int32(0); i < int32(n); i = next[i] {
 		out = append(out, sym[i])
