@@ -193,21 +193,27 @@ func TestErrorsClustered(t *testing.T) {
 	}
 }
 
+// slowingRecords are one record in each of phases 0, 1 and 2, a second
+// apart, whose chunks are 10, 20 and 40 ms apart.
+func slowingRecords() []trace.Record {
+	var recs []trace.Record
+	for ph, step := range []float64{10, 20, 40} {
+		r := okRecord("r", ph, float64(ph)*1000)
+		for i := range r.Chunks {
+			r.Chunks[i].T = int64((float64(ph)*1000 + 100 + float64(i)*step) * float64(msNs))
+		}
+		r.Done = r.Chunks[4].T + msNs
+		recs = append(recs, r)
+	}
+	return recs
+}
+
 func TestSlowingDown(t *testing.T) {
 	// Three repeats at concurrency 1; per-stream (7−1)/(last−first): the
 	// chunk spacing grows 10 → 20 → 40 ms, so 6/0.040 = 150, 6/0.080 = 75,
 	// 6/0.160 = 37.5 tok/s: the last is 25% of the first (< 80%).
 	h := header("slow", phase(0, 1, 100, 7, 0), phase(1, 1, 100, 7, 1), phase(2, 1, 100, 7, 2))
-	var recs []trace.Record
-	for rep, step := range []float64{10, 20, 40} {
-		r := okRecord("r", rep, float64(rep)*1000)
-		for i := range r.Chunks {
-			r.Chunks[i].T = int64((float64(rep)*1000 + 100 + float64(i)*step) * float64(msNs))
-		}
-		r.Done = r.Chunks[4].T + msNs
-		recs = append(recs, r)
-	}
-	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: slowingRecords()})
 	w := hasWarning(res.Warnings, WarnSlowingDown)
 	if w == nil {
 		t.Fatalf("no slowing_down warning: %+v", res.Warnings)
@@ -234,16 +240,7 @@ func TestSlowingDownNotAcrossRates(t *testing.T) {
 		phases = append(phases, p)
 	}
 	h := header("rates", phases...)
-	var recs []trace.Record
-	for ph, step := range []float64{10, 20, 40} {
-		r := okRecord("r", ph, float64(ph)*1000)
-		for i := range r.Chunks {
-			r.Chunks[i].T = int64((float64(ph)*1000 + 100 + float64(i)*step) * float64(msNs))
-		}
-		r.Done = r.Chunks[4].T + msNs
-		recs = append(recs, r)
-	}
-	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: slowingRecords()})
 	if w := hasWarning(res.Warnings, WarnSlowingDown); w != nil {
 		t.Errorf("slowing_down across rates: %+v", w)
 	}
