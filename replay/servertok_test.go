@@ -201,13 +201,7 @@ func runTextTokenize(t *testing.T, budget time.Duration, ph workload.Phase, text
 		s.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	cfg := baseConfig(t, handWorkload(ph), srv.URL)
-	sum, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, recs := readTrace(t, cfg.Trace)
-	return sum, recs
+	return runRead(t, baseConfig(t, handWorkload(ph), srv.URL))
 }
 
 // TestServerTokenizeGivesUpOnAHangingTokenizer: a /tokenize that answers

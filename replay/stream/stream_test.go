@@ -447,31 +447,25 @@ func sizesFrom(b []byte) []int {
 	return s
 }
 
-func FuzzSSE(f *testing.F) {
-	for _, s := range seedsSSE {
-		f.Add([]byte(s), []byte{1}, uint8(0))
-		f.Add([]byte(s), []byte{3, 200}, uint8(9))
-	}
-	f.Fuzz(func(t *testing.T, in, split []byte, lim uint8) {
-		max := DefaultMaxEventSize
-		if lim > 0 {
-			max = int(lim)
-		}
-		checkSSE(t, in, sizesFrom(split), max)
-	})
-}
+func FuzzSSE(f *testing.F) { fuzzFraming(f, seedsSSE, []byte{3, 200}, 9, checkSSE) }
 
-func FuzzNDJSON(f *testing.F) {
-	for _, s := range seedsNDJSON {
+func FuzzNDJSON(f *testing.F) { fuzzFraming(f, seedsNDJSON, []byte{5, 17}, 4, checkNDJSON) }
+
+// fuzzFraming seeds a framing's fuzz target with each seed read a byte at a
+// time, and again in the reads split with the event bound lim; the fuzzer
+// varies the input, the read sizes and the bound (0: the default), and
+// check holds the parser against its reference.
+func fuzzFraming(f *testing.F, seeds []string, split []byte, lim uint8, check func(t *testing.T, in []byte, sizes []int, max int)) {
+	for _, s := range seeds {
 		f.Add([]byte(s), []byte{1}, uint8(0))
-		f.Add([]byte(s), []byte{5, 17}, uint8(4))
+		f.Add([]byte(s), split, lim)
 	}
 	f.Fuzz(func(t *testing.T, in, split []byte, lim uint8) {
 		max := DefaultMaxEventSize
 		if lim > 0 {
 			max = int(lim)
 		}
-		checkNDJSON(t, in, sizesFrom(split), max)
+		check(t, in, sizesFrom(split), max)
 	})
 }
 
