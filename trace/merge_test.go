@@ -166,18 +166,17 @@ func TestMergeRefuses(t *testing.T) {
 	dir := t.TempDir()
 	s0 := shardTrace(t, dir, 0, 3, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
 	s1 := shardTrace(t, dir, 1, 3, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
-	other := filepath.Join(dir, "x")
-	os.Mkdir(other, 0o755)
-	wrongWL := shardTrace(t, other, 2, 3, "h", "2026-12-03T10:00:00Z", "sha256:bb", Clock{}, nil)
-	otherCount := filepath.Join(dir, "y")
-	os.Mkdir(otherCount, 0o755)
-	wrongN := shardTrace(t, otherCount, 2, 4, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
-	dupDir := filepath.Join(dir, "z")
-	os.Mkdir(dupDir, 0o755)
-	dup := shardTrace(t, dupDir, 1, 3, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
-	farDir := filepath.Join(dir, "w")
-	os.Mkdir(farDir, 0o755)
-	far := shardTrace(t, farDir, 2, 3, "elsewhere", "2026-12-03T10:00:00Z", "sha256:aa", Clock{Source: "adjtimex", Synced: false}, nil)
+	// Each odd one out in a folder of its own: a shard's file is named
+	// after its index.
+	apart := func(sub string, i, n int, host, wl string, clk Clock) string {
+		d := filepath.Join(dir, sub)
+		os.Mkdir(d, 0o755)
+		return shardTrace(t, d, i, n, host, "2026-12-03T10:00:00Z", wl, clk, nil)
+	}
+	wrongWL := apart("x", 2, 3, "h", "sha256:bb", Clock{})
+	wrongN := apart("y", 2, 4, "h", "sha256:aa", Clock{})
+	dup := apart("z", 1, 3, "h", "sha256:aa", Clock{})
+	far := apart("w", 2, 3, "elsewhere", "sha256:aa", Clock{Source: "adjtimex", Synced: false})
 
 	for _, c := range []struct {
 		name  string
