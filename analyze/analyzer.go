@@ -919,25 +919,23 @@ func (res *Result) Groups(by []string) []*Group {
 func compareAny(a, b any) int {
 	switch x := a.(type) {
 	case int:
-		y := b.(int)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return compare3(x, b.(int))
 	case float64:
-		y := b.(float64)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return compare3(x, b.(float64))
 	case string:
-		return strings.Compare(x, b.(string))
+		return compare3(x, b.(string))
+	}
+	return 0
+}
+
+// compare3 is −1, 0 or 1; unlike cmp.Compare, a NaN key sorts as equal to
+// everything, as it always has.
+func compare3[T int | float64 | string](x, y T) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
 	}
 	return 0
 }

@@ -22,15 +22,7 @@ func countUpValid[T countUpInput](text T, reference string) int {
 		lead++
 	}
 	trimmed := text[lead:]
-	best := 0
-	if reference != "" {
-		ref := strings.TrimLeft(reference, " \t\r\n")
-		n := 0
-		for n < len(trimmed) && n < len(ref) && trimmed[n] == ref[n] {
-			n++
-		}
-		best = n
-	}
+	best := refPrefix(trimmed, reference)
 	// The pattern never reads more than the text: where the reference
 	// already matched all of it (a right answer), it cannot do better.
 	if best < len(trimmed) {
@@ -42,6 +34,17 @@ func countUpValid[T countUpInput](text T, reference string) int {
 		return 0
 	}
 	return lead + best
+}
+
+// refPrefix is how many leading bytes of the (trimmed) answer agree with
+// the workload's reference answer, its leading white space dropped.
+func refPrefix[T countUpInput](trimmed T, reference string) int {
+	ref := strings.TrimLeft(reference, " \t\r\n")
+	n := 0
+	for n < len(trimmed) && n < len(ref) && trimmed[n] == ref[n] {
+		n++
+	}
+	return n
 }
 
 // isSpace is the white space countUpValid allows before the answer.

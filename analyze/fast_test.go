@@ -90,15 +90,7 @@ func countUpPatternItoa(s string) int {
 func countUpValidItoa(text, reference string) int {
 	trimmed := strings.TrimLeft(text, " \t\r\n")
 	lead := len(text) - len(trimmed)
-	best := 0
-	if reference != "" {
-		ref := strings.TrimLeft(reference, " \t\r\n")
-		n := 0
-		for n < len(trimmed) && n < len(ref) && trimmed[n] == ref[n] {
-			n++
-		}
-		best = n
-	}
+	best := refPrefix(trimmed, reference)
 	if p := countUpPatternItoa(trimmed); p > best {
 		best = p
 	}
@@ -219,20 +211,7 @@ func exactUPTables(u float64, n1, n2 int) float64 {
 		}
 		prev = cur
 	}
-	counts := prev[n2]
-	total := 0.0
-	for _, c := range counts {
-		total += c
-	}
-	mu := float64(maxU) / 2
-	dev := math.Abs(u - mu)
-	p := 0.0
-	for v, c := range counts {
-		if math.Abs(float64(v)-mu) >= dev-1e-9 {
-			p += c
-		}
-	}
-	return math.Min(1, p/total)
+	return twoSidedP(prev[n2], u)
 }
 
 func TestExactUPAgainstTables(t *testing.T) {

@@ -75,6 +75,10 @@ func FormatNum(v float64, raw bool) string {
 // such values print as integers, never "5.00".
 func (m *Metric) IsCount() bool { return m.Unit == "requests" || m.Unit == "tokens" }
 
+// Columns are the metric's table columns: its name with each of its
+// statistics ("ttft_p50"), the bare name for the "" statistic.
+func (m *Metric) Columns() []string { return statNames(m) }
+
 // FormatCount prints a count: a whole number as an integer ("1492", like
 // the other figures of a table, without separators), and a count that is
 // not whole (a median between two counts, a mean) as FormatTPS does; with

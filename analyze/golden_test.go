@@ -89,21 +89,8 @@ var renderFixtures = []string{"render/testdata/two-labels-A.trace.zst", "render/
 
 func TestRenderFixtures(t *testing.T) {
 	for i, tt := range twoLabels() {
-		var buf bytes.Buffer
-		w, err := trace.NewWriter(&buf, tt.h, trace.WithFlushInterval(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := range tt.records {
-			if err := w.Write(&tt.records[j]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
 		if *update {
-			if err := os.WriteFile(renderFixtures[i], buf.Bytes(), 0o644); err != nil {
+			if err := os.WriteFile(renderFixtures[i], traceBytes(t, tt), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -131,16 +118,7 @@ func TestAnalyzeFiles(t *testing.T) {
 	// in memory: r0's per-stream speed is 100 tok/s.
 	path := filepath.Join(t.TempDir(), "hand.trace.zst")
 	tt := handTrace()
-	w, err := trace.Create(path, tt.h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range tt.records {
-		if err := w.Write(&tt.records[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := os.WriteFile(path, traceBytes(t, tt), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res, err := AnalyzeFiles(Options{}, Input{Label: "file", Path: path})

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bytes"
 	"math"
 	"testing"
 
@@ -44,6 +45,25 @@ func analyzeTraces(t *testing.T, o Options, ts ...testTrace) *Result {
 		}
 	}
 	return a.Result()
+}
+
+// traceBytes is tt written as a trace file.
+func traceBytes(t *testing.T, tt testTrace) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, tt.h, trace.WithFlushInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tt.records {
+		if err := w.Write(&tt.records[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func near(a, b float64) bool {

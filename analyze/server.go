@@ -127,29 +127,29 @@ func (f *facts) timers() serverTimers {
 	return f.srv
 }
 
+// serverRate adds a successful request's speed by the server's own timers,
+// the one pick gives, where the server reports one.
+func serverRate(pick func(serverTimers) float64) func(*facts, *DefinitionSet, *Dist) {
+	return func(f *facts, _ *DefinitionSet, out *Dist) {
+		if okOnly(f) {
+			if r := pick(f.timers()); r > 0 {
+				out.AddN(r, 1)
+			}
+		}
+	}
+}
+
 // serverMetrics are the metrics from servers' own timers (docs/METRICS.md).
 var serverMetrics = []*Metric{
 	{
 		Name: "server_decode_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
-		Doc: "the server's own decode speed for one request: its generated-token count / its decode time (llama.cpp timings predicted_n / predicted_ms; Ollama eval_count / eval_duration), successful requests whose server reports them",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) {
-				if r := f.timers().decodeTPS; r > 0 {
-					out.AddN(r, 1)
-				}
-			}
-		},
+		Doc:     "the server's own decode speed for one request: its generated-token count / its decode time (llama.cpp timings predicted_n / predicted_ms; Ollama eval_count / eval_duration), successful requests whose server reports them",
+		request: serverRate(func(t serverTimers) float64 { return t.decodeTPS }),
 	},
 	{
 		Name: "server_prefill_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
-		Doc: "the server's own prompt-processing speed: its prompt-token count / its prompt time (llama.cpp prompt_n / prompt_ms; Ollama prompt_eval_count / prompt_eval_duration); tokens served from its cache are not counted by the server",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) {
-				if r := f.timers().prefillTPS; r > 0 {
-					out.AddN(r, 1)
-				}
-			}
-		},
+		Doc:     "the server's own prompt-processing speed: its prompt-token count / its prompt time (llama.cpp prompt_n / prompt_ms; Ollama prompt_eval_count / prompt_eval_duration); tokens served from its cache are not counted by the server",
+		request: serverRate(func(t serverTimers) float64 { return t.prefillTPS }),
 	},
 	{
 		Name: "cache_hit_rate", Unit: "fraction", Scope: PerRequest, HigherIsBetter: true,

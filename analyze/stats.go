@@ -174,12 +174,18 @@ func exactUP(u float64, n1, n2 int) float64 {
 		}
 		prev, cur = cur, prev
 	}
-	counts := prev[n2]
+	return twoSidedP(prev[n2], u)
+}
+
+// twoSidedP is the two-sided p-value of U = u from counts[v], the number of
+// arrangements giving U = v: the share of them at least as far from the
+// mean as u.
+func twoSidedP(counts []float64, u float64) float64 {
 	total := 0.0
 	for _, c := range counts {
 		total += c
 	}
-	mu := float64(maxU) / 2
+	mu := float64(len(counts)-1) / 2
 	dev := math.Abs(u - mu)
 	p := 0.0
 	for v, c := range counts {

@@ -193,21 +193,27 @@ func TestErrorsClustered(t *testing.T) {
 	}
 }
 
+// slowingRecords are one record in each of phases 0, 1 and 2, a second
+// apart, whose chunks are 10, 20 and 40 ms apart.
+func slowingRecords() []trace.Record {
+	var recs []trace.Record
+	for ph, step := range []float64{10, 20, 40} {
+		r := okRecord("r", ph, float64(ph)*1000)
+		for i := range r.Chunks {
+			r.Chunks[i].T = int64((float64(ph)*1000 + 100 + float64(i)*step) * float64(msNs))
+		}
+		r.Done = r.Chunks[4].T + msNs
+		recs = append(recs, r)
+	}
+	return recs
+}
+
 func TestSlowingDown(t *testing.T) {
 	// Three repeats at concurrency 1; per-stream (7−1)/(last−first): the
 	// chunk spacing grows 10 → 20 → 40 ms, so 6/0.040 = 150, 6/0.080 = 75,
 	// 6/0.160 = 37.5 tok/s: the last is 25% of the first (< 80%).
 	h := header("slow", phase(0, 1, 100, 7, 0), phase(1, 1, 100, 7, 1), phase(2, 1, 100, 7, 2))
-	var recs []trace.Record
-	for rep, step := range []float64{10, 20, 40} {
-		r := okRecord("r", rep, float64(rep)*1000)
-		for i := range r.Chunks {
-			r.Chunks[i].T = int64((float64(rep)*1000 + 100 + float64(i)*step) * float64(msNs))
-		}
-		r.Done = r.Chunks[4].T + msNs
-		recs = append(recs, r)
-	}
-	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: slowingRecords()})
 	w := hasWarning(res.Warnings, WarnSlowingDown)
 	if w == nil {
 		t.Fatalf("no slowing_down warning: %+v", res.Warnings)
@@ -234,16 +240,7 @@ func TestSlowingDownNotAcrossRates(t *testing.T) {
 		phases = append(phases, p)
 	}
 	h := header("rates", phases...)
-	var recs []trace.Record
-	for ph, step := range []float64{10, 20, 40} {
-		r := okRecord("r", ph, float64(ph)*1000)
-		for i := range r.Chunks {
-			r.Chunks[i].T = int64((float64(ph)*1000 + 100 + float64(i)*step) * float64(msNs))
-		}
-		r.Done = r.Chunks[4].T + msNs
-		recs = append(recs, r)
-	}
-	res := analyzeTraces(t, Options{}, testTrace{h: h, records: recs})
+	res := analyzeTraces(t, Options{}, testTrace{h: h, records: slowingRecords()})
 	if w := hasWarning(res.Warnings, WarnSlowingDown); w != nil {
 		t.Errorf("slowing_down across rates: %+v", w)
 	}
@@ -361,6 +358,15 @@ func thaiRecord(id string, sentMs float64, usage, serverText int) trace.Record {
 	return r
 }
 
+// countedRecord is okRecord with the server's usage count and its
+// /tokenize count of the received text.
+func countedRecord(usage, serverText int) trace.Record {
+	r := okRecord("a", 0, 0)
+	r.Usage = fmt.Sprintf(`{"completion_tokens":%d}`, usage)
+	r.ServerTextTokens = serverText
+	return r
+}
+
 // TestUsageJudgements holds usage against each reference in turn, with
 // the arithmetic written out per case.
 func TestUsageJudgements(t *testing.T) {
@@ -383,12 +389,7 @@ func TestUsageJudgements(t *testing.T) {
 		// llama.cpp's case: usage 5 for 5 one-token events whose text its own
 		// /tokenize re-counts as 9 (|5−9| = 4 > 3 and 4/9 > 2%, a warning
 		// against the text): the stream backs the server, no warning.
-		{name: "one token per event, the text re-counts higher", rec: func() trace.Record {
-			r := okRecord("a", 0, 0)
-			r.Usage = `{"completion_tokens":5}`
-			r.ServerTextTokens = 9
-			return r
-		}(),
+		{name: "one token per event, the text re-counts higher", rec: countedRecord(5, 9),
 			judged: JudgeStream},
 		// The server's per-chunk counts 1+1+2+1+2 = 7 add up to its usage 7,
 		// whatever its /tokenize says of the text (12).
@@ -404,32 +405,20 @@ func TestUsageJudgements(t *testing.T) {
 		// Usage 14 for 5 events without per-chunk counts: the stream does not
 		// back it, and the server's own tokenizer (7) shows the fake:
 		// |14−7|/14 = 0.5.
-		{name: "a doubled count is not backed by the stream", rec: func() trace.Record {
-			r := okRecord("a", 0, 0)
-			r.Usage = `{"completion_tokens":14}`
-			r.ServerTextTokens = 7
-			return r
-		}(),
+		{name: "a doubled count is not backed by the stream", rec: countedRecord(14, 7),
 			judged: JudgeServerTokenizer, warn: true, diff: 0.5, ref: 7},
 		// Usage 10 against the server's own 5: |10−5| = 5 > 3 tokens and
 		// 5/10 = 0.5 > 2%.
 		{name: "Thai, overstated, server tokenizer", rec: thaiRecord("a", 0, 10, 5), judged: JudgeServerTokenizer, warn: true, diff: 0.5, ref: 5},
 		// Usage 8 against a text count of 7 (the server counts its EOS
 		// token): |8−7| = 1 ≤ 3 tokens, within the allowance.
-		{name: "EOS within the allowance", rec: func() trace.Record {
-			r := okRecord("a", 0, 0)
-			r.Usage = `{"completion_tokens":8}`
-			r.ServerTextTokens = 7
-			return r
-		}(),
+		{name: "EOS within the allowance", rec: countedRecord(8, 7),
 			judged: JudgeServerTokenizer},
 		// 200 vs 205: 5 tokens > 3 but 5/205 = 0.024 > 2%: flagged; the
 		// chunks are the okRecord's, only the counts matter here.
 		{name: "past both margins", rec: func() trace.Record {
-			r := okRecord("a", 0, 0)
+			r := countedRecord(205, 200)
 			r.MaxTokens = 205
-			r.Usage = `{"completion_tokens":205}`
-			r.ServerTextTokens = 200
 			return r
 		}(),
 			judged: JudgeServerTokenizer, warn: true, diff: 0.024, ref: 200},

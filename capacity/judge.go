@@ -54,16 +54,7 @@ func JudgeSamples(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 				tr.Lo, tr.Hi = ShareCI(good, n, cfg.Conf)
 			}
 		} else if xs := values[t.Metric]; len(xs) > 0 {
-			slices.Sort(xs)
-			k := int64(len(xs))
-			tr.Value = xs[min(k-1, max(0, int64(math.Ceil(t.Q*float64(k)))-1))]
-			l, h := analyze.OrderCI(k, t.Q, cfg.Conf)
-			if l >= 1 {
-				tr.Lo = xs[l-1]
-			}
-			if h <= k {
-				tr.Hi = xs[h-1]
-			}
+			tr.Value, tr.Lo, tr.Hi = quantileCI(xs, t.Q, cfg.Conf)
 		}
 		out = append(out, tr)
 	}
@@ -107,8 +98,30 @@ func RoundValue(t Term, round []Sample) float64 {
 		return math.NaN()
 	}
 	slices.Sort(xs)
-	k := len(xs)
-	return xs[min(k-1, max(0, int(math.Ceil(t.Q*float64(k)))-1))]
+	return xs[quantileAt(len(xs), t.Q)]
+}
+
+// quantileAt is the index of the q-quantile among k sorted values: the
+// ⌈q·k⌉-th smallest, the tables' rule.
+func quantileAt(k int, q float64) int {
+	return min(k-1, max(0, int(math.Ceil(q*float64(k)))-1))
+}
+
+// quantileCI sorts xs (not empty) and returns their q-quantile with its
+// distribution-free order-statistic interval at confidence conf; an end
+// the sample cannot reach is NaN.
+func quantileCI(xs []float64, q, conf float64) (v, lo, hi float64) {
+	slices.Sort(xs)
+	k := int64(len(xs))
+	v, lo, hi = xs[quantileAt(len(xs), q)], math.NaN(), math.NaN()
+	l, h := analyze.OrderCI(k, q, conf)
+	if l >= 1 {
+		lo = xs[l-1]
+	}
+	if h <= k {
+		hi = xs[h-1]
+	}
+	return v, lo, hi
 }
 
 // judgeRounds is JudgeSamples for independent rounds (Config.PerRound).
@@ -134,16 +147,8 @@ func judgeRounds(cfg Config, rounds [][]Sample) (Verdict, []TermResult) {
 				xs = append(xs, x)
 			}
 		}
-		if k := int64(len(xs)); k > 0 {
-			slices.Sort(xs)
-			tr.Value = xs[(k+1)/2-1] // the ⌈k/2⌉-th smallest
-			l, h := analyze.OrderCI(k, 0.5, cfg.Conf)
-			if l >= 1 {
-				tr.Lo = xs[l-1]
-			}
-			if h <= k {
-				tr.Hi = xs[h-1]
-			}
+		if len(xs) > 0 {
+			tr.Value, tr.Lo, tr.Hi = quantileCI(xs, 0.5, cfg.Conf) // the median over rounds
 		}
 		out = append(out, tr)
 	}

@@ -134,32 +134,38 @@ func PrefixCache(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := cfg.Replay
-	rc.Workload = wl
-	rc.Salt = false // the point is to reach the cache
-	if rc.ServerCache == "" {
-		rc.ServerCache = "on" // where the API has a switch (llama.cpp cache_prompt)
-	}
-	var mu sync.Mutex
-	var recs []*trace.Record
-	prev := rc.OnRecord
-	rc.OnRecord = func(r *trace.Record) {
-		mu.Lock()
-		c := *r
-		c.Chunks = append([]trace.Chunk(nil), r.Chunks...)
-		recs = append(recs, &c)
-		mu.Unlock()
-		if prev != nil {
-			prev(r)
-		}
-	}
-	sum, err := replay.Run(ctx, rc)
+	recs, sum, err := runCached(ctx, cfg.Replay, wl)
 	if err != nil {
 		return &Result{Summary: sum}, err
 	}
 	res := judge(recs)
 	res.Summary = sum
 	return res, nil
+}
+
+// runCached replays wl with the cache reachable (no salt; the server's
+// cache switched on where the API has one, llama.cpp's cache_prompt) and
+// keeps a copy of every finished record for the verdict, passing each on
+// to the caller's OnRecord.
+func runCached(ctx context.Context, rc replay.Config, wl *workload.Workload) ([]*trace.Record, *replay.Summary, error) {
+	rc.Workload = wl
+	rc.Salt = false // the point is to reach the cache
+	if rc.ServerCache == "" {
+		rc.ServerCache = "on"
+	}
+	var mu sync.Mutex
+	var recs []*trace.Record
+	prev := rc.OnRecord
+	rc.OnRecord = func(r *trace.Record) {
+		mu.Lock()
+		recs = append(recs, r.Clone())
+		mu.Unlock()
+		if prev != nil {
+			prev(r)
+		}
+	}
+	sum, err := replay.Run(ctx, rc)
+	return recs, sum, err
 }
 
 // buildWorkload makes the probe's four steps: Repeats unique prompts (seed

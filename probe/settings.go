@@ -134,27 +134,28 @@ func (s *Settings) Run(ctx context.Context, rc replay.Config, w, notes io.Writer
 	var (
 		sum    *replay.Summary
 		render func(io.Writer) error
-		v      Verdict
+		status string
+		why    [2]string // the verdict's reason: unless FAIL, and when FAIL
 		err    error
 	)
 	if s.Mode == ModeSharedSystem {
 		s.Shared.Replay = rc
 		var res *SharedResult
 		if res, err = SharedSystem(ctx, s.Shared); res != nil {
-			sum, render, v = res.Summary, res.Render, Verdict{res.Verdict, "the rounds could not be judged: see the evidence"}
-			if v.Status == "FAIL" {
-				v.Why = "requests after the first round missed the shared system prompt"
-			}
+			sum, render, status = res.Summary, res.Render, res.Verdict
 		}
+		why = [2]string{"the rounds could not be judged: see the evidence", "requests after the first round missed the shared system prompt"}
 	} else {
 		s.Config.Replay = rc
 		var res *Result
 		if res, err = PrefixCache(ctx, s.Config); res != nil {
-			sum, render, v = res.Summary, res.Render, Verdict{res.Verdict, "a step could not be judged: see its evidence"}
-			if v.Status == "FAIL" {
-				v.Why = "the prefix cache did not behave: a step failed"
-			}
+			sum, render, status = res.Summary, res.Render, res.Verdict
 		}
+		why = [2]string{"a step could not be judged: see its evidence", "the prefix cache did not behave: a step failed"}
+	}
+	v := Verdict{status, why[0]}
+	if status == "FAIL" {
+		v.Why = why[1]
 	}
 	if sum != nil {
 		fmt.Fprintln(notes, sum)

@@ -13,16 +13,7 @@ import (
 func TestSettingsCheckEachMode(t *testing.T) {
 	ok := Settings{Mode: ModeRepeat, Config: Config{InputTokens: 100, MaxTokens: 8, Repeats: 6},
 		Shared: SharedConfig{SystemTokens: 512, Rounds: 4, Requests: 4}}
-	stated := func(fields ...string) fielderr.Given {
-		return func(f string) bool {
-			for _, s := range fields {
-				if s == f {
-					return true
-				}
-			}
-			return false
-		}
-	}
+	stated := fielderr.Fields
 	for _, c := range []struct {
 		change func(*Settings)
 		given  fielderr.Given

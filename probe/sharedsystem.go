@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sync"
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/replay"
@@ -126,26 +125,7 @@ func SharedSystem(ctx context.Context, cfg SharedConfig) (*SharedResult, error) 
 	for i := range wl.Header.Phases {
 		wl.Header.Phases[i].Name = fmt.Sprintf("round%d", i+1)
 	}
-	rc := cfg.Replay
-	rc.Workload = wl
-	rc.Salt = false
-	if rc.ServerCache == "" {
-		rc.ServerCache = "on"
-	}
-	var mu sync.Mutex
-	var recs []*trace.Record
-	prev := rc.OnRecord
-	rc.OnRecord = func(r *trace.Record) {
-		mu.Lock()
-		c := *r
-		c.Chunks = append([]trace.Chunk(nil), r.Chunks...)
-		recs = append(recs, &c)
-		mu.Unlock()
-		if prev != nil {
-			prev(r)
-		}
-	}
-	sum, err := replay.Run(ctx, rc)
+	recs, sum, err := runCached(ctx, cfg.Replay, wl)
 	if err != nil {
 		return &SharedResult{Summary: sum}, err
 	}

@@ -49,17 +49,9 @@ func askModel(ctx context.Context, c *http.Client, base, api, key string, scrub 
 		return "", err
 	}
 	endpoint.AuthHeaders(api, req.Header, key)
-	resp, err := c.Do(req)
-	if u := unreachable(ctx, base, err, modelTimeout); u != nil {
-		return "", u
-	}
+	b, err := askServer(c, req, base, path, "which model it serves", "give the model name", scrub)
 	if err != nil {
-		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves failed: %s", RedactURL(base), path, scrub(cleanMessage(err))), "start the server, or give the model name")
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which model it serves got HTTP %s", RedactURL(base), path, scrub(resp.Status)), "give the model name")
+		return "", err
 	}
 	var list struct {
 		Data []struct {
@@ -81,6 +73,25 @@ func askModel(ctx context.Context, c *http.Client, base, api, key string, scrub 
 	return "", fieldErr("Model", fmt.Sprintf("is empty and the server at %s lists no model", RedactURL(base)), "give the model name")
 }
 
+// askServer sends req, a question to the server at base (its path) about
+// what it serves, and returns the answer's first MiB; a failure or a
+// status other than 200 is a Model error naming the question and fix.
+func askServer(c *http.Client, req *http.Request, base, path, question, fix string, scrub func(string) string) ([]byte, error) {
+	resp, err := c.Do(req)
+	if u := unreachable(req.Context(), base, err, modelTimeout); u != nil {
+		return nil, u
+	}
+	if err != nil {
+		return nil, fieldErr("Model", fmt.Sprintf("is empty and asking %s%s %s failed: %s", RedactURL(base), path, question, scrub(cleanMessage(err))), "start the server, or "+fix)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return nil, fieldErr("Model", fmt.Sprintf("is empty and asking %s%s %s got HTTP %s", RedactURL(base), path, question, scrub(resp.Status)), fix)
+	}
+	return b, nil
+}
+
 // tritonModel picks the model of a Triton server serving TensorRT-LLM from
 // its repository index (POST /v2/repository/index, KServe's model
 // repository extension): the "ensemble" model that chains tokenizer,
@@ -96,17 +107,9 @@ func tritonModel(ctx context.Context, c *http.Client, base, key string, scrub fu
 	}
 	req.Header.Set("Content-Type", "application/json")
 	endpoint.AuthHeaders("trtllm", req.Header, key)
-	resp, err := c.Do(req)
-	if u := unreachable(ctx, base, err, modelTimeout); u != nil {
-		return "", u
-	}
+	b, err := askServer(c, req, base, path, "which models it serves", "give the Triton model name (e.g. ensemble)", scrub)
 	if err != nil {
-		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which models it serves failed: %s", RedactURL(base), path, scrub(cleanMessage(err))), "start the server, or give the Triton model name (e.g. ensemble)")
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		return "", fieldErr("Model", fmt.Sprintf("is empty and asking %s%s which models it serves got HTTP %s", RedactURL(base), path, scrub(resp.Status)), "give the Triton model name (e.g. ensemble)")
+		return "", err
 	}
 	var index []struct {
 		Name  string `json:"name"`

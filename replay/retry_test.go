@@ -78,6 +78,13 @@ func runSequential(t *testing.T, srv *keepAliveCloser, n int) (*Summary, []trace
 	wl := handWorkload(workload.Phase{Kind: workload.KindClosed, Concurrency: 1, Requests: n})
 	cfg := baseConfig(t, wl, "http://"+srv.ln.Addr().String())
 	cfg.Model, cfg.ServerMetrics, cfg.ServerTokenize = "m", ServerMetricsOff, ServerTokenizeOff
+	return runRead(t, cfg)
+}
+
+// runRead runs cfg, failing the test if the run fails as a whole, and
+// returns its summary and the records of its trace.
+func runRead(t *testing.T, cfg Config) (*Summary, []trace.Record) {
+	t.Helper()
 	sum, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -180,23 +180,20 @@ func FuzzTokenizeReply(f *testing.F) {
 	})
 }
 
-// TestServerTokenizeGivesUpOnAHangingTokenizer: a /tokenize that answers
-// the probe and the prompts, then hangs on every response's text, is asked
-// at most tokGiveUp times in a row (plus what was in flight): the rest of
-// the run's responses are recorded unavailable without asking, so the end
-// of the run does not wait a timeout per response.
-func TestServerTokenizeGivesUpOnAHangingTokenizer(t *testing.T) {
+// runTextTokenize replays one phase against a vLLM-flavoured server whose
+// /tokenize counts the probe and the prompts at once but first hands every
+// response's text to text, which answers whether to count it (false: the
+// client gave up), with a per-record tokenize budget.
+func runTextTokenize(t *testing.T, budget time.Duration, ph workload.Phase, text func(r *http.Request) bool) (*Summary, []trace.Record) {
+	t.Helper()
 	old := tokTextBudget
-	tokTextBudget = 100 * time.Millisecond
+	tokTextBudget = budget
 	defer func() { tokTextBudget = old }()
-	var textAsks atomic.Int64
 	s := &tokServer{flavour: "vllm"}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/tokenize" {
 			b, _ := io.ReadAll(r.Body)
-			if !strings.Contains(string(b), probeText) && !strings.Contains(string(b), "alpha beta") {
-				textAsks.Add(1)
-				<-r.Context().Done() // hangs until the client gives up
+			if !strings.Contains(string(b), probeText) && !strings.Contains(string(b), "alpha beta") && !text(r) {
 				return
 			}
 			r.Body = io.NopCloser(strings.NewReader(string(b)))
@@ -204,12 +201,22 @@ func TestServerTokenizeGivesUpOnAHangingTokenizer(t *testing.T) {
 		s.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	wl := handWorkload(workload.Phase{Name: "c", Kind: workload.KindClosed, Concurrency: 1, Requests: 20, MaxTokens: 4})
-	cfg := baseConfig(t, wl, srv.URL)
-	sum, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return runRead(t, baseConfig(t, handWorkload(ph), srv.URL))
+}
+
+// TestServerTokenizeGivesUpOnAHangingTokenizer: a /tokenize that answers
+// the probe and the prompts, then hangs on every response's text, is asked
+// at most tokGiveUp times in a row (plus what was in flight): the rest of
+// the run's responses are recorded unavailable without asking, so the end
+// of the run does not wait a timeout per response.
+func TestServerTokenizeGivesUpOnAHangingTokenizer(t *testing.T) {
+	var textAsks atomic.Int64
+	sum, recs := runTextTokenize(t, 100*time.Millisecond, workload.Phase{Name: "c", Kind: workload.KindClosed, Concurrency: 1, Requests: 20, MaxTokens: 4},
+		func(r *http.Request) bool {
+			textAsks.Add(1)
+			<-r.Context().Done() // hangs until the client gives up
+			return false
+		})
 	// Each response is recorded unavailable (asked, or given up on) or, when
 	// its budget ran out in the queue behind the hanging asks, not asked.
 	if sum.OK != 20 || sum.TextsUnavailable < 1 || sum.TextsUnavailable+sum.TextsSkipped != 20 || sum.PromptsCounted != 20 {
@@ -218,7 +225,6 @@ func TestServerTokenizeGivesUpOnAHangingTokenizer(t *testing.T) {
 	if n := textAsks.Load(); n > int64(tokGiveUp+tokTextConc) {
 		t.Errorf("the hanging tokenizer was asked %d times: it should be given up after %d failures in a row", n, tokGiveUp)
 	}
-	_, recs := readTrace(t, cfg.Trace)
 	for _, r := range recs {
 		if (r.ServerTextTokens != trace.TokenizeUnavailable && r.ServerTextTokens != 0) || r.ServerPromptTokens <= 0 {
 			t.Errorf("%s: server counts text %d (want −1 or 0), prompt %d", r.ID, r.ServerTextTokens, r.ServerPromptTokens)
@@ -232,35 +238,18 @@ func TestServerTokenizeGivesUpOnAHangingTokenizer(t *testing.T) {
 // a count once their budget is spent (failed, or not asked), and every
 // record reaches the trace.
 func TestServerTokenizeSlowTokenizerHoldsNoRecordPastItsBudget(t *testing.T) {
-	old := tokTextBudget
-	tokTextBudget = time.Second
-	defer func() { tokTextBudget = old }()
-	s := &tokServer{flavour: "vllm"}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/tokenize" {
-			b, _ := io.ReadAll(r.Body)
-			if !strings.Contains(string(b), probeText) && !strings.Contains(string(b), "alpha beta") {
-				select {
-				case <-time.After(300 * time.Millisecond):
-				case <-r.Context().Done():
-					return
-				}
+	sum, recs := runTextTokenize(t, time.Second, workload.Phase{Name: "b", Kind: workload.KindBurst, Concurrency: 20, Requests: 20, MaxTokens: 4},
+		func(r *http.Request) bool {
+			select {
+			case <-time.After(300 * time.Millisecond):
+				return true
+			case <-r.Context().Done():
+				return false
 			}
-			r.Body = io.NopCloser(strings.NewReader(string(b)))
-		}
-		s.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	wl := handWorkload(workload.Phase{Name: "b", Kind: workload.KindBurst, Concurrency: 20, Requests: 20, MaxTokens: 4})
-	cfg := baseConfig(t, wl, srv.URL)
-	sum, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+		})
 	if sum.OK != 20 || sum.TextsCounted < 2 || sum.TextsCounted+sum.TextsUnavailable+sum.TextsSkipped != 20 || sum.TextsCounted == 20 {
 		t.Errorf("summary %s: texts counted %d, unavailable %d, skipped %d", sum, sum.TextsCounted, sum.TextsUnavailable, sum.TextsSkipped)
 	}
-	_, recs := readTrace(t, cfg.Trace)
 	if len(recs) != 20 {
 		t.Fatalf("%d records in the trace, want 20", len(recs))
 	}

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
@@ -88,23 +87,7 @@ func (sessionPhase) run(ctx context.Context, e *engine, ph workload.Phase, rs []
 		close(gate)
 		wg.Wait()
 	case workload.KindClosed:
-		c := max(min(ph.Concurrency, len(ss)), 1)
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for w := 0; w < c; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= len(ss) {
-						return
-					}
-					e.runSession(ctx, ss[i], sendNow)
-				}
-			}()
-		}
-		wg.Wait()
+		pool(ph.Concurrency, len(ss), func(i int) { e.runSession(ctx, ss[i], sendNow) })
 	default: // rate: open loop over session starts
 		sort.SliceStable(ss, func(i, j int) bool { return ss[i].turns[0].Offset < ss[j].turns[0].Offset })
 		phaseStart := e.now()

@@ -78,9 +78,7 @@ func run(t *testing.T, wl *workload.Workload, url, api string, mod func(*replay.
 	defer r.Close()
 	var recs []trace.Record
 	for r.Scan() {
-		rec := *r.Record()
-		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
-		recs = append(recs, rec)
+		recs = append(recs, *r.Record().Clone())
 	}
 	if r.Err() != nil || r.Truncated() {
 		t.Fatalf("trace: err %v truncated %v", r.Err(), r.Truncated())

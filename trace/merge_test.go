@@ -100,15 +100,22 @@ func TestMergeCarriesScrapes(t *testing.T) {
 
 var goodClock = Clock{Source: "adjtimex", Synced: true, EstErrorNs: 200_000, MaxErrorNs: 1_500_000}
 
+// alignedShards writes two shards of one run: shard 1 started 2.5 ms after
+// shard 0, each finished two requests.
+func alignedShards(t *testing.T) (a, b string) {
+	dir := t.TempDir()
+	a = shardTrace(t, dir, 0, 2, "hostA", "2026-12-03T10:00:00.000000000Z", "sha256:aa", goodClock,
+		[][4]int64{{0, 0, 1000, 10_000_000}, {2, 0, 1000, 30_000_000}})
+	b = shardTrace(t, dir, 1, 2, "hostB", "2026-12-03T10:00:00.002500000Z", "sha256:aa", goodClock,
+		[][4]int64{{1, 0, 1000, 5_000_000}, {3, 0, 1000, 40_000_000}})
+	return a, b
+}
+
 // TestMergeAlignsAndOrders: shard 1 started 2.5 ms after shard 0, so its
 // times move by +2.5 ms; the merged records are in completion order on
 // that clock, each with its shard; the phases' streams add up.
 func TestMergeAlignsAndOrders(t *testing.T) {
-	dir := t.TempDir()
-	a := shardTrace(t, dir, 0, 2, "hostA", "2026-12-03T10:00:00.000000000Z", "sha256:aa", goodClock,
-		[][4]int64{{0, 0, 1000, 10_000_000}, {2, 0, 1000, 30_000_000}})
-	b := shardTrace(t, dir, 1, 2, "hostB", "2026-12-03T10:00:00.002500000Z", "sha256:aa", goodClock,
-		[][4]int64{{1, 0, 1000, 5_000_000}, {3, 0, 1000, 40_000_000}})
+	a, b := alignedShards(t)
 	var buf bytes.Buffer
 	res, err := Merge(&buf, []string{b, a}, MergeOptions{})
 	if err != nil {
@@ -159,18 +166,17 @@ func TestMergeRefuses(t *testing.T) {
 	dir := t.TempDir()
 	s0 := shardTrace(t, dir, 0, 3, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
 	s1 := shardTrace(t, dir, 1, 3, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
-	other := filepath.Join(dir, "x")
-	os.Mkdir(other, 0o755)
-	wrongWL := shardTrace(t, other, 2, 3, "h", "2026-12-03T10:00:00Z", "sha256:bb", Clock{}, nil)
-	otherCount := filepath.Join(dir, "y")
-	os.Mkdir(otherCount, 0o755)
-	wrongN := shardTrace(t, otherCount, 2, 4, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
-	dupDir := filepath.Join(dir, "z")
-	os.Mkdir(dupDir, 0o755)
-	dup := shardTrace(t, dupDir, 1, 3, "h", "2026-12-03T10:00:00Z", "sha256:aa", Clock{}, nil)
-	farDir := filepath.Join(dir, "w")
-	os.Mkdir(farDir, 0o755)
-	far := shardTrace(t, farDir, 2, 3, "elsewhere", "2026-12-03T10:00:00Z", "sha256:aa", Clock{Source: "adjtimex", Synced: false}, nil)
+	// Each odd one out in a folder of its own: a shard's file is named
+	// after its index.
+	apart := func(sub string, i, n int, host, wl string, clk Clock) string {
+		d := filepath.Join(dir, sub)
+		os.Mkdir(d, 0o755)
+		return shardTrace(t, d, i, n, host, "2026-12-03T10:00:00Z", wl, clk, nil)
+	}
+	wrongWL := apart("x", 2, 3, "h", "sha256:bb", Clock{})
+	wrongN := apart("y", 2, 4, "h", "sha256:aa", Clock{})
+	dup := apart("z", 1, 3, "h", "sha256:aa", Clock{})
+	far := apart("w", 2, 3, "elsewhere", "sha256:aa", Clock{Source: "adjtimex", Synced: false})
 
 	for _, c := range []struct {
 		name  string
@@ -243,11 +249,7 @@ func equal64(a, b []int64) bool {
 func TestMergedGolden(t *testing.T) {
 	name := filepath.Join(goldenDir, "v1", "merged-1.1.trace.zst")
 	if *update {
-		dir := t.TempDir()
-		a := shardTrace(t, dir, 0, 2, "hostA", "2026-12-03T10:00:00.000000000Z", "sha256:aa", goodClock,
-			[][4]int64{{0, 0, 1000, 10_000_000}, {2, 0, 1000, 30_000_000}})
-		b := shardTrace(t, dir, 1, 2, "hostB", "2026-12-03T10:00:00.002500000Z", "sha256:aa", goodClock,
-			[][4]int64{{1, 0, 1000, 5_000_000}, {3, 0, 1000, 40_000_000}})
+		a, b := alignedShards(t)
 		var buf bytes.Buffer
 		if _, err := Merge(&buf, []string{a, b}, MergeOptions{}); err != nil {
 			t.Fatal(err)

@@ -310,6 +310,15 @@ type Error struct {
 // return one and the engine can record it as it is (errors.As).
 func (e *Error) Error() string { return string(e.Class) + ": " + e.Message }
 
+// Clone is a copy of r with chunks of its own: the reader and the engine
+// reuse a record's Chunks array for the next one, so a record kept past
+// that must be cloned.
+func (r *Record) Clone() *Record {
+	c := *r
+	c.Chunks = append([]Chunk(nil), r.Chunks...)
+	return &c
+}
+
 // OK reports whether the request completed without error.
 func (r *Record) OK() bool { return r.Error == nil }
 

@@ -251,11 +251,8 @@ func (w *Writer) flushLoop(d time.Duration) {
 func (w *Writer) Write(r *Record) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
-	if w.closed {
-		return errors.New("trace: Write after Close")
+	if err := w.refuse("Write"); err != nil {
+		return err
 	}
 	var hdr [1 + binary.MaxVarintLen64]byte
 	if r.Shard != nil && *r.Shard != w.shard {
@@ -283,6 +280,18 @@ func (w *Writer) Write(r *Record) error {
 		return err
 	}
 	w.records++
+	return nil
+}
+
+// refuse is why the writer takes no more entries for op: its first
+// error, or that it was closed (nil when it takes them).
+func (w *Writer) refuse(op string) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("trace: " + op + " after Close")
+	}
 	return nil
 }
 
@@ -314,11 +323,8 @@ func (w *Writer) writeEntry(tag byte) error {
 func (w *Writer) WriteScrape(s *Scrape) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
-	if w.closed {
-		return errors.New("trace: WriteScrape after Close")
+	if err := w.refuse("WriteScrape"); err != nil {
+		return err
 	}
 	if len(s.Samples) > MaxScrapeSamples {
 		c := *s
@@ -389,9 +395,7 @@ func (w *Writer) bound(orig *Record) (*Record, bool) {
 	if len(orig.Chunks) <= maxRecordChunks && textBytes(orig) <= budget {
 		return nil, false // the common case: nothing copied
 	}
-	cp := *orig
-	cp.Chunks = append([]Chunk(nil), orig.Chunks...)
-	r := &cp
+	r := orig.Clone()
 	if len(r.Chunks) > maxRecordChunks {
 		// Chunks past the bound are dropped, their text counted as cut;
 		// the last chunk kept gets the dropped chunks' wire bytes so the

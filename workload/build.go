@@ -332,6 +332,39 @@ func planSynthetic(h *Header, sp schedSpec, arr arrival, cfg BuildConfig, sess *
 		return planSessions(h, sp, arr, cfg, *sess, kit)
 	}
 	var plan []plannedRequest
+	err := layPhases(h, sp, arr, cfg, cfg.Requests, func(pi int, members []member) error {
+		h.Phases[pi].Requests = len(members)
+		ph := h.Phases[pi]
+		for _, m := range members {
+			plan = append(plan, plannedRequest{phase: pi, slot: m.slot, offset: m.offset, in: ph.InputTokens, out: cfg.MaxTokens})
+		}
+		if len(plan) > MaxRequests {
+			what := "levels"
+			if sp.kind == KindRate {
+				what = "rates"
+			}
+			return fmt.Errorf("the workload would hold more than %d requests: use fewer %s, repeats or requests", MaxRequests, what)
+		}
+		return nil
+	})
+	return plan, err
+}
+
+// member is one member of a synthetic phase, a request or a session
+// (its first turn): its slot in a burst or closed loop, its offset from
+// the phase start in a rate phase.
+type member struct {
+	slot   int
+	offset int64
+}
+
+// layPhases lays out a synthetic schedule: per input length, level (or
+// rate) and repeat, one phase, added to h, of members drawn on the
+// schedule: a burst of C has C; a closed loop of C asked (4·C when 0); a
+// rate phase asked (100 when 0), or as many as arrive before the
+// duration. fill gets each phase's index and members; its error stops the
+// layout.
+func layPhases(h *Header, sp schedSpec, arr arrival, cfg BuildConfig, asked int, fill func(pi int, members []member) error) error {
 	addPhase := func(ph Phase) int {
 		ph.Index = len(h.Phases)
 		h.Phases = append(h.Phases, ph)
@@ -343,64 +376,50 @@ func planSynthetic(h *Header, sp schedSpec, arr arrival, cfg BuildConfig, sess *
 			for _, c := range sp.levels {
 				count := c
 				if sp.kind == KindClosed {
-					count = cfg.Requests
+					count = asked
 					if count == 0 {
 						count = 4 * c
 					}
 				}
+				ms := make([]member, count)
+				for i := range ms {
+					ms[i].slot = i % c
+				}
 				for r := 1; r <= cfg.Repeats; r++ {
 					pi := addPhase(Phase{
 						Name: fmt.Sprintf("%s-c%d-in%d-r%d", sp.kind, c, n, r), Kind: sp.kind,
-						Concurrency: c, InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Requests: count,
+						Concurrency: c, InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r,
 					})
-					for i := 0; i < count; i++ {
-						plan = append(plan, plannedRequest{phase: pi, slot: i % c, in: n, out: cfg.MaxTokens})
-					}
-					if len(plan) > MaxRequests {
-						return nil, fmt.Errorf("the workload would hold more than %d requests: use fewer levels, repeats or requests", MaxRequests)
+					if err := fill(pi, ms); err != nil {
+						return err
 					}
 				}
 			}
 		case KindRate:
-			count := cfg.Requests
+			count := asked
 			if count == 0 {
 				count = 100
 			}
-			for ri, rate := range sp.rates {
-				one := sp
-				one.rate = rate
-				one.rateF, _ = rate.Float64()
-				if cfg.Duration > 0 {
-					// Draw enough arrivals to pass the end (mean rate·D, plus
-					// ten standard deviations), then keep those before it.
-					mean := one.rateF * cfg.Duration.Seconds()
-					count = int(math.Ceil(mean+10*math.Sqrt(mean))) + 10
-				}
+			for ri := range sp.rates {
+				one, count := sp.atRate(ri, count, cfg.Duration)
 				for r := 1; r <= cfg.Repeats; r++ {
 					pi := addPhase(Phase{
 						Name: fmt.Sprintf("rate-%s-in%d-r%d", sp.rateSpecs[ri], n, r), Kind: KindRate,
-						InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Rate: one.rateF, Requests: count,
+						InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Rate: one.rateF,
 					})
-					offs := arr.offsets(count, one, cfg.Seed, streamArrival+uint64(pi))
-					if cfg.Duration > 0 {
-						n := 0
-						for n < len(offs) && offs[n] < int64(cfg.Duration) {
-							n++
-						}
-						offs = offs[:n]
-						h.Phases[pi].Requests = n
+					offs := beforeEnd(arr.offsets(count, one, cfg.Seed, streamArrival+uint64(pi)), cfg.Duration)
+					ms := make([]member, len(offs))
+					for i, off := range offs {
+						ms[i].offset = off
 					}
-					for i := range offs {
-						plan = append(plan, plannedRequest{phase: pi, offset: offs[i], in: n, out: cfg.MaxTokens})
-					}
-					if len(plan) > MaxRequests {
-						return nil, fmt.Errorf("the workload would hold more than %d requests: use fewer rates, repeats or requests", MaxRequests)
+					if err := fill(pi, ms); err != nil {
+						return err
 					}
 				}
 			}
 		}
 	}
-	return plan, nil
+	return nil
 }
 
 func planTrace(h *Header, sp schedSpec, cfg BuildConfig, kit *promptKit) ([]plannedRequest, error) {

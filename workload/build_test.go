@@ -209,15 +209,7 @@ func TestDeterministicBytes(t *testing.T) {
 	cfg := BuildConfig{InputTokens: []int{300, 1000}, Schedule: "rate:3", Arrival: "gamma:0.5", Requests: 20, Seed: 42}
 	var files [2][]byte
 	for i := range files {
-		wl, err := Build(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := Encode(&buf, wl); err != nil {
-			t.Fatal(err)
-		}
-		files[i] = buf.Bytes()
+		files[i] = encoded(t, mustBuild(t, cfg)).Bytes()
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Fatal("two builds with the same config gave different bytes")

@@ -30,21 +30,11 @@ const (
 // its digest is stable, and that today's builder still makes the same
 // content from the same command.
 func TestGoldenV1(t *testing.T) {
+	wl := openGolden(t, goldenV1, goldenConfig)
 	if *update {
-		wl, err := Build(goldenConfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Create(goldenV1, wl); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.WriteFile(goldenV1Digest, []byte(Digest(wl)+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	wl, err := Open(goldenV1)
-	if err != nil {
-		t.Fatal(err)
 	}
 	want, err := os.ReadFile(goldenV1Digest)
 	if err != nil {
@@ -56,15 +46,7 @@ func TestGoldenV1(t *testing.T) {
 	if wl.Header.Major != 1 || len(wl.Requests) != 6 || wl.Header.Requests != 6 {
 		t.Fatalf("golden v1 header %+v with %d requests", wl.Header, len(wl.Requests))
 	}
-	fresh, err := Build(goldenConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The tool version is the one field allowed to differ.
-	fresh.Header.ToolVersion = wl.Header.ToolVersion
-	if diff := cmp.Diff(wl, fresh); diff != "" {
-		t.Fatalf("the builder no longer reproduces the golden workload (-golden +now):\n%s", diff)
-	}
+	fresh := rebuildsGolden(t, wl, goldenConfig, "workload")
 	// Byte identity of the compressed file, on whatever machine runs this.
 	// A zstd library upgrade may legitimately change the bytes (not the
 	// content or digest); then rerun with -update and say so in the commit.
@@ -72,11 +54,7 @@ func TestGoldenV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := Encode(&buf, fresh); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(buf.Bytes(), golden) {
+	if buf := encoded(t, fresh); !bytes.Equal(buf.Bytes(), golden) {
 		t.Fatalf("a fresh build compresses to %d bytes that differ from the golden file's %d", buf.Len(), len(golden))
 	}
 }
@@ -87,15 +65,8 @@ func TestRoundTrip(t *testing.T) {
 		{InputTokens: []int{70}, Schedule: "closed:2", Requests: 5, Shape: ShapeCompletion, SaltWords: NoSaltWords},
 		{Schedule: "trace:testdata/traces/azure.csv", Window: "1:20"},
 	} {
-		wl, err := Build(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := Encode(&buf, wl); err != nil {
-			t.Fatal(err)
-		}
-		got, err := Decode(bytes.NewReader(buf.Bytes()))
+		wl := mustBuild(t, cfg)
+		got, err := Decode(encoded(t, wl))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,19 +261,7 @@ func FuzzDecode(f *testing.F) {
 // field, not the path).
 func TestGoldenV1_1(t *testing.T) {
 	const name = "testdata/golden-v1.1.workload.zst"
-	if *update {
-		wl, err := Build(BuildConfig{Tokenizer: "tokenize/testdata/qwen3/tokenizer.json.zst", Shape: ShapeCompletion, InputTokens: []int{100}, MaxTokens: 8, Schedule: "burst:2", Repeats: 1, Seed: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Create(name, wl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wl, err := Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wl := openGolden(t, name, BuildConfig{Tokenizer: "tokenize/testdata/qwen3/tokenizer.json.zst", Shape: ShapeCompletion, InputTokens: []int{100}, MaxTokens: 8, Schedule: "burst:2", Repeats: 1, Seed: 3})
 	h := wl.Header
 	if h.Major != 1 || h.Minor != 1 || h.Tokenizer != "hf:qwen3" || !strings.HasSuffix(h.TokenizerPath, "qwen3/tokenizer.json.zst") || len(wl.Requests) != 2 {
 		t.Fatalf("golden 1.1: %d.%d tokenizer %s at %q, %d requests", h.Major, h.Minor, h.Tokenizer, h.TokenizerPath, len(wl.Requests))

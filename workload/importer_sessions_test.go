@@ -98,11 +98,8 @@ func TestLogSessionsBuild(t *testing.T) {
 	}
 
 	// It round-trips through the file format with its session structure.
-	var buf bytes.Buffer
-	if err := Encode(&buf, wl); err != nil {
-		t.Fatal(err)
-	}
-	back, err := Decode(&buf)
+	buf := encoded(t, wl)
+	back, err := Decode(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,11 +233,8 @@ func TestDecodeRefusesBadContext(t *testing.T) {
 			t.Fatal(err)
 		}
 		tc.edit(wl)
-		var buf bytes.Buffer
-		if err := Encode(&buf, wl); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Decode(&buf); err == nil || !strings.Contains(err.Error(), tc.want) {
+		buf := encoded(t, wl)
+		if _, err := Decode(buf); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("want %q, got %v", tc.want, err)
 		}
 	}
@@ -255,19 +249,7 @@ const goldenV13 = "testdata/golden-v1.3.workload.zst"
 // structure, that today's builder makes the same content from the same
 // log, and that the older goldens keep their versions.
 func TestGoldenV13(t *testing.T) {
-	if *update {
-		wl, err := Build(goldenLogSessions)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Create(goldenV13, wl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wl, err := Open(goldenV13)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wl := openGolden(t, goldenV13, goldenLogSessions)
 	h := wl.Header
 	if h.Minor != 3 || h.Params.TraceFormat != TraceBailian || h.Phases[0].Context != ContextLog || h.Phases[0].Sessions != 4 || len(wl.Requests) != 7 {
 		t.Fatalf("golden v1.3: %d.%d %s phases %+v, %d requests", h.Major, h.Minor, h.Params.TraceFormat, h.Phases, len(wl.Requests))
@@ -275,14 +257,7 @@ func TestGoldenV13(t *testing.T) {
 	if r := wl.Requests[3]; r.Session != "p000-c7" || r.Turn != 3 || r.Offset != 1500e6 {
 		t.Fatalf("golden v1.3 request 3: %s turn %d offset %d", r.Session, r.Turn, r.Offset)
 	}
-	fresh, err := Build(goldenLogSessions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh.Header.ToolVersion = h.ToolVersion
-	if diff := cmp.Diff(wl, fresh); diff != "" {
-		t.Fatalf("the builder no longer reproduces the golden log-sessions workload (-golden +now):\n%s", diff)
-	}
+	rebuildsGolden(t, wl, goldenLogSessions, "log-sessions workload")
 	for name, minor := range map[string]int{goldenV1: 0, goldenV12: 2} {
 		old, err := Open(name)
 		if err != nil {
@@ -374,11 +349,8 @@ func TestLogSessionsShard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var buf bytes.Buffer
-		if err := Encode(&buf, part); err != nil {
-			t.Fatal(err)
-		}
-		back, err := Decode(&buf)
+		buf := encoded(t, part)
+		back, err := Decode(buf)
 		if err != nil {
 			t.Fatalf("shard %d/5: %v", i, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Limits on schedule values: anything past them is a typo, not a plan.
@@ -89,6 +90,32 @@ func parseArrival(s string) (arrival, error) {
 		return arrival{kind: "gamma", shape: k}, nil
 	}
 	return arrival{}, fieldErr("Arrival", fmt.Sprintf("%q is not an arrival process", s), "use poisson, constant or gamma:SHAPE")
+}
+
+// atRate is the spec at its ri-th rate, and how many arrivals to draw: n,
+// or with a duration enough to pass its end (mean rate·D plus ten standard
+// deviations), of which beforeEnd keeps those before it.
+func (sp schedSpec) atRate(ri, n int, d time.Duration) (schedSpec, int) {
+	one := sp
+	one.rate = sp.rates[ri]
+	one.rateF, _ = one.rate.Float64()
+	if d > 0 {
+		mean := one.rateF * d.Seconds()
+		n = int(math.Ceil(mean+10*math.Sqrt(mean))) + 10
+	}
+	return one, n
+}
+
+// beforeEnd keeps the offsets before d (all of them when d is 0).
+func beforeEnd(offs []int64, d time.Duration) []int64 {
+	if d <= 0 {
+		return offs
+	}
+	n := 0
+	for n < len(offs) && offs[n] < int64(d) {
+		n++
+	}
+	return offs[:n]
 }
 
 // offsets returns n arrival offsets in nanoseconds from the phase start,

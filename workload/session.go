@@ -255,86 +255,22 @@ func checkSessions(cfg BuildConfig, kind string) (*sessionConfig, error) {
 func planSessions(h *Header, sp schedSpec, arr arrival, cfg BuildConfig, sc sessionConfig, kit *promptKit) ([]plannedRequest, error) {
 	follow := kit.tok.Count(FollowUp)
 	var plan []plannedRequest
-	addPhase := func(ph Phase) int {
-		ph.Index = len(h.Phases)
-		h.Phases = append(h.Phases, ph)
-		return ph.Index
-	}
-	// finish fills in the phase's request count once its sessions drew
-	// their turns.
-	finish := func(pi, from int) error {
+	err := layPhases(h, sp, arr, cfg, cfg.Sessions, func(pi int, members []member) error {
+		h.Phases[pi].Sessions = len(members)
+		rng := rand.New(rand.NewPCG(uint64(cfg.Seed), streamSession+uint64(pi)))
+		from := len(plan)
+		for s, m := range members {
+			plan = planSession(plan, sc, rng, pi, s, m.slot, m.offset, h.Phases[pi].InputTokens, cfg.MaxTokens, follow)
+		}
+		// The phase's request count is known once its sessions drew their
+		// turns.
 		h.Phases[pi].Requests = len(plan) - from
 		if len(plan) > MaxRequests {
 			return fmt.Errorf("the workload would hold more than %d requests: use fewer sessions, turns, levels or repeats", MaxRequests)
 		}
 		return nil
-	}
-	for _, n := range cfg.InputTokens {
-		switch sp.kind {
-		case KindBurst, KindClosed:
-			for _, c := range sp.levels {
-				count := c
-				if sp.kind == KindClosed {
-					count = cfg.Sessions
-					if count == 0 {
-						count = 4 * c
-					}
-				}
-				for r := 1; r <= cfg.Repeats; r++ {
-					pi := addPhase(Phase{
-						Name: fmt.Sprintf("%s-c%d-in%d-r%d", sp.kind, c, n, r), Kind: sp.kind,
-						Concurrency: c, InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Sessions: count,
-					})
-					rng := rand.New(rand.NewPCG(uint64(cfg.Seed), streamSession+uint64(pi)))
-					from := len(plan)
-					for s := 0; s < count; s++ {
-						plan = planSession(plan, sc, rng, pi, s, s%c, 0, n, cfg.MaxTokens, follow)
-					}
-					if err := finish(pi, from); err != nil {
-						return nil, err
-					}
-				}
-			}
-		case KindRate:
-			count := cfg.Sessions
-			if count == 0 {
-				count = 100
-			}
-			for ri, rate := range sp.rates {
-				one := sp
-				one.rate = rate
-				one.rateF, _ = rate.Float64()
-				if cfg.Duration > 0 {
-					mean := one.rateF * cfg.Duration.Seconds()
-					count = int(math.Ceil(mean+10*math.Sqrt(mean))) + 10
-				}
-				for r := 1; r <= cfg.Repeats; r++ {
-					pi := addPhase(Phase{
-						Name: fmt.Sprintf("rate-%s-in%d-r%d", sp.rateSpecs[ri], n, r), Kind: KindRate,
-						InputTokens: n, MaxTokens: cfg.MaxTokens, Repeat: r, Rate: one.rateF,
-					})
-					offs := arr.offsets(count, one, cfg.Seed, streamArrival+uint64(pi))
-					if cfg.Duration > 0 {
-						k := 0
-						for k < len(offs) && offs[k] < int64(cfg.Duration) {
-							k++
-						}
-						offs = offs[:k]
-					}
-					h.Phases[pi].Sessions = len(offs)
-					rng := rand.New(rand.NewPCG(uint64(cfg.Seed), streamSession+uint64(pi)))
-					from := len(plan)
-					for s, off := range offs {
-						plan = planSession(plan, sc, rng, pi, s, 0, off, n, cfg.MaxTokens, follow)
-					}
-					if err := finish(pi, from); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
-	}
-	return plan, nil
+	})
+	return plan, err
 }
 
 // turnCheck validates the session fields of a file's requests as they

@@ -27,33 +27,14 @@ const goldenV12 = "testdata/golden-v1.2.workload.zst"
 // structure, and that today's builder makes the same content from the
 // same command.
 func TestGoldenV12(t *testing.T) {
-	if *update {
-		wl, err := Build(goldenSessions)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Create(goldenV12, wl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wl, err := Open(goldenV12)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wl := openGolden(t, goldenV12, goldenSessions)
 	if wl.Header.Minor != 2 || wl.Header.Params.Turns != "2..3" || wl.Header.Params.SystemTokens != 40 {
 		t.Fatalf("golden v1.2 header %+v", wl.Header)
 	}
 	if !wl.HasSessions() || wl.Header.Phases[0].Sessions != 2 {
 		t.Fatalf("golden v1.2 phases %+v", wl.Header.Phases)
 	}
-	fresh, err := Build(goldenSessions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh.Header.ToolVersion = wl.Header.ToolVersion
-	if diff := cmp.Diff(wl, fresh); diff != "" {
-		t.Fatalf("the builder no longer reproduces the golden sessions workload (-golden +now):\n%s", diff)
-	}
+	rebuildsGolden(t, wl, goldenSessions, "sessions workload")
 	// The older goldens keep their versions: sessions are a step only
 	// for workloads that have them.
 	old, err := Open(goldenV1)
@@ -158,11 +139,8 @@ func TestSessionSchedules(t *testing.T) {
 				}
 			}
 		}
-		var buf bytes.Buffer
-		if err := Encode(&buf, wl); err != nil {
-			t.Fatal(err)
-		}
-		back, err := Decode(&buf)
+		buf := encoded(t, wl)
+		back, err := Decode(buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,11 +210,8 @@ func TestSessionDecodeRefuses(t *testing.T) {
 		wl.Header.Phases = append([]Phase(nil), good.Header.Phases...)
 		wl.Requests = append([]Request(nil), good.Requests...)
 		tc.edit(&wl)
-		var buf bytes.Buffer
-		if err := Encode(&buf, &wl); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Decode(&buf); err == nil || !strings.Contains(err.Error(), tc.want) {
+		buf := encoded(t, &wl)
+		if _, err := Decode(buf); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}
 	}
@@ -305,11 +280,8 @@ func TestShardSessions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var buf bytes.Buffer
-			if err := Encode(&buf, sh); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := Decode(&buf); err != nil {
+			buf := encoded(t, sh)
+			if _, err := Decode(buf); err != nil {
 				t.Fatalf("%s shard %d does not decode: %v", cfg.Schedule, i, err)
 			}
 			for _, r := range sh.Requests {

@@ -10,16 +10,7 @@ import (
 // default is refused, a stated 0 salt words means none, and the settings
 // of one kind of schedule are refused on another.
 func TestStatedRefusesWhatTheDefaultWouldHide(t *testing.T) {
-	stated := func(fields ...string) fielderr.Given {
-		return func(f string) bool {
-			for _, s := range fields {
-				if s == f {
-					return true
-				}
-			}
-			return false
-		}
-	}
+	stated := fielderr.Fields
 	for _, c := range []struct {
 		cfg   BuildConfig
 		given fielderr.Given

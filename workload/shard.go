@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -82,41 +83,8 @@ func Shard(wl *Workload, s ShardSpec) (*Workload, error) {
 		var keep []int
 		if ph.Sessions > 0 {
 			keep = shardSessions(wl, ph, idx, s)
-			ph.Requests = len(keep)
-			for _, i := range keep {
-				out.Requests = append(out.Requests, wl.Requests[i])
-			}
-			continue
-		}
-		switch ph.Kind {
-		case KindBurst:
-			for _, i := range idx {
-				if wl.Requests[i].Slot%s.Count == s.Index {
-					keep = append(keep, i)
-				}
-			}
-			ph.Concurrency = len(keep)
-		case KindClosed:
-			workers := shareOf(ph.Concurrency, s)
-			active := min(ph.Concurrency, s.Count)
-			if workers > 0 {
-				for k, i := range idx {
-					if k%active == s.Index {
-						keep = append(keep, i)
-					}
-				}
-			}
-			ph.Concurrency = workers
-		default: // rate, trace: open loop, dealt in arrival order
-			sorted := slices.Clone(idx)
-			slices.SortStableFunc(sorted, func(a, b int) int {
-				return cmpInt64(wl.Requests[a].Offset, wl.Requests[b].Offset)
-			})
-			for k, i := range sorted {
-				if k%s.Count == s.Index {
-					keep = append(keep, i)
-				}
-			}
+		} else {
+			keep = deal(ph, idx, s, func(i int) *Request { return &wl.Requests[i] })
 			slices.Sort(keep) // back to file order
 		}
 		ph.Requests = len(keep)
@@ -130,6 +98,45 @@ func Shard(wl *Workload, s ShardSpec) (*Workload, error) {
 	return out, nil
 }
 
+// deal is Shard's rule for the members of one phase (requests, or
+// sessions by their first turn), given in file order: burst, those whose
+// slot is ≡ Index (mod Count); closed, round-robin over the shards that
+// get a worker; open loop, round-robin in arrival order. It sets the
+// phase's Concurrency to this shard's share (burst: its members) and
+// returns the kept members, in arrival order for an open loop.
+func deal[T any](ph *Phase, members []T, s ShardSpec, req func(T) *Request) []T {
+	var kept []T
+	switch ph.Kind {
+	case KindBurst:
+		for _, m := range members {
+			if req(m).Slot%s.Count == s.Index {
+				kept = append(kept, m)
+			}
+		}
+		ph.Concurrency = len(kept)
+	case KindClosed:
+		workers := shareOf(ph.Concurrency, s)
+		active := min(ph.Concurrency, s.Count)
+		if workers > 0 {
+			for k, m := range members {
+				if k%active == s.Index {
+					kept = append(kept, m)
+				}
+			}
+		}
+		ph.Concurrency = workers
+	default: // rate, trace: open loop, dealt in arrival order
+		sorted := slices.Clone(members)
+		slices.SortStableFunc(sorted, func(a, b T) int { return cmp.Compare(req(a).Offset, req(b).Offset) })
+		for k, m := range sorted {
+			if k%s.Count == s.Index {
+				kept = append(kept, m)
+			}
+		}
+	}
+	return kept
+}
+
 // shareOf is how many of n workers (or barrier members) shard s gets when
 // member w goes to shard w mod Count.
 func shareOf(n int, s ShardSpec) int {
@@ -138,16 +145,6 @@ func shareOf(n int, s ShardSpec) int {
 		return q + 1
 	}
 	return q
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // shardSessions is Shard's rule for a phase of conversations: whole
@@ -169,35 +166,7 @@ func shardSessions(wl *Workload, ph *Phase, idx []int, s ShardSpec) []int {
 		turns[id] = append(turns[id], i)
 	}
 	first := func(id string) *Request { return &wl.Requests[turns[id][0]] }
-	var kept []string
-	switch ph.Kind {
-	case KindBurst:
-		for _, id := range order {
-			if first(id).Slot%s.Count == s.Index {
-				kept = append(kept, id)
-			}
-		}
-		ph.Concurrency = len(kept)
-	case KindClosed:
-		workers := shareOf(ph.Concurrency, s)
-		active := min(ph.Concurrency, s.Count)
-		if workers > 0 {
-			for k, id := range order {
-				if k%active == s.Index {
-					kept = append(kept, id)
-				}
-			}
-		}
-		ph.Concurrency = workers
-	default:
-		sorted := slices.Clone(order)
-		slices.SortStableFunc(sorted, func(a, b string) int { return cmpInt64(first(a).Offset, first(b).Offset) })
-		for k, id := range sorted {
-			if k%s.Count == s.Index {
-				kept = append(kept, id)
-			}
-		}
-	}
+	kept := deal(ph, order, s, first)
 	ph.Sessions = len(kept)
 	var keep []int
 	for _, id := range kept {

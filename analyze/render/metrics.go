@@ -38,13 +38,7 @@ func WriteMetricList(w io.Writer) error {
 func MetricNames() []string {
 	var names []string
 	for _, m := range analyze.Metrics {
-		for _, st := range m.Stats() {
-			if st == "" {
-				names = append(names, m.Name)
-			} else {
-				names = append(names, m.Name+"_"+st)
-			}
-		}
+		names = append(names, m.Columns()...)
 	}
 	return names
 }

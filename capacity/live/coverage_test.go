@@ -184,6 +184,56 @@ func loadavg() string {
 	return f[0]
 }
 
+// tally counts one case's coverage runs; a run during which the machine
+// was too busy to keep the simulator's pace is logged and not counted.
+type tally struct {
+	covered, counted, busy, coveredAll, runs int
+	requests                                 []int
+}
+
+// add logs one search (seed, its result, whether it covered the truth
+// written as truth) and counts it unless the simulator's mean step lag
+// exceeded busyShare of the SLO's bound boundMs.
+func (tl *tally) add(t *testing.T, seed int64, res *Result, ok bool, truth string, boundMs float64) {
+	t.Helper()
+	tl.runs++
+	if ok {
+		tl.coveredAll++
+	}
+	var probes []string
+	for _, p := range res.Probes {
+		probes = append(probes, fmt.Sprintf("%g:%s/%d", p.X, p.Verdict, p.Rounds))
+	}
+	line := fmt.Sprintf("seed %d: %s %g [%g, %g], probes %v, %d requests, %v, simulator late %v (mean step lag %v), load %s: covers %s: %v",
+		seed, res.Outcome, res.Answer, res.Lo, res.Hi, probes, res.Requests, res.Elapsed.Round(time.Millisecond), res.SimLate.Round(time.Millisecond), res.MeanStepLag().Round(time.Microsecond), loadavg(), truth, ok)
+	if lag := res.MeanStepLag(); lag > time.Duration(busyShare*boundMs*float64(time.Millisecond)) {
+		tl.busy++
+		t.Logf("%s; mean step lag %v above %g%% of the bound: machine too busy, not counted", line, lag.Round(time.Microsecond), 100*busyShare)
+		return
+	}
+	tl.counted++
+	tl.requests = append(tl.requests, res.Requests)
+	if ok {
+		tl.covered++
+	}
+	t.Logf("%s", line)
+}
+
+// judge logs the case's coverage (what says it, with two %d for the
+// covered and counted runs) and fails below the share need of the counted
+// runs; it skips when none was counted.
+func (tl *tally) judge(t *testing.T, need float64, what string) {
+	t.Helper()
+	t.Logf(what+" (%d of all %d runs; %d not counted: machine too busy); requests per counted search %v",
+		tl.covered, tl.counted, tl.coveredAll, tl.runs, tl.busy, tl.requests)
+	if tl.counted == 0 {
+		t.Skipf("the machine was too busy during every run to keep the simulator's pace")
+	}
+	if float64(tl.covered) < need*float64(tl.counted) {
+		t.Errorf("coverage %d/%d below %g%%", tl.covered, tl.counted, 100*need)
+	}
+}
+
 func TestCapacityCoverage(t *testing.T) {
 	runs, need := 2, 0.5
 	if v := os.Getenv("LLMREPLAY_COVERAGE"); v != "" {
@@ -210,8 +260,7 @@ func TestCapacityCoverage(t *testing.T) {
 			if os.Getenv("LLMREPLAY_COVERAGE") == "" {
 				lo, hi = tc.quick[0], tc.quick[1]
 			}
-			covered, counted, busy, coveredAll := 0, 0, 0, 0
-			var requests []int
+			var tl tally
 			for seed := firstSeed(t); seed < firstSeed(t)+int64(runs); seed++ {
 				res, err := Run(context.Background(), Config{
 					Search: capacity.Config{SLO: slo, Lo: lo, Hi: hi}, Axis: AxisConcurrency,
@@ -222,34 +271,9 @@ func TestCapacityCoverage(t *testing.T) {
 					t.Fatal(err)
 				}
 				ok := res.Outcome == capacity.Found && res.Lo <= float64(truth) && float64(truth) <= res.Hi
-				if ok {
-					coveredAll++
-				}
-				var probes []string
-				for _, p := range res.Probes {
-					probes = append(probes, fmt.Sprintf("%g:%s/%d", p.X, p.Verdict, p.Rounds))
-				}
-				line := fmt.Sprintf("seed %d: %s %g [%g, %g], probes %v, %d requests, %v, simulator late %v (mean step lag %v), load %s: covers %d: %v", seed, res.Outcome, res.Answer, res.Lo, res.Hi, probes, res.Requests, res.Elapsed.Round(time.Millisecond), res.SimLate.Round(time.Millisecond), res.MeanStepLag().Round(time.Microsecond), loadavg(), truth, ok)
-				if lag := res.MeanStepLag(); lag > time.Duration(busyShare*tc.boundMs*float64(time.Millisecond)) {
-					busy++
-					t.Logf("%s; mean step lag %v above %g%% of the bound: machine too busy, not counted", line, lag.Round(time.Microsecond), 100*busyShare)
-					continue
-				}
-				counted++
-				requests = append(requests, res.Requests)
-				if ok {
-					covered++
-				}
-				t.Logf("%s", line)
+				tl.add(t, seed, res, ok, fmt.Sprintf("%d", truth), tc.boundMs)
 			}
-			t.Logf("%s %s: %d of %d counted runs covered the true capacity %d (%d of all %d runs; %d not counted: machine too busy); requests per counted search %v",
-				tc.profile, tc.slo, covered, counted, truth, coveredAll, runs, busy, requests)
-			if counted == 0 {
-				t.Skipf("the machine was too busy during every run to keep the simulator's pace")
-			}
-			if float64(covered) < need*float64(counted) {
-				t.Errorf("coverage %d/%d below %g%%", covered, counted, 100*need)
-			}
+			tl.judge(t, need, fmt.Sprintf("%s %s: %%d of %%d counted runs covered the true capacity %d", tc.profile, tc.slo, truth))
 		})
 	}
 }
@@ -377,8 +401,7 @@ func TestRateCoverage(t *testing.T) {
 			if truth <= rc.lo || truth >= rc.hi {
 				t.Fatalf("the model's true rate %g lies outside the search range %g..%g", truth, rc.lo, rc.hi)
 			}
-			covered, counted, busy, coveredAll := 0, 0, 0, 0
-			var requests []int
+			var tl tally
 			for seed := firstSeed(t); seed < firstSeed(t)+int64(runs); seed++ {
 				res, err := Run(context.Background(), Config{
 					Search: capacity.Config{SLO: slo, Lo: rc.lo, Hi: rc.hi, Resolution: rc.res}, Axis: AxisRate,
@@ -389,35 +412,9 @@ func TestRateCoverage(t *testing.T) {
 					t.Fatal(err)
 				}
 				ok := res.Lo <= truth && truth <= res.Hi && (res.Outcome == capacity.Found || res.Outcome == capacity.Budget)
-				if ok {
-					coveredAll++
-				}
-				var probes []string
-				for _, p := range res.Probes {
-					probes = append(probes, fmt.Sprintf("%g:%s/%d", p.X, p.Verdict, p.Rounds))
-				}
-				line := fmt.Sprintf("seed %d: %s %g [%g, %g], probes %v, %d requests, %v, simulator late %v (mean step lag %v), load %s: covers %.2f: %v",
-					seed, res.Outcome, res.Answer, res.Lo, res.Hi, probes, res.Requests, res.Elapsed.Round(time.Millisecond), res.SimLate.Round(time.Millisecond), res.MeanStepLag().Round(time.Microsecond), loadavg(), truth, ok)
-				if lag := res.MeanStepLag(); lag > time.Duration(busyShare*rateBoundMs*float64(time.Millisecond)) {
-					busy++
-					t.Logf("%s; mean step lag above %g%% of the bound: machine too busy, not counted", line, 100*busyShare)
-					continue
-				}
-				counted++
-				requests = append(requests, res.Requests)
-				if ok {
-					covered++
-				}
-				t.Logf("%s", line)
+				tl.add(t, seed, res, ok, fmt.Sprintf("%.2f", truth), rateBoundMs)
 			}
-			t.Logf("rate %s %s %s: %d of %d counted runs covered the true rate %.2f req/s (%d of all %d runs; %d not counted: machine too busy); requests per counted search %v",
-				rc.name, rateProfile, rateSLO, covered, counted, truth, coveredAll, runs, busy, requests)
-			if counted == 0 {
-				t.Skipf("the machine was too busy during every run to keep the simulator's pace")
-			}
-			if float64(covered) < need*float64(counted) {
-				t.Errorf("coverage %d/%d below %g%%", covered, counted, 100*need)
-			}
+			tl.judge(t, need, fmt.Sprintf("rate %s %s %s: %%d of %%d counted runs covered the true rate %.2f req/s", rc.name, rateProfile, rateSLO, truth))
 		})
 	}
 }

@@ -411,7 +411,7 @@ func (p *prober) take(x float64, w int, wl *workload.Workload) ([]capacity.Sampl
 			p.keepScrape(sc, off)
 			continue
 		}
-		rec := clone(r.Record())
+		rec := r.Record().Clone()
 		rec.Warmup = rec.Warmup || rec.Index < w
 		rec.Phase = g
 		if _, suffix, ok := strings.Cut(rec.ID, "-"); ok {
@@ -566,13 +566,6 @@ func DefaultTracePath(results, label, model string, now time.Time) string {
 	return filepath.Join(results, trace.RunName(label, model, "capacity", now)+".capacity.trace.zst")
 }
 
-// clone copies a record the trace reader may reuse.
-func clone(r *trace.Record) *trace.Record {
-	c := *r
-	c.Chunks = append([]trace.Chunk(nil), r.Chunks...)
-	return &c
-}
-
 // cachedRound is a round read back from a trace being resumed.
 type cachedRound struct {
 	samples []capacity.Sample
@@ -623,7 +616,7 @@ func (p *prober) resume(path string, res *Result) error {
 			p.keepScrape(sc, 0)
 			continue
 		}
-		rec := clone(r.Record())
+		rec := r.Record().Clone()
 		p.recs = append(p.recs, rec)
 		byPhase[rec.Phase] = append(byPhase[rec.Phase], rec)
 	}

@@ -136,7 +136,7 @@ func Reanalyse(path string, slo capacity.SLO, good analyze.SLO) (*Reanalysis, er
 		levels[x].rounds[ph.Index] = nil
 	}
 	for r.Scan() {
-		rec := clone(r.Record())
+		rec := r.Record().Clone()
 		x, ok := phaseX[rec.Phase]
 		if !ok {
 			continue

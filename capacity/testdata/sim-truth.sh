@@ -20,6 +20,18 @@ B=${LLMREPLAY:-llmreplay}
 D=$(mktemp -d); trap 'kill $SIM 2>/dev/null; rm -rf $D' EXIT
 $B sim --profile $P --time-scale $SCALE --addr 127.0.0.1:$PORT > $D/sim.log 2>&1 &
 SIM=$!
+# ci99(x, pmf): the 99% order-statistic interval of sorted x by
+# analyze.OrderCI's ranks: l the largest with P(B < l) <= 0.005, h the
+# smallest with P(B >= h) <= 0.005, pmf being B's distribution.
+cat > $D/ci.py <<'PY'
+def ci99(x, pmf):
+    n = len(x)
+    l, cum = 0, 0.0
+    while cum + pmf[l] <= 0.005: cum += pmf[l]; l += 1
+    h, cum = n + 1, 0.0
+    while cum + pmf[h - 1] <= 0.005: cum += pmf[h - 1]; h -= 1
+    return x[max(l, 1) - 1], x[min(h, n) - 1]
+PY
 sleep 2
 RULE=${RULE:-pooled}
 if [ "$RULE" = rounds ]; then
@@ -31,6 +43,7 @@ for c in $LEVELS; do
   $B replay $D/w.workload.zst --url http://127.0.0.1:$PORT -q -o $D/t.trace.zst --force > /dev/null 2>&1
   $B trace cat --requests $D/t.trace.zst | python3 -c "
 import sys, json, math
+sys.path.insert(0, '$D'); from ci import ci99
 rounds = {}
 for l in sys.stdin:
     r = json.loads(l)
@@ -38,12 +51,8 @@ for l in sys.stdin:
     if int(i) >= $c and r['ok']: rounds.setdefault(ph, []).append(r['ttft_s'] * 1000)
 v = sorted(sorted(x)[math.ceil(0.9 * len(x)) - 1] for x in rounds.values())
 n = len(v)
-pmf = [math.comb(n, i) * 0.5 ** n for i in range(n + 1)]
-l, cum = 0, 0.0
-while cum + pmf[l] <= 0.005: cum += pmf[l]; l += 1
-h, cum = n + 1, 0.0
-while cum + pmf[h - 1] <= 0.005: cum += pmf[h - 1]; h -= 1
-print(f'users $c rounds {n} median_round_p90_ms {v[(n + 1) // 2 - 1]:.1f} ci99 {v[max(l, 1) - 1]:.1f} {v[min(h, n) - 1]:.1f}')
+lo, hi = ci99(v, [math.comb(n, i) * 0.5 ** n for i in range(n + 1)])
+print(f'users $c rounds {n} median_round_p90_ms {v[(n + 1) // 2 - 1]:.1f} ci99 {lo:.1f} {hi:.1f}')
 "
 done
 echo "# done $(date -u +%FT%TZ), loadavg $(cut -d" " -f1-3 /proc/loadavg)"
@@ -63,19 +72,15 @@ for l in sys.stdin:
     r=json.loads(l)
     if int(r['id'].split('-')[1])>=$c and r['ok']: print(r['ttft_s']*1000)
 " > $D/ttft$c
-  python3 - $c $D/ttft$c <<'PY'
+  python3 - $c $D/ttft$c $D <<'PY'
 import sys, math
+sys.path.insert(0, sys.argv[3]); from ci import ci99
 c = sys.argv[1]
 x = sorted(float(v) for v in open(sys.argv[2]))
 n = len(x)
 pmf = [math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(0.9) + (n - i) * math.log(0.1)) for i in range(n + 1)]
-# analyze.OrderCI's ranks: l the largest with P(B < l) <= 0.005, h the
-# smallest with P(B >= h) <= 0.005, B ~ Binomial(n, 0.9).
-l, cum = 0, 0.0
-while cum + pmf[l] <= 0.005: cum += pmf[l]; l += 1
-h, cum = n + 1, 0.0
-while cum + pmf[h - 1] <= 0.005: cum += pmf[h - 1]; h -= 1
-print(f"users {c} n {n} ttft_p90_ms {x[math.ceil(0.9*n)-1]:.1f} ci99 {x[max(l, 1) - 1]:.1f} {x[min(h, n) - 1]:.1f}")
+lo, hi = ci99(x, pmf)  # B ~ Binomial(n, 0.9)
+print(f"users {c} n {n} ttft_p90_ms {x[math.ceil(0.9*n)-1]:.1f} ci99 {lo:.1f} {hi:.1f}")
 PY
 done
 echo "# done $(date -u +%FT%TZ), loadavg $(cut -d" " -f1-3 /proc/loadavg)"

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -104,3 +105,9 @@ type Given func(field string) bool
 
 // Has reports whether field was stated.
 func (g Given) Has(field string) bool { return g != nil && g(field) }
+
+// Fields is the Given of a caller that states exactly the fields named (a
+// program setting a Config, a test).
+func Fields(names ...string) Given {
+	return func(field string) bool { return slices.Contains(names, field) }
+}

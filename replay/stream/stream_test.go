@@ -37,13 +37,36 @@ func collect(t *testing.T, p *Parser) ([]got, error) {
 	return out, p.Err()
 }
 
+// framingCase is one table row of a framing test.
+type framingCase struct {
+	name  string
+	in    string
+	sizes []int // read sizes, cycled; nil = everything at once
+	want  []got
+}
+
+// runFraming parses each case's input, read in its sizes, with the parser
+// newParser makes, and compares the events with the case's.
+func runFraming(t *testing.T, tests []framingCase, newParser func(io.Reader, func() int64, Options) *Parser) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := &chunkReader{b: []byte(tt.in), sizes: tt.sizes}
+			if tt.sizes == nil {
+				cr.sizes = []int{len(tt.in) + 1}
+			}
+			evs, err := collect(t, newParser(cr, cr.now, Options{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, evs); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestSSE(t *testing.T) {
-	tests := []struct {
-		name  string
-		in    string
-		sizes []int // read sizes, cycled; nil = everything at once
-		want  []got
-	}{
+	runFraming(t, []framingCase{
 		{"one event", "data: hello\n\n", nil, []got{{Data: "hello"}}},
 		{"no space after colon (TGI)", "data:hello\n\n", nil, []got{{Data: "hello"}}},
 		{"only one space is stripped", "data:  two\n\n", nil, []got{{Data: " two"}}},
@@ -70,53 +93,18 @@ func TestSSE(t *testing.T) {
 		{"last line without LF is partial", "data: a\n\ndata: b", nil, []got{{Data: "a"}, {Data: "b", Partial: true}}},
 		{"trailing comment only", "data: a\n\n: bye", nil, []got{{Data: "a"}}},
 		{"empty stream", "", nil, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cr := &chunkReader{b: []byte(tt.in), sizes: tt.sizes}
-			if tt.sizes == nil {
-				cr.sizes = []int{len(tt.in) + 1}
-			}
-			evs, err := collect(t, NewSSE(cr, cr.now, Options{}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, evs); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
-			}
-		})
-	}
+	}, NewSSE)
 }
 
 func TestNDJSON(t *testing.T) {
-	tests := []struct {
-		name  string
-		in    string
-		sizes []int
-		want  []got
-	}{
+	runFraming(t, []framingCase{
 		{"lines", "{\"a\":1}\n{\"b\":2}\n", nil, []got{{Data: `{"a":1}`}, {Data: `{"b":2}`}}},
 		{"CRLF trimmed", "{\"a\":1}\r\n{\"b\":2}\r\n", []int{1}, []got{{Data: `{"a":1}`}, {Data: `{"b":2}`}}},
 		{"blank lines skipped", "\n  \n{}\n\r\n\n", nil, []got{{Data: `{}`}}},
 		{"last line without LF is partial", "{}\n{\"done\":true}", []int{3}, []got{{Data: `{}`}, {Data: `{"done":true}`, Partial: true}}},
 		{"a lone CR is not a line break", "{}\r{}\n", nil, []got{{Data: "{}\r{}"}}},
 		{"SSE lines are just lines", "data: {}\n\n", nil, []got{{Data: "data: {}"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cr := &chunkReader{b: []byte(tt.in), sizes: tt.sizes}
-			if tt.sizes == nil {
-				cr.sizes = []int{len(tt.in) + 1}
-			}
-			evs, err := collect(t, NewNDJSON(cr, cr.now, Options{}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, evs); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
-			}
-		})
-	}
+	}, NewNDJSON)
 }
 
 func TestSniff(t *testing.T) {
@@ -459,31 +447,25 @@ func sizesFrom(b []byte) []int {
 	return s
 }
 
-func FuzzSSE(f *testing.F) {
-	for _, s := range seedsSSE {
-		f.Add([]byte(s), []byte{1}, uint8(0))
-		f.Add([]byte(s), []byte{3, 200}, uint8(9))
-	}
-	f.Fuzz(func(t *testing.T, in, split []byte, lim uint8) {
-		max := DefaultMaxEventSize
-		if lim > 0 {
-			max = int(lim)
-		}
-		checkSSE(t, in, sizesFrom(split), max)
-	})
-}
+func FuzzSSE(f *testing.F) { fuzzFraming(f, seedsSSE, []byte{3, 200}, 9, checkSSE) }
 
-func FuzzNDJSON(f *testing.F) {
-	for _, s := range seedsNDJSON {
+func FuzzNDJSON(f *testing.F) { fuzzFraming(f, seedsNDJSON, []byte{5, 17}, 4, checkNDJSON) }
+
+// fuzzFraming seeds a framing's fuzz target with each seed read a byte at a
+// time, and again in the reads split with the event bound lim; the fuzzer
+// varies the input, the read sizes and the bound (0: the default), and
+// check holds the parser against its reference.
+func fuzzFraming(f *testing.F, seeds []string, split []byte, lim uint8, check func(t *testing.T, in []byte, sizes []int, max int)) {
+	for _, s := range seeds {
 		f.Add([]byte(s), []byte{1}, uint8(0))
-		f.Add([]byte(s), []byte{5, 17}, uint8(4))
+		f.Add([]byte(s), split, lim)
 	}
 	f.Fuzz(func(t *testing.T, in, split []byte, lim uint8) {
 		max := DefaultMaxEventSize
 		if lim > 0 {
 			max = int(lim)
 		}
-		checkNDJSON(t, in, sizesFrom(split), max)
+		check(t, in, sizesFrom(split), max)
 	})
 }
 

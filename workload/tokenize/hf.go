@@ -81,23 +81,13 @@ func (t *hfTokenizer) Count(text string) int { return countAll(t.each, text) }
 // Decode concatenates the bytes of ids. Unknown ids are skipped; bytes that
 // do not form valid UTF-8 (a prefix of a multi-byte character) are kept as
 // they are, so decoding a whole Encode output gives the text back.
-func (t *hfTokenizer) Decode(ids []int) string {
-	var b strings.Builder
-	for _, id := range ids {
-		if id >= 0 && id < len(t.idBytes) {
-			b.Write(t.idBytes[id])
-		}
-	}
-	return b.String()
-}
+func (t *hfTokenizer) Decode(ids []int) string { return decode(t.idBytes, ids) }
 
-// each feeds the ids of text, piece by piece, to emit. emit must not keep
-// the slice.
+// each feeds the ids of text (valid UTF-8), piece by piece, to emit. emit
+// must not keep the slice.
 func (t *hfTokenizer) each(text string, emit func([]int32)) {
-	if !utf8.ValidString(text) {
-		text = toValidUTF8(text)
-	}
 	var scratch []int32
+	bpe := t.bpe
 	t.added.split(text, t.normalize, func(seg string, id int) {
 		if id >= 0 {
 			one := [1]int32{int32(id)}
@@ -105,13 +95,7 @@ func (t *hfTokenizer) each(text string, emit func([]int32)) {
 			return
 		}
 		t.pretokenize(seg, func(piece string) {
-			if ids, ok := t.cache.get(piece); ok {
-				emit(ids)
-				return
-			}
-			scratch = t.bpe(piece, scratch[:0])
-			t.cache.put(piece, scratch)
-			emit(scratch)
+			emit(t.cache.ids(piece, &scratch, bpe))
 		})
 	})
 }
@@ -176,6 +160,13 @@ func (t *hfTokenizer) bpe(piece string, out []int32) []int32 {
 	if len(sym) > 64 {
 		return append(out[:start], t.bpeLong(sym)...)
 	}
+	return out[:start+len(t.bpeScan(sym))]
+}
+
+// bpeScan merges sym in place, lowest rank leftmost, rescanning for the
+// best pair after each merge, until no pair merges; it returns the merged
+// prefix of sym. Short pieces take it; bpeLong must agree with it.
+func (t *hfTokenizer) bpeScan(sym []int32) []int32 {
 	for len(sym) > 1 {
 		best, at := merge{rank: -1}, -1
 		for i := 0; i+1 < len(sym); i++ {
@@ -189,7 +180,7 @@ func (t *hfTokenizer) bpe(piece string, out []int32) []int32 {
 		sym[at] = best.id
 		sym = append(sym[:at+1], sym[at+2:]...)
 	}
-	return out[:start+len(sym)]
+	return sym
 }
 
 // bpeLong is bpe for long pieces (runs of spaces, long numbers without a
@@ -198,46 +189,15 @@ func (t *hfTokenizer) bpe(piece string, out []int32) []int32 {
 // position), with stale entries skipped when popped, as tokenizers does.
 func (t *hfTokenizer) bpeLong(sym []int32) []int32 {
 	n := len(sym)
-	next := make([]int32, n)
-	prev := make([]int32, n)
-	for i := range n {
-		next[i], prev[i] = int32(i+1), int32(i-1)
-	}
-	var h mergeHeap
-	try := func(i int32) {
-		if i < 0 || next[i] >= int32(n) {
-			return
-		}
-		j := next[i]
-		if m, ok := t.merges[pairKey(sym[i], sym[j])]; ok {
-			h.push(cand{rank: m.rank, pos: i, left: sym[i], right: sym[j]})
-		}
-	}
-	for i := range n - 1 {
-		try(int32(i))
-	}
-	dead := make([]bool, n)
-	for h.len() > 0 {
-		c := h.pop()
-		i := c.pos
-		if dead[i] {
-			continue
-		}
-		j := next[i]
-		if j >= int32(n) || sym[i] != c.left || sym[j] != c.right {
-			continue // stale: a neighbour merged since this was pushed
-		}
-		sym[i] = t.merges[pairKey(c.left, c.right)].id
-		dead[j] = true
-		next[i] = next[j]
-		if next[j] < int32(n) {
-			prev[next[j]] = i
-		}
-		if p := prev[i]; p >= 0 {
-			try(p)
-		}
-		try(i)
-	}
+	next, prev := links(n)
+	mergeLong(next, prev, func(i, j int32) (cand, bool) {
+		m, ok := t.merges[pairKey(sym[i], sym[j])]
+		return cand{rank: m.rank, pos: i, left: sym[i], right: sym[j]}, ok
+	}, func(c cand, j int32) bool {
+		return sym[c.pos] == c.left && sym[j] == c.right
+	}, func(c cand) {
+		sym[c.pos] = t.merges[pairKey(c.left, c.right)].id
+	})
 	out := make([]int32, 0, n)
 	for i := int32(0); i < int32(n); i = next[i] {
 		out = append(out, sym[i])

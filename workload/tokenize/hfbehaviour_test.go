@@ -261,20 +261,7 @@ func TestHFLongPiece(t *testing.T) {
 			sym = append(sym, tok.byteID[s[i]])
 		}
 		long := tok.bpeLong(slices.Clone(sym))
-		// The scan path, forced: merge lowest rank leftmost until none.
-		for len(sym) > 1 {
-			best, at := merge{}, -1
-			for i := 0; i+1 < len(sym); i++ {
-				if m, ok := tok.merges[pairKey(sym[i], sym[i+1])]; ok && (at < 0 || m.rank < best.rank) {
-					best, at = m, i
-				}
-			}
-			if at < 0 {
-				break
-			}
-			sym[at] = best.id
-			sym = slices.Delete(sym, at+1, at+2)
-		}
+		sym = tok.bpeScan(sym)
 		if !slices.Equal(long, sym) {
 			t.Errorf("%.20q…: heap %v, scan %v", s, long, sym)
 		}

@@ -487,6 +487,17 @@ func (c *pieceCache) get(piece string) ([]int32, bool) {
 	return ids, ok
 }
 
+// ids is piece's ids: the cached ones, else those bpe merges into
+// *scratch, which it remembers.
+func (c *pieceCache) ids(piece string, scratch *[]int32, bpe func(string, []int32) []int32) []int32 {
+	if ids, ok := c.get(piece); ok {
+		return ids
+	}
+	*scratch = bpe(piece, (*scratch)[:0])
+	c.put(piece, *scratch)
+	return *scratch
+}
+
 func (c *pieceCache) put(piece string, ids []int32) {
 	if len(piece) > pieceCacheMaxLen {
 		return

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -107,23 +106,12 @@ func (t *tiktoken) Encode(text string) []int { return encodeAll(t.each, text) }
 
 func (t *tiktoken) Count(text string) int { return countAll(t.each, text) }
 
-func (t *tiktoken) Decode(ids []int) string {
-	tb := t.tables()
-	var b strings.Builder
-	for _, id := range ids {
-		if id >= 0 && id < len(tb.idBytes) {
-			b.WriteString(tb.idBytes[id])
-		}
-	}
-	return b.String()
-}
+func (t *tiktoken) Decode(ids []int) string { return decode(t.tables().idBytes, ids) }
 
 func (t *tiktoken) each(text string, emit func([]int32)) {
-	if !utf8.ValidString(text) {
-		text = toValidUTF8(text)
-	}
 	tb := t.tables()
 	var scratch []int32
+	bpe := tb.bytePairMerge
 	t.split(text, func(a, b int) {
 		piece := text[a:b]
 		if id, ok := tb.ranks[piece]; ok {
@@ -131,13 +119,7 @@ func (t *tiktoken) each(text string, emit func([]int32)) {
 			emit(one[:])
 			return
 		}
-		if ids, ok := t.cache.get(piece); ok {
-			emit(ids)
-			return
-		}
-		scratch = tb.bytePairMerge(piece, scratch[:0])
-		t.cache.put(piece, scratch)
-		emit(scratch)
+		emit(t.cache.ids(piece, &scratch, bpe))
 	})
 }
 
@@ -149,48 +131,19 @@ func (t *tiktoken) each(text string, emit func([]int32)) {
 func (tb *rankTables) bytePairMerge(piece string, out []int32) []int32 {
 	n := len(piece)
 	// Parts are [start[i], start[next[i]]); next[i] == n means the end.
-	next := make([]int32, n)
-	prev := make([]int32, n)
-	for i := range n {
-		next[i], prev[i] = int32(i+1), int32(i-1)
-	}
+	next, prev := links(n)
 	end := func(i int32) int32 {
 		if next[i] >= int32(n) {
 			return int32(n)
 		}
 		return next[i]
 	}
-	h := mergeHeap{}
-	try := func(i int32) {
-		if i < 0 || next[i] >= int32(n) {
-			return
-		}
-		j := next[i]
-		if r, ok := tb.ranks[piece[i:end(j)]]; ok {
-			h.push(cand{rank: r, pos: i, left: next[i], right: end(j)})
-		}
-	}
-	for i := range n - 1 {
-		try(int32(i))
-	}
-	dead := make([]bool, n)
-	for h.len() > 0 {
-		c := h.pop()
-		i := c.pos
-		if dead[i] || next[i] != c.left || next[i] >= int32(n) || end(next[i]) != c.right {
-			continue // stale: a neighbour merged since this was pushed
-		}
-		j := next[i]
-		dead[j] = true
-		next[i] = next[j]
-		if next[j] < int32(n) {
-			prev[next[j]] = i
-		}
-		if p := prev[i]; p >= 0 {
-			try(p)
-		}
-		try(i)
-	}
+	mergeLong(next, prev, func(i, j int32) (cand, bool) {
+		r, ok := tb.ranks[piece[i:end(j)]]
+		return cand{rank: r, pos: i, left: j, right: end(j)}, ok
+	}, func(c cand, j int32) bool {
+		return j == c.left && end(j) == c.right
+	}, nil)
 	for i := int32(0); i < int32(n); i = next[i] {
 		r, ok := tb.ranks[piece[i:end(i)]]
 		if !ok {
@@ -201,6 +154,64 @@ func (tb *rankTables) bytePairMerge(piece string, out []int32) []int32 {
 		out = append(out, r)
 	}
 	return out
+}
+
+// links are the next and prev of n parts not yet merged.
+func links(n int) (next, prev []int32) {
+	next, prev = make([]int32, n), make([]int32, n)
+	for i := range n {
+		next[i], prev[i] = int32(i+1), int32(i-1)
+	}
+	return next, prev
+}
+
+// mergeLong merges a piece's parts, linked by next and prev (next[i] is n
+// after the last), the way both BPEs do on pieces too long to rescan
+// after each merge: a heap of candidate merges ordered by (rank,
+// position), stale entries skipped when popped, as tokenizers does.
+// pair(i, j) is the candidate merge of part i with the part j after it,
+// if they merge; stands(c, j) says whether a popped candidate's parts are
+// still the ones it was pushed for; join, when not nil, records the merge
+// of c before part j becomes part of part i. The surviving parts are 0,
+// next[0], … until n.
+func mergeLong(next, prev []int32, pair func(i, j int32) (cand, bool), stands func(c cand, j int32) bool, join func(c cand)) {
+	n := int32(len(next))
+	var h mergeHeap
+	try := func(i int32) {
+		if i < 0 || next[i] >= n {
+			return
+		}
+		if c, ok := pair(i, next[i]); ok {
+			h.push(c)
+		}
+	}
+	for i := range n - 1 {
+		try(i)
+	}
+	dead := make([]bool, n)
+	for h.len() > 0 {
+		c := h.pop()
+		i := c.pos
+		if dead[i] {
+			continue
+		}
+		j := next[i]
+		if j >= n || !stands(c, j) {
+			continue // stale: a neighbour merged since this was pushed
+		}
+		if join != nil {
+			join(c)
+		}
+		dead[j] = true
+		next[i] = next[j]
+		if next[j] < n {
+			prev[next[j]] = i
+		}
+		if p := prev[i]; p >= 0 {
+			try(p)
+		}
+		try(i)
+	}
 }
 
 // cand is a possible merge of the part at pos with the one after it.

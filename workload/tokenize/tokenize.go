@@ -48,6 +48,8 @@
 // the file's decoder section is not otherwise consulted.
 package tokenize
 
+import "unicode/utf8"
+
 // Tokenizer turns text into token ids. Implementations are safe for
 // concurrent use.
 type Tokenizer interface {
@@ -67,13 +69,23 @@ type Tokenizer interface {
 	Decode(ids []int) string
 }
 
-// eachFunc calls yield with the ids of every piece of text in order: the
-// one loop both tokenizer kinds implement, Encode and Count are built on it.
+// eachFunc calls yield with the ids of every piece of text (valid UTF-8)
+// in order: the one loop both tokenizer kinds implement, Encode and Count
+// are built on it.
 type eachFunc func(text string, yield func(ids []int32))
+
+// validUTF8 replaces invalid UTF-8 by U+FFFD per maximal bad subsequence,
+// as a server decoding the request body does, before any piece is split.
+func validUTF8(text string) string {
+	if utf8.ValidString(text) {
+		return text
+	}
+	return toValidUTF8(text)
+}
 
 func encodeAll(each eachFunc, text string) []int {
 	var out []int
-	each(text, func(ids []int32) {
+	each(validUTF8(text), func(ids []int32) {
 		for _, id := range ids {
 			out = append(out, int(id))
 		}
@@ -83,6 +95,17 @@ func encodeAll(each eachFunc, text string) []int {
 
 func countAll(each eachFunc, text string) int {
 	n := 0
-	each(text, func(ids []int32) { n += len(ids) })
+	each(validUTF8(text), func(ids []int32) { n += len(ids) })
 	return n
+}
+
+// decode concatenates the bytes of ids, skipping unknown ones.
+func decode[B ~string | ~[]byte](idBytes []B, ids []int) string {
+	var b []byte
+	for _, id := range ids {
+		if id >= 0 && id < len(idBytes) {
+			b = append(b, idBytes[id]...)
+		}
+	}
+	return string(b)
 }
