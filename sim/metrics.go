@@ -29,7 +29,14 @@ type metrics struct {
 	sessionsSeen    prometheus.Gauge
 }
 
-func newMetrics(profile string) *metrics {
+// TimeScaleMetric is the gauge whose value is the time scale the
+// simulator runs its profile at (1: the profile's own pace). A client that
+// scrapes /metrics during a run (replay does by default) keeps it in the
+// trace, so analyze can say that a separately started simulator's numbers
+// are scaled, which the trace's header cannot know.
+const TimeScaleMetric = "llmreplay_sim_time_scale"
+
+func newMetrics(profile string, timeScale float64) *metrics {
 	labels := prometheus.Labels{"profile": profile}
 	gauge := func(name, help string) prometheus.Gauge {
 		return prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_" + name, Help: help, ConstLabels: labels})
@@ -62,6 +69,10 @@ func newMetrics(profile string) *metrics {
 		sessionRequests: counter("session_requests_total", "Requests that carried a session id in the "+SessionHeader+" header."),
 		sessionsSeen:    gauge("sessions_seen", "Distinct session ids seen in the "+SessionHeader+" header."),
 	}
+	scale := prometheus.NewGauge(prometheus.GaugeOpts{Name: TimeScaleMetric,
+		Help: "The factor every duration of the profile is run at (1: the profile's own pace; 0.1: ten times faster).", ConstLabels: labels})
+	scale.Set(timeScale)
+	m.reg.MustRegister(scale)
 	m.reg.MustRegister(m.running, m.waiting, m.kvUsage, m.generated, m.prompt, m.cacheQueries, m.cacheHits, m.preemptions, m.ttft, m.requests, m.sessionRequests, m.sessionsSeen)
 	return m
 }

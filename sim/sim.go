@@ -201,7 +201,7 @@ func New(cfg Config) (*Server, error) {
 		model: cfg.Model,
 		tok:   tok,
 		out:   countUpFor(tok),
-		met:   newMetrics(p.Name),
+		met:   newMetrics(p.Name, p.Scale()),
 		rng:   rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5157)),
 		quit:  make(chan struct{}),
 	}

@@ -17,7 +17,17 @@ func (p Profile) Scaled(f float64) Profile {
 	p.StepBase, p.StepPerSeq, p.StepCompute = s(p.StepBase), s(p.StepPerSeq), s(p.StepCompute)
 	p.PrefillPerToken, p.Overhead, p.BatchWindow = s(p.PrefillPerToken), s(p.Overhead), s(p.BatchWindow)
 	p.PrefillPerPair = s(p.PrefillPerPair)
+	p.TimeScale = p.Scale() * f
 	return p
+}
+
+// Scale is the time scale the profile runs at: 1 unless Scaled made it
+// faster or slower.
+func (p Profile) Scale() float64 {
+	if p.TimeScale == 0 {
+		return 1
+	}
+	return p.TimeScale
 }
 
 // ClosedRound is one closed-loop probe round as the capacity search runs

@@ -393,12 +393,16 @@ func TestBenchFindCapacity(t *testing.T) {
 
 // TestCapacityCtrlCKeepsRounds: Ctrl-C during a search exits 130 and the
 // trace holds every round that finished; --from on it says the trace ends
-// before the search did, and --resume finishes the search.
+// before the search did, and --resume finishes the search. The SLO's bound
+// (200 ms at time scale 0.1) is far above 2 users' TTFT p90 (~30 ms), so a
+// round at 2 users that finished before the Ctrl-C arrived still passes
+// on a loaded machine (at 100 ms it failed by its point estimate under
+// load, and two levels then bracketed an answer).
 func TestCapacityCtrlCKeepsRounds(t *testing.T) {
 	bin := builtBinary(t)
 	tr := filepath.Join(t.TempDir(), "c.trace.zst")
 	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
-		"--slo", "ttft_p90<=1s", "--grace", "0s", "-o", tr)
+		"--slo", "ttft_p90<=2s", "--grace", "0s", "-o", tr)
 	var out strings.Builder
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()
@@ -440,7 +444,7 @@ func TestCapacityCtrlCKeepsRounds(t *testing.T) {
 	}
 	// And the search goes on from where it stopped.
 	res, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
-		"--slo", "ttft_p90<=1s", "--resume", tr)
+		"--slo", "ttft_p90<=2s", "--resume", tr)
 	if code != 0 || answerRE.FindString(res) == "" {
 		t.Errorf("resume after Ctrl-C: exit %d\n%s\n%s", code, res, errs)
 	}

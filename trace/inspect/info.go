@@ -169,7 +169,7 @@ func (i *Info) writeSetup(line func(name, format string, a ...any)) {
 	}
 	line("host", "%s", host)
 	if s := h.Shard; s != nil {
-		desc := fmt.Sprintf("%d/%d, clock %s", s.Index, s.Count, ClockDesc(s.Clock))
+		desc := fmt.Sprintf("%d/%d, clock %s", s.Index, s.Count, s.Clock.Describe())
 		if s.StartAt != "" {
 			desc += fmt.Sprintf(", common start %s (this shard %v late)", s.StartAt, time.Duration(s.StartLateNs).Round(time.Microsecond))
 		}
@@ -183,7 +183,7 @@ func (i *Info) writeSetup(line func(name, format string, a ...any)) {
 		line("shards", "%s", desc)
 		for _, s := range h.Shards {
 			line(fmt.Sprintf("  shard %d", s.Index), "%d records, host %s, started %s (+%v on this trace's clock), clock %s, from %s",
-				c.PerShard[s.Index], s.Host, s.StartWall, time.Duration(s.OffsetNs), ClockDesc(s.Clock), s.File)
+				c.PerShard[s.Index], s.Host, s.StartWall, time.Duration(s.OffsetNs), s.Clock.Describe(), s.File)
 		}
 	}
 	if len(h.Options) > 0 {
@@ -370,16 +370,4 @@ func Entries(n int) string {
 		return "1 entry"
 	}
 	return fmt.Sprintf("%d entries", n)
-}
-
-// ClockDesc says how far a machine's wall clock could be trusted.
-func ClockDesc(c trace.Clock) string {
-	switch {
-	case c.Source == "":
-		return "error unknown (the OS gave no estimate)"
-	case !c.Synced:
-		return "not synchronised (" + c.Source + ")"
-	default:
-		return fmt.Sprintf("synchronised, estimated error %v, maximum %v (%s)", time.Duration(c.EstErrorNs), time.Duration(c.MaxErrorNs), c.Source)
-	}
 }
