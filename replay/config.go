@@ -184,6 +184,11 @@ type Config struct {
 	// anything is sent.
 	OnAPI func(Detection)
 
+	// OnDispatcher, if set, hears once, before the run, the scheduling
+	// policy the dispatcher's thread got and why better ones were refused
+	// (rtthread.go); a run without open-loop or burst phases has none.
+	OnDispatcher func(policy, refused string)
+
 	// OnPhase, if set, hears each phase start (phases[i] of the run's
 	// phase list, as the trace header plans it), for a progress display.
 	OnPhase func(i int, phases []workload.Phase)

@@ -66,6 +66,10 @@ type Summary struct {
 	// Dispatch is where the open-loop dispatcher's waits ended (rate and
 	// log-replay phases, summed over them).
 	Dispatch DispatchStats
+	// DispatchPolicy is the scheduling policy the dispatcher's thread got
+	// (PolicyFIFO … PolicyNormal; "" when the run had no open-loop or
+	// burst phase), DispatchRefused why the better ones were refused.
+	DispatchPolicy, DispatchRefused string
 }
 
 // String is the one-line summary printed at the end of a run.
@@ -118,6 +122,9 @@ type engine struct {
 	detected *Detection
 	// watcher samples --watch-pid's process (nil: none).
 	watcher *procwatch.Watcher
+	// disp is the thread the open-loop and burst dispatchers run on (nil:
+	// the run has none of those phases).
+	disp *dispatchThread
 	// metricsStatus is what became of --server-metrics (nil: off).
 	metricsStatus *ServerMetricsStatus
 	tok           tokenize.Tokenizer // for SendTokenIDs
@@ -241,6 +248,14 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 		e.metricsStatus = &st
 		if cfg.OnServerMetrics != nil {
 			cfg.OnServerMetrics(st)
+		}
+	}
+	if needsDispatcher(cfg.Workload) {
+		e.disp = startDispatchThread(policySteps(), threadID)
+		defer e.disp.stop()
+		e.sum.DispatchPolicy, e.sum.DispatchRefused = e.disp.Policy, e.disp.Refused
+		if cfg.OnDispatcher != nil {
+			cfg.OnDispatcher(e.disp.Policy, e.disp.Refused)
 		}
 	}
 	h := e.header()
@@ -488,6 +503,9 @@ func (e *engine) header() trace.Header {
 	if e.detected != nil {
 		h.Options["api_auto"] = e.detected.Why
 	}
+	if e.disp != nil {
+		h.Options[trace.OptDispatcherPolicy] = e.disp.Policy
+	}
 	h.Options["server_tokenize"] = e.sum.ServerTokenize
 	if e.stok != nil {
 		h.Options["server_tokenize_prompts"] = fmt.Sprintf("%d of %d", e.sum.PromptsCounted, e.sum.PromptsDistinct)
@@ -592,9 +610,7 @@ func (e *engine) runPhases(ctx context.Context) {
 		if e.cfg.OnPhase != nil {
 			e.cfg.OnPhase(i, e.cfg.Workload.Header.Phases)
 		}
-		// No more connections than the phase has requests: a closed
-		// phase may have more workers than requests.
-		if c := min(ph.Concurrency, len(rs)); e.cfg.Prewarm && c > 1 {
+		if c := warmFor(ph, rs); e.cfg.Prewarm && c > 1 {
 			e.prewarm(ctx, c)
 		}
 		kind := phaseKindOf(ph.Kind)
@@ -603,6 +619,31 @@ func (e *engine) runPhases(ctx context.Context) {
 		}
 		kind.run(ctx, e, ph, rs)
 	}
+}
+
+// warmFor is how many connections to open before a phase: its
+// concurrency, but no more than it has requests (a closed phase may have
+// more workers than requests); for a rate or log-replay phase, the
+// requests scheduled at its first instant (a log that opens with a burst),
+// since later ones find the connections earlier ones opened.
+func warmFor(ph workload.Phase, rs []*workload.Request) int {
+	if phaseKindOf(ph.Kind) != (openPhase{}) || ph.Sessions > 0 {
+		return min(ph.Concurrency, len(rs))
+	}
+	if len(rs) == 0 {
+		return 0
+	}
+	first := rs[0].Offset
+	for _, r := range rs {
+		first = min(first, r.Offset)
+	}
+	n := 0
+	for _, r := range rs {
+		if r.Offset == first {
+			n++
+		}
+	}
+	return n
 }
 
 // prewarm opens n connections to the server and leaves them idle in the
