@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 
@@ -122,4 +123,18 @@ func needsDispatcher(wl *workload.Workload) bool {
 		}
 	}
 	return false
+}
+
+// SetThreadPolicy gives the calling thread the named policy (PolicyFIFO,
+// PolicyRR or PolicyNice), as the dispatcher's thread asks for it, for a
+// measurement that must run as the dispatcher would (selftest's wake-up
+// floor). The caller locks its goroutine to the thread and lets the
+// thread end with it (rtthread.go says why).
+func SetThreadPolicy(policy string) error {
+	for _, s := range policySteps() {
+		if s.name == policy {
+			return s.set(threadID())
+		}
+	}
+	return fmt.Errorf("no %s on %s", policy, runtime.GOOS)
 }
