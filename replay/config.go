@@ -55,6 +55,10 @@ type Config struct {
 	// starts, so TCP set-up does not land in the first requests' TTFT.
 	Prewarm  bool
 	Insecure bool // accept any TLS certificate (self-signed test servers)
+	// NormalPriority keeps the dispatcher's thread at the normal
+	// scheduling policy; by default it asks for SCHED_FIFO, SCHED_RR, then
+	// nice -20, where permitted (rtthread.go).
+	NormalPriority bool
 
 	// Salt fills every request's salt slot with words drawn from SaltSeed
 	// (0: a random seed), so this run cannot hit an earlier run's prefix

@@ -251,7 +251,11 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 		}
 	}
 	if needsDispatcher(cfg.Workload) {
-		e.disp = startDispatchThread(policySteps(), threadID)
+		steps := policySteps()
+		if cfg.NormalPriority {
+			steps = nil
+		}
+		e.disp = startDispatchThread(steps, threadID)
 		defer e.disp.stop()
 		e.sum.DispatchPolicy, e.sum.DispatchRefused = e.disp.Policy, e.disp.Refused
 		if cfg.OnDispatcher != nil {

@@ -41,7 +41,7 @@ func DispatcherLine(policy, refused string) string {
 	case refused != "":
 		line += " (not permitted: " + refused + ")"
 	}
-	if policy != PolicyFIFO && policy != PolicyRR {
+	if policy != PolicyFIFO && policy != PolicyRR && refused != "" {
 		line += "; a realtime policy needs CAP_SYS_NICE or an RLIMIT_RTPRIO above 0"
 	}
 	return line

@@ -73,6 +73,9 @@ type Config struct {
 	// "" is auto). Section 3 reports both sources of one run wherever
 	// kernel stamps are on (stamps.go).
 	Timestamps string
+	// NormalPriority is every replay's (replay.Config's): the dispatcher's
+	// thread asks for no realtime policy.
+	NormalPriority bool
 	// Repeats is how many times every section runs (the noise floor is
 	// measured again before each run); 0 means 3, or 1 with Short.
 	Repeats int
@@ -563,9 +566,10 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	rc := replay.Config{
 		Workload: wl, URL: c.url, API: "openai-chat", Model: "fast", Label: "selftest " + name,
 		Trace: out.path, Simulated: true, SimProfile: "fast", Grace: time.Second,
-		Timestamps: h.cfg.Timestamps,
-		Insecure:   h.conn.tls, // the child's certificate is self-signed
-		Prewarm:    h.conn.prewarm,
+		Timestamps:     h.cfg.Timestamps,
+		NormalPriority: h.cfg.NormalPriority,
+		Insecure:       h.conn.tls, // the child's certificate is self-signed
+		Prewarm:        h.conn.prewarm,
 
 		ChunkUserTimes: h.conn.userTimes,
 	}

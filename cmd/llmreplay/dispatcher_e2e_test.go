@@ -14,7 +14,8 @@ import (
 // TestReplaySaysDispatcherPolicy: replay with default flags says once, on
 // stderr, which scheduling policy its dispatcher thread got (whatever this
 // machine permits: the test holds no privilege either way), and the trace
-// header records the same one, which trace info shows.
+// header records the same one, which trace info shows; with
+// --normal-priority both say SCHED_OTHER.
 func TestReplaySaysDispatcherPolicy(t *testing.T) {
 	bin := builtBinary(t)
 	simURL := startSim(t, bin, "--profile", "fast")
@@ -43,4 +44,18 @@ func TestReplaySaysDispatcherPolicy(t *testing.T) {
 	if !strings.Contains(info, "dispatcher_policy="+policy) {
 		t.Errorf("trace info does not show the dispatcher's policy %q:\n%s", policy, info)
 	}
+	// --normal-priority asks for nothing: the line and the trace say so.
+	tr2 := filepath.Join(dir, "n.trace.zst")
+	_, e, code = run(t, nil, bin, "replay", wl, "--url", simURL, "--normal-priority", "-o", tr2)
+	if code != 0 || !regexp.MustCompile(`(?m)^dispatcher thread: SCHED_OTHER$`).MatchString(e) {
+		t.Fatalf("replay --normal-priority: exit %d, want the line 'dispatcher thread: SCHED_OTHER':\n%s", code, e)
+	}
+	r, err = trace.Open(tr2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Header().Options[trace.OptDispatcherPolicy]; got != "SCHED_OTHER" {
+		t.Errorf("--normal-priority's trace records %q, want SCHED_OTHER", got)
+	}
+	r.Close()
 }
