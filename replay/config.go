@@ -190,7 +190,7 @@ type Config struct {
 
 	// OnDispatcher, if set, hears once, before the run, the scheduling
 	// policy the dispatcher's thread got and why better ones were refused
-	// (rtthread.go); a run without open-loop or burst phases has none.
+	// (rtthread.go); a run without rate or log-replay phases has none.
 	OnDispatcher func(policy, refused string)
 
 	// OnPhase, if set, hears each phase start (phases[i] of the run's

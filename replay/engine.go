@@ -67,8 +67,8 @@ type Summary struct {
 	// log-replay phases, summed over them).
 	Dispatch DispatchStats
 	// DispatchPolicy is the scheduling policy the dispatcher's thread got
-	// (PolicyFIFO … PolicyNormal; "" when the run had no open-loop or
-	// burst phase), DispatchRefused why the better ones were refused.
+	// (PolicyFIFO … PolicyNormal; "" when the run had no rate or
+	// log-replay phase), DispatchRefused why the better ones were refused.
 	DispatchPolicy, DispatchRefused string
 }
 
@@ -122,7 +122,7 @@ type engine struct {
 	detected *Detection
 	// watcher samples --watch-pid's process (nil: none).
 	watcher *procwatch.Watcher
-	// disp is the thread the open-loop and burst dispatchers run on (nil:
+	// disp is the thread the open-loop dispatcher runs on (nil:
 	// the run has none of those phases).
 	disp *dispatchThread
 	// metricsStatus is what became of --server-metrics (nil: off).

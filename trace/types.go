@@ -245,7 +245,7 @@ const TokenizeUnavailable = -1
 
 // OptDispatcherPolicy is the Options key of the scheduling policy the
 // replay's dispatcher thread ran at (SCHED_FIFO, SCHED_RR, "nice -20" or
-// SCHED_OTHER); absent in traces of runs without an open-loop or burst
+// SCHED_OTHER); absent in traces of runs without a rate or log-replay
 // phase, and in those written before it was recorded.
 const OptDispatcherPolicy = "dispatcher_policy"
 
