@@ -443,7 +443,11 @@ func newClient(cfg Config, conns int) *http.Client {
 		TLSClientConfig:     &tls.Config{InsecureSkipVerify: cfg.Insecure}, // #nosec G402 -- only with --insecure
 		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
 		ReadBufferSize:      32 << 10,
-		WriteBufferSize:     32 << 10,
+		// A request is written once: 8 KiB holds the headers and a
+		// prompt of some 1,500 tokens in one write (a longer body goes
+		// past the buffer in its own writes). 32 KiB zeroed per
+		// connection was 0.6 µs a chunk at 1,024 paced streams of 100.
+		WriteBufferSize: 8 << 10,
 	}
 	return &http.Client{
 		Transport: withHeaders(tr, cfg.Headers),
@@ -829,6 +833,11 @@ func (e *engine) do(p *prepared, scheduled int64) {
 			addNote(rec, "user-space timestamps for this request: "+p.conn.kwhy)
 		default:
 			clk.k, clk.fails0 = p.conn.k, p.kfails0
+			if m := rec.MaxTokens; m > 0 && m <= maxLogPrealloc {
+				// One read per chunk at most, and the headers' and
+				// the end's: one allocation, not a dozen.
+				clk.log = make([]kpair, 0, m+6)
+			}
 			defer func() { // before finish (deferred earlier, runs later)
 				if note := clk.apply(rec); note != "" {
 					addNote(rec, note)
