@@ -140,20 +140,28 @@ func waitSocket(t *testing.T, c net.Conn, ok func(inq int, state uint8) bool) {
 	t.Fatal("the socket never reached the state the test needs")
 }
 
+// afterOneRead is a stamped connection whose server sent one byte and
+// then waits, that byte read: the coroutine sits between reads.
+func afterOneRead(t *testing.T) (*watchedConn, *kstamp, []byte) {
+	t.Helper()
+	c, k := stampedLoopback(t, func(c net.Conn) {
+		c.Write([]byte("x"))
+		c.Read(make([]byte, 1))
+	})
+	wc := &watchedConn{Conn: c, k: k}
+	buf := make([]byte, 16)
+	if _, err := wc.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	return wc, k, buf
+}
+
 // TestCloseEndsTheCoroutine: Close returns while the coroutine sits
 // between reads holding the descriptor, and while a read waits; reads
 // then say the connection is closed.
 func TestCloseEndsTheCoroutine(t *testing.T) {
 	t.Run("between reads", func(t *testing.T) {
-		c, k := stampedLoopback(t, func(c net.Conn) {
-			c.Write([]byte("x"))
-			c.Read(make([]byte, 1))
-		})
-		wc := &watchedConn{Conn: c, k: k}
-		buf := make([]byte, 16)
-		if _, err := wc.Read(buf); err != nil {
-			t.Fatal(err)
-		}
+		wc, _, buf := afterOneRead(t)
 		if err := wc.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -162,15 +170,7 @@ func TestCloseEndsTheCoroutine(t *testing.T) {
 		}
 	})
 	t.Run("during a read", func(t *testing.T) {
-		c, k := stampedLoopback(t, func(c net.Conn) {
-			c.Write([]byte("x"))
-			c.Read(make([]byte, 1))
-		})
-		wc := &watchedConn{Conn: c, k: k}
-		buf := make([]byte, 16)
-		if _, err := wc.Read(buf); err != nil {
-			t.Fatal(err)
-		}
+		wc, k, buf := afterOneRead(t)
 		done := make(chan error)
 		go func() {
 			_, err := wc.Read(buf) // waits: the server sends nothing more
@@ -192,15 +192,7 @@ func TestCloseEndsTheCoroutine(t *testing.T) {
 // os.ErrDeadlineExceeded, as on any connection; the check deadline does
 // not take it for its own.
 func TestUserDeadlineEndsRead(t *testing.T) {
-	c, k := stampedLoopback(t, func(c net.Conn) {
-		c.Write([]byte("x"))
-		c.Read(make([]byte, 1))
-	})
-	wc := &watchedConn{Conn: c, k: k}
-	buf := make([]byte, 16)
-	if _, err := wc.Read(buf); err != nil {
-		t.Fatal(err)
-	}
+	wc, k, buf := afterOneRead(t)
 	wc.SetReadDeadline(time.Now().Add(-time.Second))
 	if _, err := wc.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("read past the user's deadline: %v, want os.ErrDeadlineExceeded", err)

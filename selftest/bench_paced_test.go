@@ -1,7 +1,6 @@
 package selftest
 
 import (
-	"context"
 	"testing"
 	"time"
 )
@@ -14,15 +13,10 @@ import (
 //
 //	go test -run '^$' -bench Paced1024 -benchtime 3x ./selftest
 func BenchmarkPaced1024(b *testing.B) {
-	exe := testExe(b)
 	plan := Plan{StampStreams: []int{1024}, StampPace: 20 * time.Millisecond, StampTokens: 100, StampFirstToken: 500 * time.Millisecond}
 	var cpu, p99, late float64
 	for i := 0; i < b.N; i++ {
-		res, err := Run(context.Background(), Config{Plan: &plan, Sections: []int{3},
-			Child: []string{exe}, ChildEnv: []string{childEnv + "=1"}, Dir: b.TempDir()})
-		if err != nil {
-			b.Fatal(err)
-		}
+		res := benchRun(b, &plan, 3)
 		s := res.Stamp[0]
 		if s.Failed > 0 {
 			b.Fatalf("%d requests failed", s.Failed)

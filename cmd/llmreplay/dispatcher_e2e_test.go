@@ -31,13 +31,7 @@ func TestReplaySaysDispatcherPolicy(t *testing.T) {
 		t.Fatalf("want one dispatcher line on stderr, got %d:\n%s", len(lines), e)
 	}
 	policy := lines[0][1]
-	r, err := trace.Open(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := r.Header()
-	r.Close()
-	if got := h.Options[trace.OptDispatcherPolicy]; got != policy {
+	if got := traceHeader(t, tr).Options[trace.OptDispatcherPolicy]; got != policy {
 		t.Errorf("trace header dispatcher_policy %q, stderr said %q", got, policy)
 	}
 	info, _, _ := run(t, nil, bin, "trace", "info", tr)
@@ -50,12 +44,18 @@ func TestReplaySaysDispatcherPolicy(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`(?m)^dispatcher thread: SCHED_OTHER$`).MatchString(e) {
 		t.Fatalf("replay --normal-priority: exit %d, want the line 'dispatcher thread: SCHED_OTHER':\n%s", code, e)
 	}
-	r, err = trace.Open(tr2)
+	if got := traceHeader(t, tr2).Options[trace.OptDispatcherPolicy]; got != "SCHED_OTHER" {
+		t.Errorf("--normal-priority's trace records %q, want SCHED_OTHER", got)
+	}
+}
+
+// traceHeader is the header of the trace at path.
+func traceHeader(t *testing.T, path string) trace.Header {
+	t.Helper()
+	r, err := trace.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Header().Options[trace.OptDispatcherPolicy]; got != "SCHED_OTHER" {
-		t.Errorf("--normal-priority's trace records %q, want SCHED_OTHER", got)
-	}
-	r.Close()
+	defer r.Close()
+	return r.Header()
 }
