@@ -333,8 +333,15 @@ func runWarnings(r *run) []Warning {
 			}
 		}
 		if p := lat.Quantile(0.99); p > limit {
-			add(WarnClientBehind, "the client fell behind its schedule ("+why+"): the load was lighter than planned",
-				map[string]any{"lateness_p99_ms": round3(p), "lateness_max_ms": round3(lat.Max()), "limit_ms": round3(limit), "n_requests": lat.N()})
+			ev := map[string]any{"lateness_p99_ms": round3(p), "lateness_max_ms": round3(lat.Max()), "limit_ms": round3(limit), "n_requests": lat.N()}
+			msg := "the client fell behind its schedule (" + why + "): the load was lighter than planned"
+			// Which priority the dispatcher's thread had tells a reader
+			// whether a realtime one might have kept time.
+			if pol := r.trace.header.Options[trace.OptDispatcherPolicy]; pol != "" {
+				ev["dispatcher_policy"] = pol
+				msg += "; the dispatcher's thread ran at " + pol
+			}
+			add(WarnClientBehind, msg, ev)
 		}
 	}
 	return out

@@ -55,6 +55,10 @@ type Config struct {
 	// starts, so TCP set-up does not land in the first requests' TTFT.
 	Prewarm  bool
 	Insecure bool // accept any TLS certificate (self-signed test servers)
+	// NormalPriority keeps the dispatcher's thread at the normal
+	// scheduling policy; by default it asks for SCHED_FIFO, SCHED_RR, then
+	// nice -20, where permitted (rtthread.go).
+	NormalPriority bool
 
 	// Salt fills every request's salt slot with words drawn from SaltSeed
 	// (0: a random seed), so this run cannot hit an earlier run's prefix
@@ -183,6 +187,11 @@ type Config struct {
 	// OnAPI, if set, hears which API --api auto chose and why, before
 	// anything is sent.
 	OnAPI func(Detection)
+
+	// OnDispatcher, if set, hears once, before the run, the scheduling
+	// policy the dispatcher's thread got and why better ones were refused
+	// (rtthread.go); a run without rate or log-replay phases has none.
+	OnDispatcher func(policy, refused string)
 
 	// OnPhase, if set, hears each phase start (phases[i] of the run's
 	// phase list, as the trace header plans it), for a progress display.

@@ -42,6 +42,34 @@ func (c *watchedConn) Read(p []byte) (n int, err error) {
 	return n, err
 }
 
+// Close closes the connection. With kernel stamps it first ends the
+// reading coroutine that holds the descriptor between reads
+// (kts_linux.go): the socket's Close waits for every holder to let go. A
+// read in progress is woken by the Close itself, and its reader ends the
+// coroutine.
+func (c *watchedConn) Close() error {
+	if c.k != nil {
+		c.k.io.close()
+	}
+	return c.Conn.Close()
+}
+
+// SetReadDeadline and SetDeadline set the user's read deadline, which with
+// kernel stamps replaces the reading coroutine's own (kts_linux.go).
+func (c *watchedConn) SetReadDeadline(t time.Time) error {
+	if c.k != nil {
+		return c.k.io.setUserDeadline(t, c.Conn.SetReadDeadline)
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *watchedConn) SetDeadline(t time.Time) error {
+	if c.k != nil {
+		return c.k.io.setUserDeadline(t, c.Conn.SetDeadline)
+	}
+	return c.Conn.SetDeadline(t)
+}
+
 // headerWatch is one request's view of its connection until its headers
 // arrive.
 type headerWatch struct {

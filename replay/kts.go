@@ -96,6 +96,10 @@ type reqClock struct {
 
 type kpair struct{ user, kernel int64 }
 
+// maxLogPrealloc bounds the reads a request's clock makes room for at
+// once (16 B each): a larger max_tokens grows its log as it goes.
+const maxLogPrealloc = 8192
+
 func (c *reqClock) now() int64 {
 	t := time.Now()
 	user := int64(t.Sub(c.e.start))

@@ -221,7 +221,15 @@ func stampedLoopback(t *testing.T, serve func(c net.Conn)) (net.Conn, *kstamp) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	var k *kstamp
+	// As watchedConn.Close does: the reading coroutine holds the
+	// descriptor between reads, and the socket's Close waits for it.
+	t.Cleanup(func() {
+		if k != nil {
+			k.io.close()
+		}
+		c.Close()
+	})
 	k, why := withKernelStamps(c)
 	if k == nil {
 		t.Fatal(why)

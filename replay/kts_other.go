@@ -5,6 +5,7 @@ package replay
 import (
 	"net"
 	"runtime"
+	"time"
 )
 
 // Kernel receive stamps are read through Linux's SO_TIMESTAMPING; other
@@ -22,3 +23,7 @@ func withKernelStamps(net.Conn) (*kstamp, string) {
 }
 
 func (k *kstamp) read([]byte) (int, error) { panic("kernel stamps on " + runtime.GOOS) }
+
+func (kread) close() {}
+
+func (kread) setUserDeadline(t time.Time, set func(time.Time) error) error { return set(t) }

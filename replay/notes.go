@@ -17,6 +17,7 @@ import (
 // escaped.
 func (c *Config) Announce(w io.Writer) {
 	c.AnnounceAPI(w)
+	c.OnDispatcher = func(policy, refused string) { fmt.Fprintln(w, DispatcherLine(policy, refused)) }
 	c.OnServerMetrics = func(s ServerMetricsStatus) { fmt.Fprintln(w, safetext.Show(s.String())) }
 	every := c.ServerMetricsInterval
 	if every == 0 {
@@ -29,6 +30,21 @@ func (c *Config) Announce(w io.Writer) {
 		}
 		fmt.Fprintln(w, safetext.Show(fmt.Sprintf("watching %s: memory, CPU time and threads every %v into the trace; %s", target, every, gpuText)))
 	}
+}
+
+// DispatcherLine is the one line that says which scheduling policy the
+// dispatcher's thread got, and why not a better one.
+func DispatcherLine(policy, refused string) string {
+	line := "dispatcher thread: " + policy
+	switch {
+	case policy == PolicyFIFO:
+	case refused != "":
+		line += " (not permitted: " + refused + ")"
+	}
+	if policy != PolicyFIFO && policy != PolicyRR && refused != "" {
+		line += "; a realtime policy needs CAP_SYS_NICE or an RLIMIT_RTPRIO above 0"
+	}
+	return line
 }
 
 // AnnounceAPI makes the run say on w what --api auto chose, before it

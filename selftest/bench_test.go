@@ -21,15 +21,10 @@ func BenchmarkSchedule2000(b *testing.B) {
 }
 
 func benchSched(b *testing.B, rate float64) {
-	exe := testExe(b)
 	plan := Plan{SchedRates: []float64{rate}, SchedFor: time.Second, SchedTokens: 16}
 	var p50, p99 float64
 	for i := 0; i < b.N; i++ {
-		res, err := Run(context.Background(), Config{Plan: &plan, Sections: []int{4},
-			Child: []string{exe}, ChildEnv: []string{childEnv + "=1"}, Dir: b.TempDir()})
-		if err != nil {
-			b.Fatal(err)
-		}
+		res := benchRun(b, &plan, 4)
 		s := res.Sched[0]
 		if s.Failed > 0 {
 			b.Fatalf("%d of %d requests failed", s.Failed, s.Requests)
@@ -50,15 +45,10 @@ func benchSched(b *testing.B, rate float64) {
 //
 //	go test -run '^$' -bench ClientCPU256 -benchtime 3x ./selftest
 func BenchmarkClientCPU256(b *testing.B) {
-	exe := testExe(b)
 	plan := Plan{CPUStreams: []int{256}, CPUTokens: 256, CPUTotal: 1 << 20}
 	var cpu, gc, allocs float64
 	for i := 0; i < b.N; i++ {
-		res, err := Run(context.Background(), Config{Plan: &plan, Sections: []int{1},
-			Child: []string{exe}, ChildEnv: []string{childEnv + "=1"}, Dir: b.TempDir()})
-		if err != nil {
-			b.Fatal(err)
-		}
+		res := benchRun(b, &plan, 1)
 		c := res.CPU[0]
 		if c.Failed > 0 {
 			b.Fatalf("%d of %d requests failed", c.Failed, c.Requests)
@@ -71,4 +61,15 @@ func BenchmarkClientCPU256(b *testing.B) {
 	b.ReportMetric(100*gc/float64(b.N), "GC-%")
 	b.ReportMetric(allocs/float64(b.N), "allocs/token")
 	b.ReportMetric(0, "ns/op")
+}
+
+// benchRun runs one section of plan against a simulator child.
+func benchRun(b *testing.B, plan *Plan, section int) *Result {
+	b.Helper()
+	res, err := Run(context.Background(), Config{Plan: plan, Sections: []int{section},
+		Child: []string{testExe(b)}, ChildEnv: []string{childEnv + "=1"}, Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
 }

@@ -2,10 +2,13 @@ package selftest
 
 import (
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmreplay/llmreplay/replay"
 )
 
 // Floor is the machine's own timing noise, measured before each run of the
@@ -15,9 +18,11 @@ import (
 // machine wakes it, so the schedule and timestamp figures are read beside
 // it (docs/PERFORMANCE.md, "Verdicts").
 type Floor struct {
-	// Method names the sleep measured; Wakeups were requested every
-	// Interval.
+	// Method names the sleep measured, Policy the thread's scheduling
+	// policy (replay.PolicyNormal or replay.PolicyFIFO); Wakeups were
+	// requested every Interval.
 	Method   string
+	Policy   string
 	Wakeups  int
 	Interval time.Duration
 	// P50, P99 and Max are the wake-ups' lateness: the time the thread
@@ -28,14 +33,42 @@ type Floor struct {
 }
 
 // measureFloor sleeps n times to deadlines every interval and returns the
-// lateness of the wake-ups.
+// lateness of the wake-ups, at the normal policy (SCHED_OTHER), as
+// cyclictest does without -p.
 func measureFloor(n int, interval time.Duration) Floor {
 	late, method := wakeups(n, interval)
-	f := Floor{Method: method, Wakeups: len(late), Interval: interval, Load: loadAverage()}
+	f := Floor{Method: method, Policy: replay.PolicyNormal, Wakeups: len(late), Interval: interval, Load: loadAverage()}
 	if len(late) > 0 {
 		f.P50, f.P99, f.Max = quantiles(late)
 	}
 	return f
+}
+
+// measureFloorFIFO is measureFloor on a thread given SCHED_FIFO, the
+// policy the replay's dispatcher thread asks for first (cyclictest -p):
+// the floor a dispatcher that got it is judged against. why says why the
+// kernel refused it (then there is no such floor). The thread ends with
+// the measurement: a realtime thread must not go back to Go's pool.
+func measureFloorFIFO(n int, interval time.Duration) (f Floor, why string) {
+	type result struct {
+		f   Floor
+		why string
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := replay.SetThreadPolicy(replay.PolicyFIFO); err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{why: err.Error()}
+			return
+		}
+		f := measureFloor(n, interval)
+		f.Policy = replay.PolicyFIFO
+		ch <- result{f: f}
+		// Still locked: the runtime ends the thread with the goroutine.
+	}()
+	r := <-ch
+	return r.f, r.why
 }
 
 // CPUStat is the aggregate "cpu" line of /proc/stat, in clock ticks.

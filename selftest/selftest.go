@@ -73,6 +73,9 @@ type Config struct {
 	// "" is auto). Section 3 reports both sources of one run wherever
 	// kernel stamps are on (stamps.go).
 	Timestamps string
+	// NormalPriority is every replay's (replay.Config's): the dispatcher's
+	// thread asks for no realtime policy.
+	NormalPriority bool
 	// Repeats is how many times every section runs (the noise floor is
 	// measured again before each run); 0 means 3, or 1 with Short.
 	Repeats int
@@ -107,14 +110,17 @@ type Plan struct {
 	StampWidePace   time.Duration
 	StampWideTokens int
 	// StampTLS runs every section-3 level a second time over TLS.
-	StampTLS     bool
-	SchedRates   []float64 // section 4, requests/s
-	SchedFor     time.Duration
-	SchedTokens  int
-	SizeStreams  int // section 5
-	SizeTokens   int
-	SizePace     time.Duration
-	AnalyzeTotal int // section 6, output tokens
+	StampTLS    bool
+	SchedRates  []float64 // section 4, requests/s
+	SchedFor    time.Duration
+	SchedTokens int
+	// BurstSize requests released together, Bursts times, on connections
+	// opened beforehand: section 4's burst send spread (0: none).
+	BurstSize, Bursts int
+	SizeStreams       int // section 5
+	SizeTokens        int
+	SizePace          time.Duration
+	AnalyzeTotal      int // section 6, output tokens
 	// FloorWakeups sleeps to absolute deadlines FloorInterval apart
 	// measure the machine's noise floor before each run; 0 skips it.
 	FloorWakeups  int
@@ -128,7 +134,7 @@ var (
 		HoldStreams: []int{1000, 4000, 10000}, HoldFor: 60 * time.Second, HoldInterval: time.Second, HoldRate: 500,
 		StampStreams: []int{16, 256, 1024}, StampPace: 20 * time.Millisecond, StampTokens: 100, StampFirstToken: 500 * time.Millisecond,
 		StampWide: 10000, StampWideRate: 1000, StampWidePace: time.Second, StampWideTokens: 30, StampTLS: true,
-		SchedRates: []float64{100, 500, 2000}, SchedFor: 5 * time.Second, SchedTokens: 16,
+		SchedRates: []float64{100, 500, 2000}, SchedFor: 5 * time.Second, SchedTokens: 16, BurstSize: 32, Bursts: 10,
 		SizeStreams: 256, SizeTokens: 256, SizePace: 10 * time.Millisecond,
 		AnalyzeTotal: 10_000_000,
 		FloorWakeups: 5000, FloorInterval: 2 * time.Millisecond,
@@ -138,7 +144,7 @@ var (
 		HoldStreams: []int{200}, HoldFor: time.Second, HoldInterval: 50 * time.Millisecond, HoldRate: 2000,
 		StampStreams: []int{16, 256}, StampPace: 20 * time.Millisecond, StampTokens: 25, StampFirstToken: 100 * time.Millisecond,
 		StampWide: 300, StampWideRate: 2000, StampWidePace: 50 * time.Millisecond, StampWideTokens: 10, StampTLS: true,
-		SchedRates: []float64{100, 500}, SchedFor: 500 * time.Millisecond, SchedTokens: 16,
+		SchedRates: []float64{100, 500}, SchedFor: 500 * time.Millisecond, SchedTokens: 16, BurstSize: 32, Bursts: 3,
 		SizeStreams: 64, SizeTokens: 64, SizePace: 10 * time.Millisecond,
 		AnalyzeTotal: 500_000,
 		FloorWakeups: 250, FloorInterval: 2 * time.Millisecond,
@@ -161,6 +167,7 @@ type Result struct {
 	Hold     []HoldRow
 	Stamp    []StampRow
 	Sched    []SchedRow
+	Burst    []BurstRow
 	Size     []SizeRow
 	Analysis []AnalysisRow
 	Elapsed  time.Duration
@@ -168,8 +175,12 @@ type Result struct {
 
 // RunInfo is one repetition of the sections.
 type RunInfo struct {
-	Run   int
-	Floor Floor
+	Run int
+	// Floor is the wake-up floor at the normal policy (SCHED_OTHER),
+	// FloorFIFO at SCHED_FIFO (Wakeups 0 when the kernel refused it,
+	// FIFOWhy says why).
+	Floor, FloorFIFO Floor
+	FIFOWhy          string
 	// LoadStart and LoadEnd are /proc/loadavg before the floor was
 	// measured and after the run's last section.
 	LoadStart, LoadEnd [3]float64
@@ -332,6 +343,19 @@ type SchedRow struct {
 	// the spin is a share of a core.
 	Dispatch replay.DispatchStats
 	Wall     time.Duration
+	// Policy is the scheduling policy the dispatcher's thread got.
+	Policy string
+}
+
+// BurstRow is section 4's burst: Size requests released together Bursts
+// times. A burst's spread is its last send minus its first (each send
+// stamped when its goroutine began it).
+type BurstRow struct {
+	Run               int // which repetition (1-based)
+	Size, Bursts      int
+	Failed            int
+	SpreadP50, Spread time.Duration // the bursts' median and largest
+	Policy            string
 }
 
 // SpinShare is the dispatcher's spin time over the run's wall time: the
@@ -445,7 +469,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if wake > 0 {
 			h.logf("run %d of %d: machine noise floor, %d wake-ups every %v", run, repeats, wake, interval)
 			ri.Floor = measureFloor(wake, interval)
-			h.logf("   → late p50 %v p99 %v max %v, load %.2f", ri.Floor.P50, ri.Floor.P99, ri.Floor.Max, ri.Floor.Load[0])
+			h.logf("   → SCHED_OTHER: late p50 %v p99 %v max %v, load %.2f", ri.Floor.P50, ri.Floor.P99, ri.Floor.Max, ri.Floor.Load[0])
+			ri.FloorFIFO, ri.FIFOWhy = measureFloorFIFO(wake, interval)
+			if ri.FIFOWhy != "" {
+				h.logf("   → SCHED_FIFO: not permitted (%s)", ri.FIFOWhy)
+			} else {
+				h.logf("   → SCHED_FIFO: late p50 %v p99 %v max %v", ri.FloorFIFO.P50, ri.FloorFIFO.P99, ri.FloorFIFO.Max)
+			}
 		}
 		for _, s := range sections {
 			if !h.wants(s.n) {
@@ -536,9 +566,10 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	rc := replay.Config{
 		Workload: wl, URL: c.url, API: "openai-chat", Model: "fast", Label: "selftest " + name,
 		Trace: out.path, Simulated: true, SimProfile: "fast", Grace: time.Second,
-		Timestamps: h.cfg.Timestamps,
-		Insecure:   h.conn.tls, // the child's certificate is self-signed
-		Prewarm:    h.conn.prewarm,
+		Timestamps:     h.cfg.Timestamps,
+		NormalPriority: h.cfg.NormalPriority,
+		Insecure:       h.conn.tls, // the child's certificate is self-signed
+		Prewarm:        h.conn.prewarm,
 
 		ChunkUserTimes: h.conn.userTimes,
 	}
@@ -771,11 +802,65 @@ func (h *harness) sched(ctx context.Context) error {
 		}
 		p50, p99, mx := quantiles(d)
 		h.res.Sched = append(h.res.Sched, SchedRow{Run: h.run, Rate: rate, Requests: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx,
-			ClientCPU: out.cpu, ServerCPU: srv1 - srv0, Dispatch: out.sum.Dispatch, Wall: out.wall})
+			ClientCPU: out.cpu, ServerCPU: srv1 - srv0, Dispatch: out.sum.Dispatch, Wall: out.wall, Policy: out.sum.DispatchPolicy})
 		h.logf("   → p50 %v p99 %v max %v; dispatcher: %d waits, %d wake-ups past the deadline, %d begun inside the window, spin %v",
 			p50, p99, mx, out.sum.Dispatch.Waits, out.sum.Dispatch.WakePast, out.sum.Dispatch.LateStart, out.sum.Dispatch.Spin.Round(time.Millisecond))
 	}
+	if p.BurstSize > 0 && p.Bursts > 0 {
+		return h.burst(ctx)
+	}
 	return nil
+}
+
+// burst is section 4's burst release: BurstSize requests released
+// together, Bursts times, on connections opened beforehand (replay's
+// --prewarm, as the CLI's default), so the spread is the client's release
+// and sends, not TCP set-ups.
+func (h *harness) burst(ctx context.Context) error {
+	p := h.plan
+	h.logf("4. burst release: %d requests released together, %d times", p.BurstSize, p.Bursts)
+	h.conn = connOpts{prewarm: true}
+	defer func() { h.conn = connOpts{} }()
+	out, err := h.replayRun(ctx, fmt.Sprintf("burst-%d", p.BurstSize), workload.BuildConfig{
+		MaxTokens: p.SchedTokens, Schedule: fmt.Sprintf("burst:%d", p.BurstSize), Repeats: p.Bursts,
+	}, 0, false, nil)
+	if err != nil {
+		return err
+	}
+	row := burstRow(out.records)
+	row.Run, row.Size, row.Policy = h.run, p.BurstSize, out.sum.DispatchPolicy
+	h.res.Burst = append(h.res.Burst, row)
+	h.logf("   → spread p50 %v max %v over %d bursts, %d failed", row.SpreadP50, row.Spread, row.Bursts, row.Failed)
+	return nil
+}
+
+// burstRow is the send spread of each burst (phase) of recs: its last
+// send minus its first, over the requests that were sent.
+func burstRow(recs []*trace.Record) BurstRow {
+	type span struct{ first, last int64 }
+	spans := map[int]*span{}
+	var row BurstRow
+	for _, r := range recs {
+		if r.Error != nil {
+			row.Failed++
+		}
+		if r.Sent == 0 || r.Warmup {
+			continue
+		}
+		sp := spans[r.Phase]
+		if sp == nil {
+			spans[r.Phase] = &span{r.Sent, r.Sent}
+			continue
+		}
+		sp.first, sp.last = min(sp.first, r.Sent), max(sp.last, r.Sent)
+	}
+	var spreads []time.Duration
+	for _, sp := range spans {
+		spreads = append(spreads, time.Duration(sp.last-sp.first))
+	}
+	row.Bursts = len(spreads)
+	row.SpreadP50, _, row.Spread = median(spreads)
+	return row
 }
 
 // size is section 5: a count-up trace as a benchmark records it, without

@@ -145,6 +145,23 @@ func TestShort(t *testing.T) {
 			t.Errorf("schedule row %+v: dispatcher counters %+v, want one wait per request and a window within 1 ms", s, d)
 		}
 	}
+	// The burst release: every burst of the plan, each request sent, the
+	// spread's median no larger than its largest; the schedule rows name
+	// the dispatcher's policy.
+	if len(res.Burst) != 1 {
+		t.Fatalf("%d burst rows, want 1", len(res.Burst))
+	}
+	if b := res.Burst[0]; b.Size != p.BurstSize || b.Bursts != p.Bursts || b.Failed != 0 || b.SpreadP50 < 0 || b.SpreadP50 > b.Spread {
+		t.Errorf("burst row %+v: want %d bursts of %d, none failed, spreads in order", b, p.Bursts, p.BurstSize)
+	}
+	for _, s := range res.Sched {
+		if s.Policy == "" {
+			t.Errorf("schedule row %+v names no dispatcher policy", s)
+		}
+	}
+	if ri := res.Runs[0]; (ri.FloorFIFO.Wakeups > 0) == (ri.FIFOWhy != "") {
+		t.Errorf("run %+v: want a SCHED_FIFO floor or why it was refused, one of the two", ri)
+	}
 	if len(res.Size) != 1+len(p.CPUStreams) {
 		t.Fatalf("%d size rows, want %d", len(res.Size), 1+len(p.CPUStreams))
 	}
@@ -164,7 +181,7 @@ func TestShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"1. CPU per streamed token", "2. Streams held", "3. Timestamp error", "4. Schedule precision",
-		"5. Trace size", "6. Analysis speed", "Targets", "not measured", "0. Machine noise floor"} {
+		"5. Trace size", "6. Analysis speed", "Targets", "not measured", "0. Machine noise floor", "4. Burst release", "FIFO p99"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

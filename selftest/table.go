@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -16,7 +17,6 @@ import (
 const (
 	TargetCPUPerToken   = time.Microsecond // at 256 streams
 	TargetHeld          = 10000            // streams for 60 s
-	TargetSchedP99      = 200 * time.Microsecond
 	TargetBytesPerToken = 4.0
 	TargetAnalyzeTokS   = 10e6
 )
@@ -31,6 +31,30 @@ const (
 	// at 16 aligned streams: one clock for both.
 	TargetEndAfterLastP99 = 500 * time.Microsecond
 )
+
+// The schedule targets: the lateness p99 at a rate over the wake-up
+// floor p99 of the same run at the dispatcher's policy (schedFloor), and
+// a burst's send spread.
+var TargetSchedRatio = []struct {
+	Rate, Ratio float64
+	What        string
+}{{500, 1.2, "500 req/s"}, {100, 2, "100 req/s"}, {2000, 2, "2,000 req/s"}}
+
+const (
+	TargetBurstSize   = 32
+	TargetBurstSpread = 500 * time.Microsecond
+)
+
+// schedFloor is the wake-up floor a dispatcher that got policy is judged
+// against in run: the SCHED_FIFO floor for a realtime policy when it was
+// measured, else the normal one. ok is false when neither was measured.
+func (r *Result) schedFloor(run int, policy string) (f Floor, ok bool) {
+	ri := r.run(run)
+	if (policy == replay.PolicyFIFO || policy == replay.PolicyRR) && ri.FloorFIFO.Wakeups > 0 && ri.FloorFIFO.P99 > 0 {
+		return ri.FloorFIFO, true
+	}
+	return ri.Floor, ri.Floor.Wakeups > 0 && ri.Floor.P99 > 0
+}
 
 // Verdict is one target's outcome over the runs.
 type Verdict struct {
@@ -151,10 +175,7 @@ func (r *Result) Verdicts() []Verdict {
 	// latencyOf judges lateness figures; a run whose incomplete[i] is set
 	// did not measure the target's case (a failed request, streams not all
 	// open together) and is missed whatever its figure.
-	// covered[i], if given, is the part of run runs[i]'s floor the client
-	// does not sleep through (the dispatcher's spin window): the machine's
-	// wake-ups explain only what is left of the floor past it.
-	latencyOf := func(t string, figs []time.Duration, runs []int, target time.Duration, incomplete []bool, covered []time.Duration) {
+	latencyOf := func(t string, figs []time.Duration, runs []int, target time.Duration, incomplete []bool) {
 		if len(figs) == 0 {
 			none(t)
 			return
@@ -163,11 +184,7 @@ func (r *Result) Verdicts() []Verdict {
 		var fl []time.Duration
 		bad := 0
 		for i, f := range figs {
-			allow := floorP99(runs[i])
-			if covered != nil {
-				allow = max(0, allow-covered[i])
-			}
-			oc := latencyOutcome(f, target, allow)
+			oc := latencyOutcome(f, target, floorP99(runs[i]))
 			if incomplete != nil && incomplete[i] {
 				oc, bad = Missed, bad+1
 			}
@@ -180,12 +197,7 @@ func (r *Result) Verdicts() []Verdict {
 		if bad > 0 {
 			rm += fmt.Sprintf(" (%d incomplete)", bad)
 		}
-		fl0 := "wake-up p99 " + fm
-		if covered != nil {
-			cm, _ := spreadDur(covered)
-			fl0 += " less spin window " + cm
-		}
-		v = append(v, Verdict{Target: t, Figure: med, Spread: spread, Runs: rm, Floor: fl0, Met: combine(o)})
+		v = append(v, Verdict{Target: t, Figure: med, Spread: spread, Runs: rm, Floor: "wake-up p99 " + fm, Met: combine(o)})
 	}
 
 	t := "client CPU ≤ 1 µs/token at 256 streams"
@@ -254,7 +266,7 @@ func (r *Result) Verdicts() []Verdict {
 			if useTLS {
 				tr = "TLS to loopback"
 			}
-			latencyOf(fmt.Sprintf("timestamp error p99 ≤ %s, %s", tt.what, tr), figs, runs, tt.target, incomplete, nil)
+			latencyOf(fmt.Sprintf("timestamp error p99 ≤ %s, %s", tt.what, tr), figs, runs, tt.target, incomplete)
 		}
 	}
 
@@ -269,7 +281,7 @@ func (r *Result) Verdicts() []Verdict {
 			ends, endRuns = append(ends, s.EndAfterLast), append(endRuns, s.Run)
 		}
 	}
-	latencyOf(t, ends, endRuns, TargetEndAfterLastP99, nil, nil)
+	latencyOf(t, ends, endRuns, TargetEndAfterLastP99, nil)
 
 	// A late read is never silent: every chunk read late by the send
 	// stamps is marked in the trace.
@@ -290,20 +302,52 @@ func (r *Result) Verdicts() []Verdict {
 		none(t)
 	}
 
-	t = "schedule lateness p99 ≤ 200 µs at 500 req/s"
-	var runs []int
-	var windows []time.Duration
+	// The schedule is judged against what the machine allows: the
+	// lateness p99 over the same run's wake-up floor p99 at the
+	// dispatcher's policy. A run without a floor is not judged.
+	for _, st := range TargetSchedRatio {
+		t = fmt.Sprintf("schedule lateness p99 ≤ %g× the wake-up floor p99 at %s", st.Ratio, st.What)
+		var ratios []float64
+		var floors []time.Duration
+		o = nil
+		for _, s := range r.Sched {
+			f, ok := r.schedFloor(s.Run, s.Policy)
+			if s.Rate != st.Rate || !ok {
+				continue
+			}
+			q := float64(s.P99) / float64(f.P99)
+			ratios, floors = append(ratios, q), append(floors, f.P99)
+			o = append(o, plainOutcome(q <= st.Ratio && s.Failed == 0))
+		}
+		if len(ratios) == 0 {
+			none(t)
+			continue
+		}
+		m, lo, hi := median(ratios)
+		spread := "-"
+		if len(ratios) > 1 {
+			spread = fmt.Sprintf("%.2f×–%.2f×", lo, hi)
+		}
+		fm, _ := spreadDur(floors)
+		v = append(v, Verdict{Target: t, Figure: fmt.Sprintf("%.2f×", m), Spread: spread, Runs: runsMet(o),
+			Floor: "wake-up p99 " + fm + " at the dispatcher's policy", Met: combine(o)})
+	}
+
+	t = fmt.Sprintf("burst send spread ≤ %g ms at %d requests (largest of the run's bursts)", TargetBurstSpread.Seconds()*1e3, TargetBurstSize)
 	figs = nil
-	for _, s := range r.Sched {
-		if s.Rate == 500 {
-			figs, runs = append(figs, s.P99), append(runs, s.Run)
-			windows = append(windows, s.Dispatch.Window)
+	o = nil
+	for _, b := range r.Burst {
+		if b.Size == TargetBurstSize && b.Bursts > 0 {
+			figs = append(figs, b.Spread)
+			o = append(o, plainOutcome(b.Spread <= TargetBurstSpread && b.Failed == 0))
 		}
 	}
-	// The dispatcher spins through the last Window before each deadline,
-	// so only a wake-up later than that makes a send late: the allowance
-	// is the floor's p99 less the largest window it used.
-	latencyOf(t, figs, runs, TargetSchedP99, nil, windows)
+	if len(figs) > 0 {
+		med, spread := spreadDur(figs)
+		v = append(v, Verdict{Target: t, Figure: med, Spread: spread, Runs: runsMet(o), Floor: "none (sends, not wake-ups)", Met: combine(o)})
+	} else {
+		none(t)
+	}
 
 	t = "trace ≤ 4 bytes per output token"
 	var bpt []float64
@@ -377,18 +421,28 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if f.Wakeups > 0 {
 			how = fmt.Sprintf("%d wake-ups every %v, %s", f.Wakeups, f.Interval, f.Method)
 		}
-		section("0. Machine noise floor, before each run: wake-up lateness (" + how + "), CPU steal, load average")
-		fmt.Fprintln(tw, "run\tfloor p50\tfloor p99\tfloor max\tsteal\tload start\tload end\t")
+		section("0. Machine noise floor, before each run: wake-up lateness (" + how + ") at SCHED_OTHER (floor) and, when permitted, SCHED_FIFO (FIFO), as cyclictest measures it without and with -p; CPU steal, load average")
+		fmt.Fprintln(tw, "run\tfloor p50\tfloor p99\tfloor max\tsteal\tload start\tload end\tFIFO p50\tFIFO p99\tFIFO max\t")
+		var refused string
 		for _, ri := range r.Runs {
 			p50, p99, mx := "-", "-", "-"
 			if ri.Floor.Wakeups > 0 {
 				p50, p99, mx = fmtDur(ri.Floor.P50), fmtDur(ri.Floor.P99), fmtDur(ri.Floor.Max)
 			}
+			f50, f99, fmx := "-", "-", "-"
+			if ri.FloorFIFO.Wakeups > 0 {
+				f50, f99, fmx = fmtDur(ri.FloorFIFO.P50), fmtDur(ri.FloorFIFO.P99), fmtDur(ri.FloorFIFO.Max)
+			} else if ri.FIFOWhy != "" {
+				f50, refused = "not permitted", ri.FIFOWhy
+			}
 			steal := "not reported"
 			if ri.Steal >= 0 {
 				steal = fmt.Sprintf("%.1f%%", 100*ri.Steal)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", ri.Run, p50, p99, mx, steal, ri.LoadStart[0], ri.LoadEnd[0])
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t\n", ri.Run, p50, p99, mx, steal, ri.LoadStart[0], ri.LoadEnd[0], f50, f99, fmx)
+		}
+		if refused != "" {
+			fmt.Fprintf(tw, "(SCHED_FIFO refused: %s; a realtime policy needs CAP_SYS_NICE or an RLIMIT_RTPRIO above 0)\n", refused)
 		}
 	}
 	// ratio is a figure over its run's floor p99, "-" without a floor.
@@ -447,13 +501,24 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	if len(r.Sched) > 0 {
 		section(fmt.Sprintf("4. Schedule precision: actual minus scheduled send time, open loop, constant arrivals for %v", r.Plan.SchedFor))
-		fmt.Fprintln(tw, "run\trate/s\trequests\tfailed\tp50\tp99\tp99/floor p99\tmax\tclient CPU/request\tserver CPU/request\tspin (of a core)\tlargest window\twake-ups past deadline\twaits begun late\t")
+		fmt.Fprintln(tw, "run\trate/s\tdispatcher\trequests\tfailed\tp50\tp99\tfloor p99\tp99/floor p99\tmax\tclient CPU/request\tserver CPU/request\tspin (of a core)\tlargest window\twake-ups past deadline\twaits begun late\t")
 		for _, s := range r.Sched {
-			fmt.Fprintf(tw, "%d\t%g\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%d\t%d\t\n", s.Run, s.Rate, s.Requests, s.Failed, fmtDur(s.P50), fmtDur(s.P99), ratio(s.P99, s.Run), fmtDur(s.Max),
+			fl, q := "-", "-"
+			if f, ok := r.schedFloor(s.Run, s.Policy); ok {
+				fl, q = fmtDur(f.P99)+" "+f.Policy, fmt.Sprintf("%.3g×", float64(s.P99)/float64(f.P99))
+			}
+			fmt.Fprintf(tw, "%d\t%g\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%d\t%d\t\n", s.Run, s.Rate, orDash(s.Policy), s.Requests, s.Failed, fmtDur(s.P50), fmtDur(s.P99), fl, q, fmtDur(s.Max),
 				fmtDur(perToken(s.ClientCPU, int64(s.Requests))), fmtDur(perToken(s.ServerCPU, int64(s.Requests))),
 				100*s.SpinShare(), fmtDur(s.Dispatch.Window), s.Dispatch.WakePast, s.Dispatch.LateStart)
 		}
-		fmt.Fprintln(tw, "(spin: time the dispatcher spun before its deadlines over the run's wall time, a bound on its CPU; a send is late when its thread wake-up came after the deadline, or its wait began inside the spin window because the dispatcher came back late from the previous send; the rest of a late send is the spin or the hand-off to the send)")
+		fmt.Fprintln(tw, "(dispatcher: the scheduling policy its thread got; floor p99: the run's wake-up floor at that policy, SCHED_FIFO's for a realtime one when measured; spin: time the dispatcher spun before its deadlines over the run's wall time, a bound on its CPU; a send is late when its thread wake-up came after the deadline, or its wait began inside the spin window because the dispatcher came back late from the previous send; the rest of a late send is the spin or the hand-off to the send)")
+	}
+	if len(r.Burst) > 0 {
+		section("4. Burst release: requests built beforehand, released together behind one gate on connections opened beforehand; spread = a burst's last send minus its first")
+		fmt.Fprintln(tw, "run\trequests\tbursts\tdispatcher\tfailed\tspread p50\tspread max\t")
+		for _, b := range r.Burst {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%d\t%s\t%s\t\n", b.Run, b.Size, b.Bursts, orDash(b.Policy), b.Failed, fmtDur(b.SpreadP50), fmtDur(b.Spread))
+		}
 	}
 	if len(r.Size) > 0 {
 		section("5. Trace size (zstd file bytes / output tokens)")

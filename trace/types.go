@@ -243,6 +243,12 @@ type Record struct {
 // error, a timeout, a malformed reply).
 const TokenizeUnavailable = -1
 
+// OptDispatcherPolicy is the Options key of the scheduling policy the
+// replay's dispatcher thread ran at (SCHED_FIFO, SCHED_RR, "nice -20" or
+// SCHED_OTHER); absent in traces of runs without a rate or log-replay
+// phase, and in those written before it was recorded.
+const OptDispatcherPolicy = "dispatcher_policy"
+
 // Chunk is one streamed event (an SSE event or an NDJSON line) that carried
 // anything: text, reasoning text, usage or a finish signal.
 type Chunk struct {

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/llmreplay/llmreplay/trace"
 )
 
 // Issue 12 item 11: `replay --duration` bounds each open-loop phase in
@@ -31,12 +29,7 @@ func TestReplayDurationAndByRate(t *testing.T) {
 		!strings.Contains(e, "7 requests sent, 7 ok, 0 failed") || strings.Contains(e, "not sent (stopped)") {
 		t.Errorf("replay stderr:\n%s", e)
 	}
-	r, err := trace.Open(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := r.Header()
-	r.Close()
+	h := traceHeader(t, tr)
 	if h.Options["duration"] != "1s" || len(h.Phases) != 2 || h.Phases[0].Requests != 2 || h.Phases[1].Requests != 5 {
 		t.Errorf("trace header: duration %q, phases %+v; want 1s and 2, 5 requests planned", h.Options["duration"], h.Phases)
 	}

@@ -47,6 +47,7 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.DurationVar(&c.Grace, "grace", replay.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cut (0: at once)")
 	fs.IntVar(&c.Warmup, "warmup", 0, "requests sent one at a time before the measured ones (recorded as warm-up)")
 	fs.BoolVar(&c.Prewarm, "prewarm", true, "open the connections a phase needs before it starts, so TCP set-up is not in TTFT")
+	fs.BoolVar(&c.NormalPriority, "normal-priority", false, "keep the dispatcher's thread at the normal scheduling policy (by default it asks for SCHED_FIFO, then SCHED_RR, then nice -20, where permitted)")
 	fs.BoolVar(&c.Insecure, "insecure", false, "accept self-signed TLS certificates")
 	fs.StringVar(&f.s.Salt, "salt", "on", "on: fill each prompt's salt slot from a per-run seed so an earlier run's prefix cache cannot help; off: send prompts verbatim (cache studies)")
 	fs.Int64Var(&c.SaltSeed, "salt-seed", 0, "seed for the salt words (default: random, recorded in the trace)")

@@ -54,6 +54,7 @@ func newSelftestCmd() *cobra.Command {
 	f.IntVar(&cfg.FloorWakeups, "floor-wakeups", 0, "wake-ups of the machine-noise measurement before each run, one every 2 ms (default 5000; 250 with --short)")
 	f.IntSliceVar(&cfg.Sections, "section", nil, "run only these sections (1-6)")
 	f.StringVar(&cfg.Timestamps, "timestamps", replay.TimestampsAuto, "every replay's source of chunk times, as replay's --timestamps (kernel, user, auto); section 3 shows both sources of the same run wherever kernel stamps are on")
+	f.BoolVar(&cfg.NormalPriority, "normal-priority", false, "every replay's dispatcher thread stays at the normal scheduling policy, as replay's --normal-priority (to compare with the realtime one it asks for by default)")
 	f.DurationVar(&cfg.ScrapeInterval, "server-metrics-interval", 0, "scrape the simulator's /metrics this often during every replay, as replay --server-metrics does, to measure what scraping costs the timestamps (0: no scraping)")
 	cmd.AddCommand(&cobra.Command{
 		Use:                "sim-child",
