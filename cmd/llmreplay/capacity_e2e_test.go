@@ -247,7 +247,7 @@ func TestCapacityServerFailsEverything(t *testing.T) {
 // A loaded machine can only slow the in-process simulator (never speed
 // it), so it may lower what a search sees; the test allows the interval
 // to end one user below the truth, never above it (docs/CAPACITY.md; the
-// coverage over seeded runs: capacity/live TestCapacityCoverage). The
+// coverage over seeded runs: capacity/live BenchmarkCapacityCoverage). The
 // trace states the round rule, and every level ran the 8 rounds a
 // decision needs or more.
 func TestCapacityAgainstSimTruth(t *testing.T) {
@@ -311,7 +311,7 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 // simulator's pace every latency grows and the interval can end below
 // the truth; the test allows one resolution step (3 req/s) below it
 // there, as the concurrency test allows one user. Coverage over many
-// seeded runs: TestRateCoverage (capacity/live).
+// seeded runs: BenchmarkRateCoverage (capacity/live).
 func TestCapacityRateAgainstModel(t *testing.T) {
 	bin := builtBinary(t)
 	p, err := sim.LookupProfile("llamacpp-rtx5090-q4km")
