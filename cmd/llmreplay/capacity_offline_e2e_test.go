@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,30 +25,52 @@ import (
 // capTraces are the capacity traces the offline tests read: one search
 // that found its answer, one its budget stopped. Both come from the
 // built binary against the simulator (llama.cpp profile at time scale
-// 0.1, 32 output tokens: a few seconds each), once per test run.
+// 0.1, 32 output tokens: a few seconds each), once per test run and
+// shared by the tests that only read them (they never write to them).
 type capTraces struct {
 	bin, found, budget, answer string
 }
 
+var (
+	capTracesOnce sync.Once
+	capTracesMade capTraces
+	capTracesErr  string
+)
+
 func makeCapTraces(t *testing.T) capTraces {
 	t.Helper()
 	bin := builtBinary(t)
-	dir := t.TempDir()
-	c := capTraces{bin: bin, found: filepath.Join(dir, "cap.trace.zst"), budget: filepath.Join(dir, "budget.trace.zst")}
-	args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
-		"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s", "-q"}
-	out, errs, code := runCap(t, bin, append(args, "-o", c.found)...)
-	if code != 0 {
-		t.Fatalf("capacity: exit %d\n%s\n%s", code, out, errs)
+	capTracesOnce.Do(func() {
+		capTracesErr = "making the capacity traces stopped: see the first test that asked for them"
+		dir, err := os.MkdirTemp("", "llmreplay-cap-")
+		if err != nil {
+			capTracesErr = err.Error()
+			return
+		}
+		removeAfterRun(dir)
+		c := capTraces{bin: bin, found: filepath.Join(dir, "cap.trace.zst"), budget: filepath.Join(dir, "budget.trace.zst")}
+		args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
+			"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s", "-q"}
+		out, errs, code := runCap(t, bin, append(args, "-o", c.found)...)
+		if code != 0 {
+			capTracesErr = fmt.Sprintf("capacity: exit %d\n%s\n%s", code, out, errs)
+			return
+		}
+		if c.answer = answerRE.FindString(out); c.answer == "" {
+			capTracesErr = "capacity printed no answer:\n" + out
+			return
+		}
+		out, errs, code = runCap(t, bin, append(args, "--max-requests", "200", "-o", c.budget)...)
+		if code != 1 || !strings.Contains(out, "could not determine") {
+			capTracesErr = fmt.Sprintf("budget run: exit %d\n%s\n%s", code, out, errs)
+			return
+		}
+		capTracesMade, capTracesErr = c, ""
+	})
+	if capTracesErr != "" {
+		t.Fatal(capTracesErr)
 	}
-	if c.answer = answerRE.FindString(out); c.answer == "" {
-		t.Fatalf("capacity printed no answer:\n%s", out)
-	}
-	out, errs, code = runCap(t, bin, append(args, "--max-requests", "200", "-o", c.budget)...)
-	if code != 1 || !strings.Contains(out, "could not determine") {
-		t.Fatalf("budget run: exit %d\n%s\n%s", code, out, errs)
-	}
-	return c
+	return capTracesMade
 }
 
 // TestAnalyzeCapacityTrace: analyze with default flags on a capacity trace
@@ -58,6 +82,7 @@ func makeCapTraces(t *testing.T) capTraces {
 // and gives the bracket; json carries the answer, csv keeps stdout one
 // table; mistakes are one line and exit 2.
 func TestAnalyzeCapacityTrace(t *testing.T) {
+	t.Parallel()
 	c := makeCapTraces(t)
 	out, errs, code := runCap(t, c.bin, "analyze", c.found)
 	if code != 0 {
@@ -66,10 +91,14 @@ func TestAnalyzeCapacityTrace(t *testing.T) {
 	if !strings.HasPrefix(out, "summary (definitions: llmreplay)\n") {
 		t.Errorf("analyze's summary no longer comes first:\n%s", out)
 	}
+	// Warnings wrap at the terminal's width, and how many there are (so
+	// where the lines break) depends on how the machine kept pace: read
+	// them with their line breaks as spaces.
+	flat := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{c.answer, "capacity search in " + c.found, "SLO: ttft_p90<=1s (simulator time scale 0.1", "knee of aggregate throughput: ",
 		// the table's numbers are the profile's at time scale 0.1, and it says so
 		"the simulator (profile llamacpp-rtx5090-q4km) ran at time scale 0.1: every duration is 0.1× the profile's, so these latencies read 0.1× and these speeds 10×"} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(flat, strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("analyze lacks %q:\n%s", want, out)
 		}
 	}
@@ -165,6 +194,7 @@ func formatNum(f float64) string {
 // with markup is shown as text. An --capacity-slo with no capacity trace
 // among the inputs is refused.
 func TestReportCapacityTrace(t *testing.T) {
+	t.Parallel()
 	c := makeCapTraces(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "cap.html")
@@ -303,6 +333,7 @@ func readmeBlock(t *testing.T, prefix string) ([]string, []string) {
 // an answer within 2 users of the README's where it is measured (the
 // simulator's model fixes it; timing noise moves a bisection step).
 func TestREADMECapacityExample(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	args, shown := readmeBlock(t, "capacity ")
 	dir := t.TempDir()
@@ -368,6 +399,7 @@ func TestREADMECapacityExample(t *testing.T) {
 // a rate search on the fast profile where every level meets the SLO, and
 // a search against a server that fails every request.
 func TestAnalyzeCapacityOtherVerdicts(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	rate := filepath.Join(dir, "rate.trace.zst")
@@ -428,6 +460,7 @@ func pooledTrace(t *testing.T) string {
 // gave), and --resume refuses to continue it under the new rule, in one
 // error line naming capacity_rounds, exit 2, the trace untouched.
 func TestCapacityPooledTrace(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	tr := pooledTrace(t)
 	before, err := os.ReadFile(tr)
@@ -456,6 +489,7 @@ func TestCapacityPooledTrace(t *testing.T) {
 // not an interval reaching below it ("it lies in 0–4"), with exit 1,
 // in --from, analyze and report alike.
 func TestCapacityNoProbeDecided(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	tr := pooledTrace(t)
@@ -482,6 +516,7 @@ func TestCapacityNoProbeDecided(t *testing.T) {
 // by --from and by analyze, at once: the header is input, and a loop over
 // its levels once made analyze run for hours.
 func TestCapacityHostileRange(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	h, recs := readTrace(t, pooledTrace(t))
 	h.Options = maps.Clone(h.Options)
