@@ -22,9 +22,11 @@ import (
 // --api X` work against the simulator for every X the README lists beyond
 // the OpenAI ones, through the built binary.
 func TestAPIsReplayAndBenchThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	for _, api := range []string{"anthropic", "openai-responses", "tgi", "sglang", "trtllm"} {
 		t.Run(api, func(t *testing.T) {
+			t.Parallel() // each API against a simulator of its own
 			dir := t.TempDir()
 			simURL := startSim(t, bin)
 			// Raw-prompt APIs take the completion shape, chat APIs the default.
@@ -75,6 +77,7 @@ func TestAPIsReplayAndBenchThroughTheBinary(t *testing.T) {
 // as x-api-key with anthropic-version, never as a bearer token, and no
 // output or file of the run holds it.
 func TestAnthropicKeyGoesInXAPIKeyOnly(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	const key = "sk-ant-e2e-KEY-7b3c9d1e5f20a4"
 	simURL := startSim(t, bin)
@@ -141,6 +144,7 @@ func TestAnthropicKeyGoesInXAPIKeyOnly(t *testing.T) {
 // identity route with --identity; a raw-prompt workload to Triton also
 // finds its model ("ensemble") in the repository index, with no --model.
 func TestAPIAutoThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	chat := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
@@ -164,6 +168,7 @@ func TestAPIAutoThroughTheBinary(t *testing.T) {
 		{"anthropic", chat, "anthropic", "GET /v1/models lists typed models"},
 	} {
 		t.Run(c.identity+"-"+c.api, func(t *testing.T) {
+			t.Parallel() // each engine's identity on a simulator of its own
 			var args []string
 			if c.identity != "" {
 				args = []string{"--identity", c.identity}

@@ -49,6 +49,7 @@ var goNames = []string{"analyze.", "analyze:", "Options.", "Config.", "fielderr"
 // typed as --find-capacity and --concurrency). Nothing is sent: every
 // case fails before a server would be started.
 func TestWordingBadNamesNameTheFlag(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	tr := runsTrace(t, dir, 2)
@@ -141,6 +142,7 @@ func verdict(t *testing.T, bin string, args ...string) (string, int) {
 // top and the whole rule for a _mean or an --accept-point value; and
 // report's claims follow the same rule.
 func TestWordingCheckSamplesOneRule(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	tr := map[int]string{}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +24,43 @@ var (
 	binaryPath string
 	binaryErr  error
 )
+
+// binaryParallel is how many tests of this package run at once unless
+// -parallel says otherwise. Most tests run the built binary and wait on
+// it, on a simulator's real-time pace, or on a server of their own, far
+// more than they compute, so go test's default (GOMAXPROCS, 2 on the
+// project's machine) would leave the machine mostly idle.
+const binaryParallel = 8
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(binaryParallel, runtime.GOMAXPROCS(0))))
+	}
+	code := m.Run()
+	if binaryPath != "" && binaryErr == nil {
+		os.RemoveAll(filepath.Dir(binaryPath))
+	}
+	for _, d := range afterRun {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+// afterRun are folders made once per test run and shared by tests (see
+// makeCapTraces), removed when every test has ended.
+var (
+	afterRunMu sync.Mutex
+	afterRun   []string
+)
+
+func removeAfterRun(dir string) {
+	afterRunMu.Lock()
+	defer afterRunMu.Unlock()
+	afterRun = append(afterRun, dir)
+}
 
 // builtBinary builds llmreplay once per test run, so tests can run it as a
 // user does: its own process, its flags, its exit status.

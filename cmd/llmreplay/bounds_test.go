@@ -13,6 +13,7 @@ import (
 // burst of concurrency 10^8 started that many goroutines; now replay exits
 // 2 at once with one line naming the field, before any request.
 func TestHandEditedWorkloadRefused(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.workload.zst")

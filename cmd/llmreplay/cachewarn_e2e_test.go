@@ -14,6 +14,7 @@ import (
 // analyze says so (no_cache_hit_on_repeat, 4 requests); with the cache on,
 // the later requests hit the shared prefix and it does not.
 func TestNoCacheHitOnRepeatThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	wl := filepath.Join(dir, "w.jsonl.zst")

@@ -51,6 +51,7 @@ var answerRE = regexp.MustCompile(`max concurrency meeting the SLO: (\d+) \(95% 
 // of the one trace, and --from on that trace recomputes the same answer
 // without a server; analyze reads it.
 func TestCapacitySearchThroughBinary(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	tr := filepath.Join(t.TempDir(), "cap.trace.zst")
 	args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
@@ -118,6 +119,7 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 // budget that runs out:
 // each says so; the budget one is "could not determine" with exit 1.
 func TestCapacityOutcomesThroughBinary(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	for _, tc := range []struct {
 		name    string
@@ -138,6 +140,7 @@ func TestCapacityOutcomesThroughBinary(t *testing.T) {
 		{"budget below one probe", []string{"--slo", "ttft_p90<=60s", "--max-requests", "10"}, 1, "could not determine (the budget ran out before the first probe finished: raise it above one probe's requests or time); it lies in 0–64 (no level shown to meet it yet)", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case a search of its own
 			tr := filepath.Join(t.TempDir(), "c.trace.zst")
 			out, errs, code := runCap(t, bin, append([]string{"capacity", "--profile", "fast", "--max-tokens", "16", "-o", tr}, tc.args...)...)
 			if code != tc.code || !strings.Contains(out, tc.want) {
@@ -160,6 +163,7 @@ func TestCapacityOutcomesThroughBinary(t *testing.T) {
 // --model to skip asking it: one line in the flags' words (as replay
 // says it), exit 2, no table, and no trace written or named.
 func TestCapacityServerUnreachable(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -184,6 +188,7 @@ func TestCapacityServerUnreachable(t *testing.T) {
 // TestCapacityBadInput: each mistake is one line on stderr, exit 2, and
 // nothing is sent or written.
 func TestCapacityBadInput(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	plain := filepath.Join(t.TempDir(), "plain.trace.zst")
 	if _, e, code := runCap(t, bin, "replay", "--help"); code != 0 {
@@ -222,6 +227,7 @@ func TestCapacityBadInput(t *testing.T) {
 // request: a clear "could not determine: errors came first" verdict,
 // exit 1, and the trace of what ran kept and readable.
 func TestCapacityServerFailsEverything(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"overloaded"}`, http.StatusInternalServerError)
@@ -251,6 +257,7 @@ func TestCapacityServerFailsEverything(t *testing.T) {
 // trace states the round rule, and every level ran the 8 rounds a
 // decision needs or more.
 func TestCapacityAgainstSimTruth(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	p, err := sim.LookupProfile("llamacpp-rtx5090-q4km")
 	if err != nil {
@@ -313,6 +320,7 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 // there, as the concurrency test allows one user. Coverage over many
 // seeded runs: BenchmarkRateCoverage (capacity/live).
 func TestCapacityRateAgainstModel(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	p, err := sim.LookupProfile("llamacpp-rtx5090-q4km")
 	if err != nil {
@@ -377,6 +385,7 @@ func TestCapacityRateAgainstModel(t *testing.T) {
 // with bench's flags (the range from --concurrency), its trace under
 // --results; a sweep-only flag with it is refused.
 func TestBenchFindCapacity(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	out, errs, code := runCap(t, bin, "bench", "--profile", "fast", "--max-tokens", "16", "--concurrency", "1,4", "--results", dir, "--find-capacity", "ttft_p90<=60s", "-q")
@@ -395,6 +404,7 @@ func TestBenchFindCapacity(t *testing.T) {
 // trace holds every round that finished; --from on it says the trace ends
 // before the search did, and --resume finishes the search.
 func TestCapacityCtrlCKeepsRounds(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	tr := filepath.Join(t.TempDir(), "c.trace.zst")
 	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
@@ -456,6 +466,7 @@ const simBusyText = "warning: the simulator ran behind its model"
 // is needed for: every engine step due while it is stopped ends late, so
 // the latencies the search judges are the stops', not the model's.
 func TestCapacityWarnsSimulatorBehind(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--axis", "rate",
 		"--round-duration", "2s", "--range", "44:47", "--resolution", "3", "--slo", "ttft_p90<=1s", "-q",

@@ -19,6 +19,7 @@ var capShort = []string{"capacity", "--time-scale", "0.1", "--max-tokens", "16",
 // existing file without --force (one line, exit 2, the file untouched and
 // nothing else written), and --force replaces it with a trace.
 func TestCapacityNeverOverwrites(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	kept := filepath.Join(dir, "mine.trace.zst")
@@ -88,6 +89,7 @@ var traceLineRE = regexp.MustCompile(`(?m)^trace: (\S+) \(answer again`)
 // run's file alone. The names of every second around the run are taken
 // beforehand, so the collision happens however late the binary starts.
 func TestCapacityDefaultNameTaken(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	results := t.TempDir()
 	now := time.Now()
@@ -130,6 +132,7 @@ func TestCapacityDefaultNameTaken(t *testing.T) {
 // server unreachable, no --model) removes the name it claimed under
 // --results.
 func TestCapacityFailedRunLeavesNothing(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	results := t.TempDir()
 	_, errs, code := runCap(t, bin, "capacity", "--url", "http://127.0.0.1:1/v1", "--slo", "ttft_p90<=1s", "--results", results)

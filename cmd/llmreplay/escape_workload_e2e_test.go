@@ -15,6 +15,7 @@ import (
 // request carrying spoofID must be shown escaped by all of them; the JSON
 // outputs must still decode to the exact strings.
 func TestWorkloadInspectEscapes(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "w.workload.zst")

@@ -11,6 +11,7 @@ import (
 // not a trace exits 2 with one line and does not create its -o folder
 // (before, the folder was made first and left empty).
 func TestExportBadInputLeavesNoFolder(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	notTrace := filepath.Join(dir, "notes.txt")

@@ -51,6 +51,7 @@ func formulaTrace(t *testing.T, path, text string) {
 // model ids, finish reasons and scrape strings reached the cells as they
 // were.
 func TestExportCSVGuardsFormulas(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	var traces []string
@@ -108,6 +109,7 @@ func TestExportCSVGuardsFormulas(t *testing.T) {
 // trace merge refuse it, and the trace is left as it was. Before the fix
 // the trace was replaced by the table.
 func TestExportNeverOverwritesInput(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "tables")

@@ -66,6 +66,7 @@ func recordingProxy(t *testing.T, simURL string) (string, func() []seenRequest) 
 // every API, through the binary, and the trace header records them with the
 // secrets redacted; the secret reaches no output and no file.
 func TestHeaderAndExtraBodyReachEveryAPI(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	simURL := startSim(t, bin)
 	const secret = "tok-e2e-SECRET-9f8e7d6c5b4a"
@@ -143,6 +144,7 @@ func TestHeaderAndExtraBodyReachEveryAPI(t *testing.T) {
 // flag and the fix, exit status 2, before anything is sent or written, and
 // the refused value (which may be a key) is not echoed.
 func TestHeaderAndExtraBodyRefusals(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	simURL := startSim(t, bin)
 	srv, seen := recordingProxy(t, simURL)
@@ -203,6 +205,7 @@ func TestHeaderAndExtraBodyRefusals(t *testing.T) {
 // extra body holding a secret is refused there (exit 2, no file), while a
 // routing header and an @FILE body go through.
 func TestKubeJobRefusesSecretHeaders(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
@@ -236,6 +239,7 @@ func TestKubeJobRefusesSecretHeaders(t *testing.T) {
 
 // bench takes the same --header and --extra-body as replay.
 func TestBenchSendsHeaderAndExtraBody(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	srv, seen := recordingProxy(t, startSim(t, bin))
 	dir := t.TempDir()

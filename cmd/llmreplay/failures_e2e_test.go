@@ -21,6 +21,7 @@ import (
 // HTTP 400; the run sends every request, exits 0, the trace holds each
 // refusal as an http-status error, and analyze counts them.
 func TestPromiseFailuresAreData(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	var n atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

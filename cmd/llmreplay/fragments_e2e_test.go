@@ -42,6 +42,7 @@ func fragmentLeak(b []byte) string {
 // binary: no 12-byte piece of the key reaches the trace (compressed or
 // not), trace cat/info, analyze, stdout or stderr.
 func TestSecretFragmentsNeverWritten(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	var n atomic.Int64
 	esc := func(s string) string {

@@ -18,6 +18,7 @@ import (
 // and why. Before the fix the queue chart drew y="-Inf" and ticks of
 // "+InfM".
 func TestReportDropsAbsurdGauges(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "g.trace.zst")

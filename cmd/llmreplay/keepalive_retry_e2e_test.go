@@ -96,6 +96,7 @@ func (s *closingServer) serve(c net.Conn) {
 // request after the first on a kept-alive connection was recorded as
 // "reset".
 func TestClosedKeepAliveRetried(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	srv := newClosingServer(t)
 	dir := t.TempDir()

@@ -35,6 +35,7 @@ func withFlag(args []string, flag, value string) []string {
 // echoing the secret), as a credential header after -- already is. A query
 // value that is not a credential (Azure's api-version) is kept.
 func TestKubeJobRefusesURLCredentials(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	wl := kubeWorkload(t, bin, dir)
@@ -77,6 +78,7 @@ func TestKubeJobRefusesURLCredentials(t *testing.T) {
 // the key the label of every trace. The Job's own $(JOB_COMPLETION_INDEX)
 // is still expanded.
 func TestKubeJobKeepsValuesLiteral(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	wl := kubeWorkload(t, bin, dir)
@@ -137,6 +139,7 @@ func TestKubeJobKeepsValuesLiteral(t *testing.T) {
 // API the workload's shape cannot use, resource quantities Kubernetes
 // cannot read, and an image name no registry can hold.
 func TestKubeJobChecksAsReplayWould(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	wl := kubeWorkload(t, bin, dir) // burst:4, one repeat: 4 requests, chat-shaped

@@ -20,6 +20,7 @@ import (
 // the order of the trace's own clock readings and the simulator's cache
 // counts, never on durations.
 func TestLogSessionsAgainstSim(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	sim := startSim(t, bin)
 	dir := t.TempDir()
@@ -137,6 +138,7 @@ func replayLogSessions(t *testing.T, bin, sim, dir, scale string) {
 // A log with a broken session structure is refused through the binary:
 // exit 2, one line naming the problem and the fix, no workload written.
 func TestLogSessionsBadInput(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	for file, want := range map[string]string{

@@ -65,6 +65,7 @@ func writeShard(t *testing.T, dir, name string, s shardFile) string {
 // of these merged, the first as "clock alignment: exact" with aggregate
 // tok/s read over a ten-minute window.
 func TestMergeRefusesShardsOfDifferentRuns(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	const at = "2026-12-03T10:00:00Z"

@@ -21,6 +21,7 @@ import (
 // good response beside it is kept, and every command reads the trace:
 // trace info, trace cat, analyze and check.
 func TestHostileResponsesLeaveReadableTraces(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	chunk := func(s string) string {
 		return fmt.Sprintf("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", s)

@@ -23,6 +23,7 @@ import (
 // the same commands). The normal model's TTFT (36 ms plus
 // 17.2 µs a token: ≈ 40, 56, 226 ms) grows as input^~0.4 and it does not.
 func TestPrefillSuperlinearThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	quad := startSim(t, bin, "--quadratic-prefill", "80ns")

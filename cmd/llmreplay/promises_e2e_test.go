@@ -60,6 +60,7 @@ func countRecords(t *testing.T, path string) (n int, truncated bool) {
 // that finished more than 1.5 s before the kill is in the trace, and
 // analyze reads it.
 func TestPromiseSIGKILLLosesAtMostTheLastSecond(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	srv := &pacedServer{tokens: 20, gap: 10 * time.Millisecond}
 	ts := httptest.NewServer(srv)
@@ -99,6 +100,7 @@ func TestPromiseSIGKILLLosesAtMostTheLastSecond(t *testing.T) {
 // runs under a 64 KiB file-size limit (Go ignores SIGXFSZ, so the write
 // fails with EFBIG as on a full disk).
 func TestPromiseFullDiskStopsTheRun(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	srv := &pacedServer{tokens: 40, gap: time.Millisecond}
 	ts := httptest.NewServer(srv)
@@ -161,6 +163,7 @@ func TestPromiseFullDiskStopsTheRun(t *testing.T) {
 // nowhere"; a key in the URL's password is used the same way, model
 // discovery included (the first version sent /v1/models without it).
 func TestPromiseKeyFromURLOrEnvEverywhereButFiles(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	const key = "sk-e2e-URLKEY-5c1d9e7a3b20f4"
 	for _, how := range []string{"url", "env"} {
@@ -212,6 +215,7 @@ func TestPromiseKeyFromURLOrEnvEverywhereButFiles(t *testing.T) {
 // README: "Ctrl-C closes it cleanly": exit status 130, a trace that reads
 // to its end (no cut-short tail), in-flight requests recorded as cancelled.
 func TestPromiseCtrlC(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	srv := &pacedServer{tokens: 100000, gap: 20 * time.Millisecond} // never ends by itself
 	ts := httptest.NewServer(srv)
@@ -265,6 +269,7 @@ func TestPromiseCtrlC(t *testing.T) {
 // leaves the workload, trace, table and JSON under results/. The shape is
 // checked, not the numbers.
 func TestPromiseREADMEBench(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "bench")
@@ -330,6 +335,7 @@ func TestPromiseREADMEBench(t *testing.T) {
 // simulator starts or anything prints that a run began; each bad flag is
 // named alone, exit 2, and no results folder appears.
 func TestBenchBadInputBeforeStart(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	for _, c := range []struct {
 		args []string
@@ -368,6 +374,7 @@ func TestBenchBadInputBeforeStart(t *testing.T) {
 // trace header records what was sent. The simulator honours cache_prompt
 // as llama-server does.
 func TestPromiseCacheStudiesReachTheCache(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	url := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km")
 	dir := t.TempDir()
@@ -406,6 +413,7 @@ func TestPromiseCacheStudiesReachTheCache(t *testing.T) {
 // and one that sends the whole answer at the end (not_streamed), each
 // replayed with default flags, are named by analyze.
 func TestPromiseTrustWarnings(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:2", "--repeats", "1")
@@ -430,6 +438,7 @@ func TestPromiseTrustWarnings(t *testing.T) {
 // 20/s: every record has its scheduled time at 50 ms steps and a send time
 // not before it, and analyze reports ttft_sched ≥ ttft.
 func TestPromiseScheduledAndActualTimes(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	url := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()
@@ -482,6 +491,7 @@ func TestPromiseScheduledAndActualTimes(t *testing.T) {
 // later: analyze's TTFT is at least 300 ms (a lower bound, which a busy
 // machine can only lengthen).
 func TestPromiseTTFTFromFirstText(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

@@ -21,6 +21,7 @@ import (
 // ?api-version= works), discovery included, and no query value reaches the
 // trace, stdout or stderr.
 func TestURLQueryKeptAndSecret(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	const secret = "qs-secret-0123456789abcdef"
 	var mu sync.Mutex

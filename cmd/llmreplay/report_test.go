@@ -154,6 +154,7 @@ func TestReportCLI(t *testing.T) {
 // it (a trace named report.html, a label=path input named by -o): one line
 // on stderr naming the file and the way out, exit 2, the file untouched.
 func TestReportDefaultPath(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := filepath.Join(t.TempDir(), "runs")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -263,6 +264,7 @@ func findChromium() string {
 // (REPORT_SHOT names the file; default in the test's temp dir). Without a
 // browser it skips locally and fails under CI=true.
 func TestReportInBrowser(t *testing.T) {
+	t.Parallel()
 	chrome := findChromium()
 	if chrome == "" {
 		if os.Getenv("CI") == "true" {

@@ -72,6 +72,7 @@ func (s *keyEchoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // server_metrics.csv and .parquet, analyze, report, stdout or stderr. The
 // scrapes are still there, with the key's place marked.
 func TestKeyNeverStoredFromScrapesOrExtraBody(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	ts := httptest.NewServer(&keyEchoServer{})
 	defer ts.Close()

@@ -63,6 +63,7 @@ const (
 // decode to the exact id. Before the fix only the bidirectional format
 // characters were escaped, and these reached every output raw.
 func TestInvisibleFormatCharsEscaped(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	tr := spoofTrace(t, dir, "z.trace.zst", invisibleID, invisibleID)
@@ -147,6 +148,7 @@ func spoofTrace(t *testing.T, dir, name, label, text string) string {
 // and the HTML as text. Before the fix html/template escaped the HTML but
 // passed the control and bidi characters into the page.
 func TestReportEscapesServerStrings(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	tr := spoofTrace(t, dir, "spoof.trace.zst", spoofID, spoofID)
@@ -186,6 +188,7 @@ func TestReportEscapesServerStrings(t *testing.T) {
 // spreadsheet). The numbers are unchanged. Before the fix the cell held
 // the raw characters.
 func TestAnalyzeCSVEscapes(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	formula := `=HYPERLINK("http://evil.example/","click")`
@@ -228,6 +231,7 @@ func TestAnalyzeCSVEscapes(t *testing.T) {
 // and a program decoding the JSON still gets the exact string. Before the
 // fix U+202E and the other bidi controls were written raw.
 func TestJSONOutputsEscapeBidi(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	tr := spoofTrace(t, t.TempDir(), "s.trace.zst", spoofID, spoofID)
 	for _, args := range [][]string{
@@ -296,6 +300,7 @@ func countString(v any, s string) int {
 // token. Before the fix the named-but-unset variable was ignored and the
 // run went unauthenticated.
 func TestAPIKeyEnvUnset(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	var mu sync.Mutex
 	var auth []string
@@ -436,6 +441,7 @@ func commandsWithFlag(root *cobra.Command, flag string) []string {
 // person can tell it from a server that sent U+202E itself, which is shown
 // as \u202e. Before, both printed the same.
 func TestEscapeLookalikeText(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	fake := spoofTrace(t, dir, "fake.trace.zst", "", `fake\u202e`)

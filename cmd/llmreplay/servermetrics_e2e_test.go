@@ -15,6 +15,7 @@ import (
 // usage, in words in the summary's block, beside TTFT in the wide table
 // (analyze --wide, with a note saying what the column is), and in the JSON.
 func TestBenchShowsServerState(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	res := filepath.Join(t.TempDir(), "results")
 	// 512 tokens: each burst lasts over a second, so several 250 ms
@@ -94,6 +95,7 @@ func TestBenchShowsServerState(t *testing.T) {
 // server queued requests and says it looks like 2 slots; trace info counts
 // the scrapes and trace cat --server-metrics prints them as JSON lines.
 func TestReplayServerMetricsQueueing(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	simURL := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km", "--slots", "2")
 	dir := t.TempDir()
@@ -166,6 +168,7 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 // TestServerMetricsFlags: off means no scrape and no announcement; a bad
 // value is bad input naming the flag (exit 2) and nothing is written.
 func TestServerMetricsFlags(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	simURL := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()

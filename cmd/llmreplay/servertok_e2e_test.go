@@ -98,6 +98,7 @@ func (s *thaiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // counts the prompts 40 tokens longer than the workload gets
 // prompt_not_exact.
 func TestServerTokenizerJudgesUsage(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	o200k, err := tokenize.Load("o200k_base")
@@ -239,6 +240,7 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 // TestServerTokenizeBadValue: a --server-tokenize the engine does not know
 // is refused before anything is sent, naming the flag and the fix.
 func TestServerTokenizeBadValue(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:1", "--repeats", "1")
@@ -255,6 +257,7 @@ func TestServerTokenizeBadValue(t *testing.T) {
 // finds the count-up's usage backed by its one-token events: no
 // usage_mismatch, every response judged stream.
 func TestBenchAsksServerTokenizer(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	res := filepath.Join(dir, "res")
@@ -294,6 +297,7 @@ func TestBenchAsksServerTokenizer(t *testing.T) {
 // by bounds: 160 tokens claimed for a count-up of 16 tokens, "1, 2, … 8,"
 // about 2 bytes a token, far past one token per byte).
 func TestInflatedUsageCaughtEitherWay(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:2", "--repeats", "1")
@@ -345,6 +349,7 @@ func TestInflatedUsageCaughtEitherWay(t *testing.T) {
 // workload's filler words are one token in both vocabularies, so here the
 // counts agree: 64 and 64).
 func TestSimulatorWithQwen3Vocabulary(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	qwenPath, err := filepath.Abs("../../workload/tokenize/testdata/qwen3/tokenizer.json.zst")

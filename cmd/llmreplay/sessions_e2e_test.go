@@ -77,6 +77,7 @@ func simMetric(t *testing.T, base, name string) float64 {
 // the shared system prompt. The numbers come from the simulator's model
 // (default profile vllm-rtx5090-bf16, blocks of 16 tokens), not from time.
 func TestSessionsAgainstSim(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	sim := startSim(t, bin)
 	dir := t.TempDir()
@@ -228,6 +229,7 @@ func (s *dropServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // recorded as the failure it was, the session's later turns as not sent
 // with the reason, and nothing of the workload is missing from the trace.
 func TestSessionDroppedMidway(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	srv := &dropServer{}
 	ts := httptest.NewServer(srv)
@@ -296,6 +298,7 @@ func TestSessionDroppedMidway(t *testing.T) {
 // Bad session settings: one line naming the flag and the fix, exit 2, no
 // file written.
 func TestSessionBadFlags(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "x.workload.zst")
@@ -335,6 +338,7 @@ func TestSessionBadFlags(t *testing.T) {
 // prompt lengths make the cold first turns a line to read the warm turns
 // against. Judged on the model with wide margins, never on wall time.
 func TestAnalyzeByTurnAgainstSim(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	const profile = "llamacpp-rtx5090-q4km"
 	p, err := sim.LookupProfile(profile)

@@ -16,6 +16,7 @@ import (
 // with --wide (or --format table); bench --wide prints the wide table.
 // Every summary line fits 100 columns.
 func TestSummaryAfterEveryRun(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	url := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()

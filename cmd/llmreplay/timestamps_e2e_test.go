@@ -95,6 +95,7 @@ func checkKernelStamped(t *testing.T, h trace.Header, recs []trace.Record, perCh
 // user-space time kept beside it; --timestamps user records user-space
 // times only; a source that is not one is refused before anything runs.
 func TestKernelTimestampsE2E(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}
@@ -171,6 +172,7 @@ func TestKernelTimestampsE2E(t *testing.T) {
 // delays. Moving the kernel stamps alone once left only the first
 // round's (21 of 344 requests here).
 func TestCapacityKeepsChunkUserTimes(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}
@@ -194,6 +196,7 @@ func TestCapacityKeepsChunkUserTimes(t *testing.T) {
 // Under TLS the stamp is that of the TCP read that completed the TLS
 // record holding the event's last byte: the same bound as on plain TCP.
 func TestKernelTimestampsTLS(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}

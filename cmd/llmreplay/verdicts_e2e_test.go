@@ -135,6 +135,7 @@ func checkVerdicts(t *testing.T, what, out string) int {
 // 366 requests of each replay, and the question here is the number of
 // samples, which the server's speed does not change.
 func TestREADMEPipelineGivesVerdicts(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	claimsDir := filepath.Join(dir, "traces", "claims")

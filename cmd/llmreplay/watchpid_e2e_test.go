@@ -53,6 +53,7 @@ func startSimProcess(t *testing.T, bin string) (string, int) {
 // samples and analyze reports the process's peak memory. A pid that is
 // not running is bad input naming the flag.
 func TestWatchPID(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("--watch-pid reads Linux /proc")
 	}
