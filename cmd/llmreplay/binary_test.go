@@ -95,6 +95,16 @@ func builtBinary(t *testing.T) string {
 // base URL; the process ends with the test.
 func startSim(t *testing.T, bin string, args ...string) string {
 	t.Helper()
+	u, _ := startSimProcess(t, bin, args...)
+	return u
+}
+
+// simAddr is how `llmreplay sim` says where it listens.
+var simAddr = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+
+// startSimProcess is startSim that also gives the simulator's pid.
+func startSimProcess(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, append([]string{"sim", "--addr", "127.0.0.1:0"}, args...)...)
 	out, err := cmd.StdoutPipe()
@@ -109,8 +119,8 @@ func startSim(t *testing.T, bin string, args ...string) string {
 	go func() {
 		sc := bufio.NewScanner(out)
 		found := false
-		for sc.Scan() {
-			if u := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(sc.Text()); u != "" && !found {
+		for sc.Scan() { // read to the end, so the simulator never blocks on a full pipe
+			if u := simAddr.FindString(sc.Text()); u != "" && !found {
 				found = true
 				urls <- u
 			}
@@ -118,11 +128,11 @@ func startSim(t *testing.T, bin string, args ...string) string {
 	}()
 	select {
 	case u := <-urls:
-		return u
+		return u, cmd.Process.Pid
 	case <-time.After(60 * time.Second):
 		t.Fatal("the simulator printed no address within 60 s")
 	}
-	return ""
+	return "", 0
 }
 
 // pacedServer streams `tokens` one-token chunks `gap` apart per request and

@@ -23,7 +23,8 @@ import (
 // the same commands). The normal model's TTFT (36 ms plus
 // 17.2 µs a token: ≈ 40, 56, 226 ms) grows as input^~0.4 and it does not.
 func TestPrefillSuperlinearThroughTheBinary(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it judges wall-clock latencies against the model, so
+	// it runs in the package's serial phase, beside no other test of it.
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	quad := startSim(t, bin, "--quadratic-prefill", "80ns")
