@@ -191,6 +191,12 @@ type TraceInfo struct {
 	// the server, so they are neither ok nor failures in any measure.
 	NotSent   int  `json:"not_sent,omitempty"`
 	Truncated bool `json:"truncated,omitempty"`
+	// SentByCut is, for a trace cut short (1.6), how many measured
+	// requests had been sent by its last flush, CutAt when that was (run
+	// clock, ns); nil when the trace does not say (older formats, a whole
+	// trace).
+	SentByCut *int64 `json:"sent_by_cut,omitempty"`
+	CutAt     int64  `json:"cut_at_ns,omitempty"`
 	// Damaged says which entries of the file could not be read (skipped
 	// between good ones, or the file unreadable past a point); "" when
 	// every byte was read. The analysis uses every record that could be.
@@ -269,6 +275,8 @@ type TraceAcc struct {
 	// firstTokens are when each phase's first tokens arrived
 	// (serverstate.go, server_ttft_differs).
 	firstTokens []tokenSpan
+	// late tallies chunks read late and responses' ends (clientlate.go).
+	late clientLate
 }
 
 // Trace starts a trace with the given label ("" = the header's label).
@@ -337,8 +345,15 @@ func (t *TraceAcc) partial() (planned int, msg string) {
 	switch {
 	case t.info.Damaged != "":
 		return planned, fmt.Sprintf("damaged: %s; %d of %d requests could be read", t.info.Damaged, measured, planned)
+	case measured < planned && t.info.Truncated && t.info.SentByCut != nil:
+		// The last flush said how many were sent by then: those without a
+		// record were in flight when the run died, not never sent.
+		msg := trace.CutSummary(int64(measured), int64(t.info.Records-t.info.Warmup), int64(planned), *t.info.SentByCut, t.info.CutAt)
+		return planned, msg
 	case measured < planned && t.info.Truncated:
 		return planned, fmt.Sprintf("cut off after %d of %d requests (the run crashed or is still running): %d missing", measured, planned, planned-measured)
+	case measured < planned && t.header.Minor < 6:
+		return planned, fmt.Sprintf("stopped after %d of %d requests: %d never sent (or in flight when the run was killed: a trace of format 1.%d does not tell the two apart)", measured, planned, planned-measured, t.header.Minor)
 	case measured < planned:
 		return planned, fmt.Sprintf("stopped after %d of %d requests: %d never sent", measured, planned, planned-measured)
 	case t.info.Truncated:
@@ -516,6 +531,7 @@ func (t *TraceAcc) Add(rec *trace.Record) {
 		t.info.NotSent++
 		return
 	}
+	t.late.observe(rec)
 	a := t.a
 	r := t.runFor(rec.Phase)
 	f := &a.f
@@ -1138,6 +1154,9 @@ func (a *Analyzer) AddReader(label, path string, r *trace.Reader) error {
 		acc.Add(r.Record())
 	}
 	acc.SetTruncated(r.Truncated())
+	if p, ok := r.Progress(); ok && r.Truncated() && p.Sent >= 0 {
+		acc.info.SentByCut, acc.info.CutAt = &p.Sent, p.T
+	}
 	if n, first := r.Skipped(); n > 0 {
 		acc.SetDamaged(fmt.Sprintf("%d %s could not be read and %s skipped (the first: %v)", n, plural(n, "entry", "entries"), plural(n, "was", "were"), first))
 	}

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"math"
+
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -53,6 +55,9 @@ type facts struct {
 
 	t []int64 // content chunk arrival times
 	k []int   // tokens per content chunk (server count, else tokenizer count)
+	// out[i] says ITL leaves out the gap into content chunk i: read late
+	// (clientlate.go).
+	out []bool
 
 	srv        serverTimers // the server's own figures (timers())
 	timersRead bool
@@ -95,7 +100,7 @@ func (f *facts) arrivalRate() (rate float64, bunched bool) {
 }
 
 func (f *facts) reset(r *trace.Record) {
-	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], text: f.text[:0], gaps: f.gaps[:0], parsed: f.parsed, pv: f.pv}
+	*f = facts{rec: r, t: f.t[:0], k: f.k[:0], out: f.out[:0], text: f.text[:0], gaps: f.gaps[:0], parsed: f.parsed, pv: f.pv}
 }
 
 // build fills f from r.
@@ -126,6 +131,7 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 	f.textBytes = r.Clipped
 	allChunkCounts := true
 	sumChunk := 0
+	var prevContent *trace.Chunk
 	for i := range r.Chunks {
 		ch := &r.Chunks[i]
 		f.bytes += ch.Bytes
@@ -166,6 +172,8 @@ func (f *facts) build(r *trace.Record, c *counter, d *DefinitionSet) {
 		if f.content == 0 {
 			f.first = ch.T
 		}
+		f.out = append(f.out, f.content > 0 && leftOut(prevContent, ch))
+		prevContent = ch
 		f.last = ch.T
 		f.content++
 		f.t = append(f.t, ch.T)
@@ -283,7 +291,11 @@ func (f *facts) tpotMs(d *DefinitionSet) (float64, bool) {
 func (f *facts) gapsMs() []float64 {
 	if !f.gapsDone {
 		for i := 1; i < len(f.t); i++ {
-			f.gaps = append(f.gaps, ms(f.t[i]-f.t[i-1]))
+			g := ms(f.t[i] - f.t[i-1])
+			if f.out[i] {
+				g = math.NaN() // no sample (Dist.AddN skips NaN)
+			}
+			f.gaps = append(f.gaps, g)
 		}
 		f.gapsDone = true
 	}

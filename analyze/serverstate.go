@@ -3,9 +3,11 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/servermetrics"
 	"github.com/llmreplay/llmreplay/trace"
 )
@@ -38,6 +40,7 @@ func (t *TraceAcc) AddScrape(s *trace.Scrape) {
 		}
 		return
 	}
+	t.scrapedTimeScale(s)
 	st := servermetrics.Read(s)
 	if t.info.ServerEngine == "" {
 		t.info.ServerEngine = st.Engine
@@ -462,4 +465,33 @@ func ttftWarning(g *Group) (Warning, bool) {
 			FormatNum(ex["client_ttft_p50_ms"].(float64), false), FormatNum(ex["server_bucket_lo_ms"].(float64), false), FormatNum(ex["server_bucket_hi_ms"].(float64), false))
 	}
 	return Warning{Code: WarnServerTTFT, Keys: g.Keys, Message: msg, Evidence: ex}, true
+}
+
+// simTimeScaleMetric is the simulator's gauge of its time scale
+// (sim.TimeScaleMetric; analyze does not import sim).
+const simTimeScaleMetric = "llmreplay_sim_time_scale"
+
+var profileLabel = regexp.MustCompile(`(?:^|,)profile="((?:[^"\\]|\\.)*)"`)
+
+// scrapedTimeScale reads the time scale a separately started simulator
+// reported on its /metrics, for a trace whose header cannot say it (a
+// replay against `llmreplay sim --time-scale 0.1`): the numbers are then
+// the profile's scaled, and analyze says so as for a capacity search's.
+// A value outside (0, 1000] or of 1 says nothing.
+func (t *TraceAcc) scrapedTimeScale(s *trace.Scrape) {
+	if t.info.SimTimeScale != 0 || s.Source != trace.SourceMetrics {
+		return
+	}
+	for _, smp := range s.Samples {
+		if smp.Name != simTimeScaleMetric {
+			continue
+		}
+		if v := smp.Value; v > 0 && v <= 1000 && v != 1 {
+			t.info.SimTimeScale, t.info.Simulated = v, true
+			if m := profileLabel.FindStringSubmatch(smp.Labels); m != nil && t.info.SimProfile == "" {
+				t.info.SimProfile = safetext.Cut(m[1], safetext.MaxName)
+			}
+		}
+		return
+	}
 }

@@ -530,6 +530,7 @@ func traceWarnings(a *Analyzer, res *Result) []Warning {
 				Evidence: map[string]any{"hosts": t.info.ShardHosts, "align_error_ns": t.info.ClockAlignErrorNs, "unknown": t.info.ClockAlignUnknown}})
 		}
 		out = append(out, clockStepWarning(t, lk)...)
+		out = append(out, clientLateWarnings(t, lk)...)
 		if t.counter.fallback != "" {
 			out = append(out, Warning{Code: WarnNoTokenizer, Keys: lk,
 				Message:  "the trace's tokenizer could not be loaded: requests without server usage are counted one token per chunk, and usage is checked against the server's own tokenizer where the trace has its counts, else only against bounds; give its tokenizer.json (Options.Tokenizer; the --tokenizer flag of analyze and check) to fix",

@@ -299,8 +299,13 @@ func (c Config) Resolve() (*Resolved, error) {
 	if c.API != APIAuto { // auto: the engine asks the server before the run
 		var err error
 		if ep, err = endpoint.Lookup(c.API); err != nil {
-			return nil, fieldErr("API", fmt.Sprintf("%q is not known", c.API), "use one of "+strings.Join(endpoint.Names, ", ")+" or "+APIAuto)
+			fix := "use one of " + strings.Join(endpoint.Names, ", ") + " or " + APIAuto
+			if s := endpoint.Suggest(c.API); s != "" {
+				fix = "did you mean " + s + "? " + fix
+			}
+			return nil, fieldErr("API", fmt.Sprintf("%q is not known", c.API), fix)
 		}
+		c.API = ep.Name() // an alias (vllm) is recorded as the API it names
 	}
 	u, err := CheckURL(c.URL)
 	if err != nil {

@@ -144,7 +144,15 @@ type engine struct {
 	sum      Summary
 	inflight sync.WaitGroup
 	stopped  atomic.Bool
+	// sent counts the measured requests whose send has begun, for the
+	// trace's progress entries (a kill leaves no record of those in
+	// flight).
+	sent atomic.Int64
 }
+
+// progress is the run clock and the measured requests sent so far, read
+// by the trace writer at every flush.
+func (e *engine) progress() (t, sent int64) { return e.now(), e.sent.Load() }
 
 // now is the run clock: monotonic nanoseconds since the start.
 func (e *engine) now() int64 { return int64(time.Since(e.start)) }
@@ -236,6 +244,11 @@ func run(ctx context.Context, r *Resolved) (*Summary, error) {
 		}
 	}
 	h := e.header()
+	for _, s := range r.sink {
+		if tf, ok := s.(*TraceFile); ok {
+			tf.progress = e.progress
+		}
+	}
 	if err := r.sink.Start(h); err != nil {
 		return nil, err
 	}
@@ -443,6 +456,7 @@ func (e *engine) header() trace.Header {
 		StartWall:       e.start.UTC().Format(time.RFC3339Nano),
 		Timestamps:      e.cfg.Timestamps,
 		TimestampsNote:  e.timestampsNote,
+		TimeSources:     timeSources(e.kernel),
 		Host:            hostInfo(),
 		Salt:            e.cfg.Salt,
 		SaltSeed:        e.cfg.SaltSeed,
@@ -516,6 +530,20 @@ func (e *engine) header() trace.Header {
 		})
 	}
 	return h
+}
+
+// timeSources names each record time's source: the client's own acts
+// (the schedule, the send) are user-space times; what arrives (headers,
+// chunks, the response's end) is stamped like the chunks.
+func timeSources(kernel bool) map[string]string {
+	arrival := trace.TimestampsUser
+	if kernel {
+		arrival = trace.TimestampsKernel
+	}
+	return map[string]string{
+		trace.FieldScheduled: trace.TimestampsUser, trace.FieldSent: trace.TimestampsUser,
+		trace.FieldHeaders: arrival, trace.FieldChunk: arrival, trace.FieldDone: arrival,
+	}
 }
 
 // waitStart holds the run until the wall clock reaches at, then restarts
@@ -706,6 +734,7 @@ func (e *engine) do(p *prepared, scheduled int64) {
 	}()
 	if p.err != nil {
 		rec.Sent = e.now()
+		e.countSent(rec)
 		rec.Done = rec.Sent
 		rec.Error = &trace.Error{Class: trace.ErrOther, Message: "building the request: " + cleanMessage(p.err)}
 		return
@@ -713,6 +742,7 @@ func (e *engine) do(p *prepared, scheduled int64) {
 	ctx, idle := p.ctx, p.idle
 
 	rec.Sent = e.now()
+	e.countSent(rec) // after the send's stamp: nothing comes before it
 	if p.total != nil {
 		p.total.Reset(e.cfg.Timeout)
 		defer p.total.Stop()
@@ -737,26 +767,31 @@ func (e *engine) do(p *prepared, scheduled int64) {
 		}
 		return
 	}
-	now := e.now
+	// Every time of the response is taken by the request's clock, right
+	// after a read; its latest is the read the response ended with.
+	clk := &reqClock{e: e}
 	if e.kernel {
 		// Times are taken in user space as ever; the kernel's stamp of
 		// each read is logged beside them and replaces them at the end,
-		// for the headers and all chunks of the request or none (kts.go).
+		// for the headers, all chunks and the end of the request or none
+		// (kts.go).
 		switch {
 		case p.conn == nil:
+			rec.UserTimes = true
 			addNote(rec, "user-space timestamps for this request: its connection was not one the client dialed")
 		case p.conn.k == nil:
+			rec.UserTimes = true
 			addNote(rec, "user-space timestamps for this request: "+p.conn.kwhy)
 		default:
-			rc := &reqClock{e: e, k: p.conn.k, fails0: p.kfails0}
-			now = rc.now
+			clk.k, clk.fails0 = p.conn.k, p.kfails0
 			defer func() { // before finish (deferred earlier, runs later)
-				if note := rc.apply(rec); note != "" {
+				if note := clk.apply(rec); note != "" {
 					addNote(rec, note)
 				}
 			}()
 		}
 	}
+	now := clk.now
 	rec.Headers = now()
 	rec.Status = resp.StatusCode
 	defer resp.Body.Close()
@@ -765,7 +800,7 @@ func (e *engine) do(p *prepared, scheduled int64) {
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		rec.Error = statusError(resp)
-		rec.Done = e.now()
+		rec.Done = now() // the read that brought the error body's end
 		return
 	}
 	var body io.Reader = resp.Body
@@ -774,6 +809,16 @@ func (e *engine) do(p *prepared, scheduled int64) {
 	}
 	err = e.ep.Read(body, now, rec)
 	rec.Done = e.now()
+	var answered *trace.Error
+	if ctx.Err() == nil && (err == nil || errors.As(err, &answered)) {
+		// The response ended with a read: [DONE], the body's end, or an
+		// event that failed it (malformed, an error object, past its
+		// bounds). It ends at that read's time, on the chunks' clock; the
+		// time the client took to act on it is its own, not the server's.
+		// Cut by the client (a timeout, a stop) or the connection (a
+		// reset), it ends when the client saw that.
+		rec.Done = clk.prev
+	}
 	if err != nil || ctx.Err() != nil {
 		why := reasonOf(ctx)
 		if why == reasonIdle && rec.FinishReason != "" && len(rec.Chunks) > 0 {
@@ -789,6 +834,13 @@ func (e *engine) do(p *prepared, scheduled int64) {
 			return
 		}
 		rec.Error = classify(err, reasonNone, true)
+	}
+}
+
+// countSent counts a measured request as sent (progress).
+func (e *engine) countSent(rec *trace.Record) {
+	if !rec.Warmup {
+		e.sent.Add(1)
 	}
 }
 

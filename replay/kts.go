@@ -71,16 +71,19 @@ func (k *kstamp) fail(why string) {
 	k.why.CompareAndSwap(nil, &why)
 }
 
-// reqClock is one request's clock when the run's source is kernel: now()
-// returns the user-space run time (strictly increasing, so each value names
-// one read) and logs the kernel time of the same read beside it. After the
-// response, apply turns the chunks' times into kernel times, keeping the
-// user-space ones in UserT (Config.ChunkUserTimes) or their delays' mean
-// and largest in the record, or leaves every chunk in user-space time when
-// any read of the request lacked a stamp: never a mix within a request.
+// reqClock is one request's clock. now() returns the user-space run time
+// (strictly increasing, so each value names one read) and keeps it: the
+// latest is the time of the request's latest read, where its response
+// ended (engine.do). When the run's source is kernel (k set) it also logs
+// the kernel time of the same read beside it. After the response, apply
+// turns the headers', chunks' and end's times into kernel times, keeping
+// the user-space ones in UserT (Config.ChunkUserTimes) or their delays'
+// mean and largest in the record, marks the chunks read late, or leaves
+// every time in user space when any read of the request lacked a stamp:
+// never a mix within a request.
 type reqClock struct {
 	e      *engine
-	k      *kstamp
+	k      *kstamp // nil: user-space times
 	fails0 int64
 	prev   int64
 	bad    string
@@ -100,7 +103,7 @@ func (c *reqClock) now() int64 {
 		user = c.prev + 1
 	}
 	c.prev = user
-	if c.bad != "" {
+	if c.k == nil || c.bad != "" {
 		return user
 	}
 	stamp := c.k.last.Load()
@@ -124,14 +127,19 @@ func (c *reqClock) now() int64 {
 	return user
 }
 
-// apply gives the record's headers and chunks their kernel times, or
-// notes why the request kept user-space times.
+// apply gives the record's headers, chunks and end their kernel times and
+// marks its chunks read late, or notes why the request kept user-space
+// times. The end moves only when it is the time of a read (the response
+// ended with [DONE], the body's end or an event that failed it); a request
+// the client's timer or the connection cut ends when the client saw that.
 func (c *reqClock) apply(rec *trace.Record) string {
 	if c.bad != "" {
+		rec.UserTimes = true
 		return "user-space timestamps for this request: " + c.bad
 	}
 	headers, ok := c.kernelOf(rec.Headers, 0)
 	if !ok {
+		rec.UserTimes = true
 		return "user-space timestamps for this request: the headers' time came from no read"
 	}
 	j := 0
@@ -142,26 +150,24 @@ func (c *reqClock) apply(rec *trace.Record) string {
 		if j == len(c.log) || c.log[j].user != rec.Chunks[i].T {
 			// A time not from this clock (an adapter's own): keep the
 			// request in one source.
+			rec.UserTimes = true
 			return "user-space timestamps for this request: a chunk's time came from no read"
 		}
 	}
 	rec.Headers = headers
-	if n := len(rec.Chunks); n > 0 && rec.Done == rec.Chunks[n-1].T {
-		// The response ended with its last chunk (the idle timer gave up
-		// on a finished stream's close): it ends at that chunk's stamp.
-		rec.Done, _ = c.kernelOf(rec.Done, 0) // found: every chunk's time was checked above
+	if done, ok := c.kernelOf(rec.Done, 0); ok {
+		rec.Done = done
 	}
 	j = 0
 	var sum, most int64
-	keep := c.e.cfg.ChunkUserTimes
 	for i := range rec.Chunks {
 		for c.log[j].user < rec.Chunks[i].T {
 			j++
 		}
 		user, kernel := rec.Chunks[i].T, c.log[j].kernel
-		if keep {
-			rec.Chunks[i].UserT = user
-		}
+		// UserT holds the user-space time until the marks below are set,
+		// and keeps it only when the run asked for it.
+		rec.Chunks[i].UserT = user
 		rec.Chunks[i].T = kernel
 		sum, most = sum+user-kernel, max(most, user-kernel)
 	}
@@ -170,7 +176,42 @@ func (c *reqClock) apply(rec *trace.Record) string {
 		// numbers whether or not the chunks kept their times.
 		rec.UserDelayMean, rec.UserDelayMax = sum/n, most
 	}
+	trace.MarkSharedReads(rec)
+	markSlowReads(rec)
+	if !c.e.cfg.ChunkUserTimes {
+		for i := range rec.Chunks {
+			rec.Chunks[i].UserT = 0
+		}
+	}
 	return ""
+}
+
+// markSlowReads marks the content chunks whose read returned (UserT)
+// after the stream's next content chunk, delivered by a later read, had
+// arrived (its stamp): the client was a chunk or more behind its stream.
+// Their delay is how long after its stamp the read returned.
+func markSlowReads(rec *trace.Record) {
+	const none = int64(1<<63 - 1)
+	cur, next := none, none // the times of the latest two reads met, going back
+	for i := len(rec.Chunks) - 1; i >= 0; i-- {
+		ch := &rec.Chunks[i]
+		if !ch.Content() {
+			continue
+		}
+		if ch.T < cur {
+			cur, next = ch.T, cur
+		}
+		if next == none || ch.UserT <= next {
+			continue
+		}
+		if d := ch.UserT - ch.T; d > rec.ReadLateMax {
+			rec.ReadLateMax = d
+		}
+		if !ch.ReadLate {
+			ch.ReadLate = true
+			rec.ReadLate++
+		}
+	}
 }
 
 // kernelOf finds the kernel time logged with the user time u, searching

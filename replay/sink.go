@@ -31,6 +31,9 @@ type TraceFile struct {
 	Path          string
 	FlushInterval time.Duration
 	w             *trace.Writer
+	// progress is the run's clock and sends, for the trace's progress
+	// entries; the engine sets it before Start.
+	progress func() (t, sent int64)
 }
 
 // Start creates the file and writes the header.
@@ -38,6 +41,9 @@ func (t *TraceFile) Start(h trace.Header) error {
 	var opts []trace.Option
 	if t.FlushInterval > 0 { // else the writer applies its own default, the one owner
 		opts = append(opts, trace.WithFlushInterval(t.FlushInterval))
+	}
+	if t.progress != nil {
+		opts = append(opts, trace.WithProgress(t.progress))
 	}
 	w, err := trace.Create(t.Path, h, opts...)
 	if err != nil {

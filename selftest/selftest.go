@@ -292,9 +292,14 @@ type StampRow struct {
 	// FellBack the requests that kept user-space times (stamps.go).
 	Sources  []StampSource
 	FellBack int
-	// ReadLate counts the chunks read only together with their stream's
-	// next token (readLate): their error is the client's delay.
-	ReadLate int
+	// ReadLate counts the chunks read late by the simulator's send stamps
+	// (readLate): their error is the client's delay. Marked counts the
+	// chunks the trace marks read late, Unmarked those of ReadLate it did
+	// not mark (0 is the target: no late read goes unsaid).
+	ReadLate, Marked, Unmarked int
+	// EndAfterLast is the p99 of a successful request's end minus its last
+	// chunk (endAfterLast): both from the kernel's stamps of their reads.
+	EndAfterLast time.Duration
 	// Wall is the replay's wall time, over which ClientCPU and ServerCPU
 	// were counted.
 	Wall time.Duration

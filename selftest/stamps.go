@@ -131,42 +131,67 @@ func (h *harness) stamp(ctx context.Context) error {
 			row.Peak = holdRow(len(out.records), out.records).Peak
 			row.ClientCPU, row.ServerCPU, row.Wall = out.cpu, srv1-srv0, out.wall
 			row.Sources, row.FellBack = stampSources(out.records)
-			row.ReadLate = readLate(out.records, l.pace)
+			row.ReadLate, row.Marked, row.Unmarked = readLate(out.records, l.pace)
+			row.EndAfterLast = endAfterLast(out.records)
 			h.res.Stamp = append(h.res.Stamp, row)
-			h.logf("   → p50 %v p99 %v max %v, peak %d open, %d chunks read only with their stream's next token", row.P50, row.P99, row.Max, row.Peak, row.ReadLate)
+			h.logf("   → p50 %v p99 %v max %v, peak %d open, %d chunks read late by the send stamps, %d of them not marked in the trace (%d marked); end − last chunk p99 %v",
+				row.P50, row.P99, row.Max, row.Peak, row.ReadLate, row.Unmarked, row.Marked, row.EndAfterLast)
 		}
 	}
 	return nil
 }
 
-// readLate counts the chunks that one read delivered together with a
-// token the simulator sent at least half a pace later: the client had not
-// read the chunk when its stream's next token arrived. Such a chunk's
-// time is that later token's arrival (a read's kernel stamp is that of
-// the last segment it copied, and TCP merges queued segments, keeping the
-// latest stamp), so its error is about a pace or more, and it is the
-// client's delay, not the clock's: at 1,024 aligned streams paced 20 ms
-// the tail beyond the 0.5 ms target was nearly all such chunks
-// (docs/PERFORMANCE.md, "Why the tail at 1,024 streams").
-func readLate(recs []*trace.Record, pace time.Duration) int {
-	n := 0
+// readLate counts, against the simulator's send stamps, the chunks the
+// client read late: a chunk whose recorded time is no earlier than the
+// send of its stream's next chunk, when that next chunk was sent at least
+// half a pace after it (a real token step, not a writer catching up). A
+// chunk so recorded carries a later segment's arrival: the client had not
+// read it when its stream's next token arrived (a read's kernel stamp is
+// that of the last segment it copied, and TCP merges queued segments,
+// keeping the latest stamp), so its error is about a pace or more, and it
+// is the client's delay, not the clock's: at 1,024 aligned streams paced
+// 20 ms the tail beyond the 0.5 ms target was nearly all such chunks
+// (docs/PERFORMANCE.md, "Why the tail at 1,024 streams"). The trace marks
+// the chunks it knows were read late (trace.Chunk.ReadLate): unmarked
+// counts those late here that it did not mark, which analyze would take
+// at their recorded time; marked counts every mark.
+func readLate(recs []*trace.Record, pace time.Duration) (late, marked, unmarked int) {
 	for _, r := range recs {
 		cs := r.Chunks
-		for i := 0; i < len(cs); {
-			j := i // cs[i:j+1] share one read's time
-			for j+1 < len(cs) && cs[j+1].T == cs[i].T {
-				j++
+		for i := range cs {
+			if cs[i].ReadLate {
+				marked++
 			}
-			last := cs[j].ServerT
-			for k := i; k < j; k++ {
-				if cs[k].ServerT != 0 && last-cs[k].ServerT >= int64(pace/2) {
-					n++
+			if i+1 == len(cs) || cs[i].ServerT == 0 || cs[i+1].ServerT == 0 || !cs[i].Content() {
+				continue
+			}
+			if next := cs[i+1].ServerT; next-cs[i].ServerT >= int64(pace/2) && cs[i].T >= next {
+				late++
+				if !cs[i].ReadLate {
+					unmarked++
 				}
 			}
-			i = j + 1
 		}
 	}
-	return n
+	return late, marked, unmarked
+}
+
+// endAfterLast is the p99 over the successful requests of their end
+// (done) minus their last chunk: on one clock, the time between the read
+// that brought the last chunk and the one that brought the stream's end,
+// which on the simulator come together (0 when one read brought both).
+func endAfterLast(recs []*trace.Record) time.Duration {
+	var d []int64
+	for _, r := range recs {
+		if n := len(r.Chunks); r.OK() && n > 0 {
+			d = append(d, r.Done-r.Chunks[n-1].T)
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	_, p99, _ := quantiles(d)
+	return p99
 }
 
 // By timestamp source. Where chunk times are the kernel's

@@ -101,36 +101,59 @@ func TestStampVerdicts(t *testing.T) {
 	}
 }
 
-// TestReadLate counts by hand the chunks one read delivered with a token
-// sent at least half a pace (here 10 ms) later. Of a's ten chunks, the
-// first was read alone. The second came in the read of the third, sent
-// 20 ms later: late. The fourth and fifth were sent 9 µs apart (a writer
-// catching up) and read together: neither is late. The sixth and seventh
-// came in the read of the eighth, 40 and 20 ms later: both late. The
-// ninth has no send time and counts nowhere; the tenth shares its read.
-// b's chunk has the second's times but is another request's read. 3 in
-// all.
+// TestReadLate counts by hand, against the send stamps, the chunks
+// recorded no earlier than their stream's next token was sent (a token
+// at least half a pace, here 10 ms, later), and which of them the trace
+// marked. Of a's ten chunks, the first was read alone. The second is
+// recorded at 41.01 ms, after the third was sent (41 ms): late, and
+// marked. The fourth and fifth were sent 9 µs apart (a writer catching
+// up) and read together: the fourth is not judged (its next token is no
+// pace step), the fifth was read before the sixth was sent; the fourth is
+// marked all the same (the trace cannot tell a catch-up write from a late
+// read): a mark on time. The sixth and seventh came in the read of the
+// eighth, sent 40 and 20 ms after them: both late, the sixth marked, the
+// seventh not (an unmarked late read). The ninth has no send time and
+// counts nowhere, so the eighth, before it, is not judged; the tenth is
+// the last. b's chunk has the second's times but no next token. Late 3,
+// marked 3, unmarked 1.
 func TestReadLate(t *testing.T) {
 	us := int64(time.Microsecond)
 	a := &trace.Record{ID: "a", Chunks: []trace.Chunk{
-		{ServerT: 1000 * us, T: 1010 * us},
-		{ServerT: 21000 * us, T: 41010 * us},
-		{ServerT: 41000 * us, T: 41010 * us},
-		{ServerT: 61000 * us, T: 61020 * us},
-		{ServerT: 61009 * us, T: 61020 * us},
-		{ServerT: 81000 * us, T: 121010 * us},
-		{ServerT: 101000 * us, T: 121010 * us},
-		{ServerT: 121000 * us, T: 121010 * us},
-		{T: 141000 * us},
-		{ServerT: 141000 * us, T: 141000 * us},
+		{ServerT: 1000 * us, T: 1010 * us, Text: "1"},
+		{ServerT: 21000 * us, T: 41010 * us, Text: "2", ReadLate: true},
+		{ServerT: 41000 * us, T: 41010 * us, Text: "3"},
+		{ServerT: 61000 * us, T: 61020 * us, Text: "4", ReadLate: true},
+		{ServerT: 61009 * us, T: 61020 * us, Text: "5"},
+		{ServerT: 81000 * us, T: 121010 * us, Text: "6", ReadLate: true},
+		{ServerT: 101000 * us, T: 121010 * us, Text: "7"},
+		{ServerT: 121000 * us, T: 121010 * us, Text: "8"},
+		{T: 141000 * us, Text: "9"},
+		{ServerT: 141000 * us, T: 141000 * us, Text: "10"},
 	}}
-	// Another request's chunks with the same times are another read.
-	b := &trace.Record{ID: "b", Chunks: []trace.Chunk{{ServerT: 21000 * us, T: 41010 * us}}}
-	if got := readLate([]*trace.Record{a, b}, 20*time.Millisecond); got != 3 {
-		t.Errorf("readLate = %d, want 3", got)
+	b := &trace.Record{ID: "b", Chunks: []trace.Chunk{{ServerT: 21000 * us, T: 41010 * us, Text: "1"}}}
+	late, marked, unmarked := readLate([]*trace.Record{a, b}, 20*time.Millisecond)
+	if late != 3 || marked != 3 || unmarked != 1 {
+		t.Errorf("readLate = %d late, %d marked, %d unmarked; want 3, 3, 1", late, marked, unmarked)
 	}
 	if got := readLateShare(3, 400); got != "3 (0.75%)" {
 		t.Errorf("readLateShare(3, 400) = %q", got)
+	}
+}
+
+// TestEndAfterLast: the p99 of end minus last chunk over the successful
+// requests with chunks, by hand: a ends 0 after its last chunk, b 300 µs;
+// c failed and d has no chunk, so neither counts. Of two values the p99
+// by nearest rank (quantiles: rank ⌈0.99 × 2⌉ = 2) is the larger, 300 µs.
+func TestEndAfterLast(t *testing.T) {
+	us := int64(time.Microsecond)
+	recs := []*trace.Record{
+		{ID: "a", Done: 100 * us, Chunks: []trace.Chunk{{T: 50 * us}, {T: 100 * us}}},
+		{ID: "b", Done: 900 * us, Chunks: []trace.Chunk{{T: 600 * us}}},
+		{ID: "c", Done: 5000 * us, Chunks: []trace.Chunk{{T: 10 * us}}, Error: &trace.Error{Class: trace.ErrReset}},
+		{ID: "d", Done: 7000 * us},
+	}
+	if got := endAfterLast(recs); got != 300*time.Microsecond {
+		t.Errorf("endAfterLast = %v, want 300µs", got)
 	}
 }
 

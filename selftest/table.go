@@ -27,6 +27,9 @@ const (
 	TargetStampP99     = 500 * time.Microsecond // at 1,024 aligned streams
 	TargetStampWideP99 = 2 * time.Millisecond   // at TargetStampWide streams
 	TargetStampWide    = 10000
+	// TargetEndAfterLastP99 bounds a response's end minus its last chunk
+	// at 16 aligned streams: one clock for both.
+	TargetEndAfterLastP99 = 500 * time.Microsecond
 )
 
 // Verdict is one target's outcome over the runs.
@@ -255,6 +258,38 @@ func (r *Result) Verdicts() []Verdict {
 		}
 	}
 
+	// One clock per request: a response's end and its last chunk are both
+	// kernel stamps, so on the simulator, which sends the stream's end
+	// right after its last chunk, they differ by the server's own gap.
+	t = "response end − last chunk p99 ≤ 0.5 ms at 16 aligned streams, loopback"
+	var ends []time.Duration
+	var endRuns []int
+	for _, s := range r.Stamp {
+		if s.Streams == 16 && !s.TLS && s.OpenRate == 0 {
+			ends, endRuns = append(ends, s.EndAfterLast), append(endRuns, s.Run)
+		}
+	}
+	latencyOf(t, ends, endRuns, TargetEndAfterLastP99, nil, nil)
+
+	// A late read is never silent: every chunk read late by the send
+	// stamps is marked in the trace.
+	t = "chunks read late and not marked in the trace: 0, every section-3 level"
+	var unmarked []int64
+	o = nil
+	for _, s := range r.Stamp {
+		unmarked = append(unmarked, int64(s.Unmarked))
+		o = append(o, plainOutcome(s.Unmarked == 0))
+	}
+	if len(unmarked) > 0 {
+		var sum int64
+		for _, u := range unmarked {
+			sum += u
+		}
+		v = append(v, Verdict{Target: t, Figure: fmt.Sprintf("%d unmarked", sum), Spread: "-", Runs: runsMet(o), Floor: "none (count)", Met: combine(o)})
+	} else {
+		none(t)
+	}
+
 	t = "schedule lateness p99 ≤ 200 µs at 500 req/s"
 	var runs []int
 	var windows []time.Duration
@@ -390,8 +425,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(r.Stamp) > 0 {
-		section("3. Timestamp error: arrival minus the simulator's send time, to loopback over plain HTTP and over TLS (opened: all at once on connections opened beforehand, an aligned burst, +prefill when the simulator held each stream's first token a while after its request arrived so that the whole burst was in before the streams began, or so many per second; peak: streams open together; read late: chunks the client read only when their stream's next token had come, whose error is a pace or more of client delay; busy: client and simulator CPU over the run's wall time and the machine's cores, near 100% a machine with nothing to spare)")
-		fmt.Fprintln(tw, "run\ttransport\tstreams\topened\tpace\tpeak\tchunks\tfailed\tp50\tp99\tp99/floor p99\tmax\tread late\tclient CPU/chunk\tserver CPU/chunk\tbusy\t")
+		section("3. Timestamp error: arrival minus the simulator's send time, to loopback over plain HTTP and over TLS (opened: all at once on connections opened beforehand, an aligned burst, +prefill when the simulator held each stream's first token a while after its request arrived so that the whole burst was in before the streams began, or so many per second; peak: streams open together; read late: chunks recorded no earlier than their stream's next token was sent, by the simulator's send stamps, whose error is a pace or more of client delay; marked: chunks the trace marks read late (analyze leaves their gaps out of ITL and says so); unmarked: read late but not marked, which analyze would take at their time; end−last: a response's end minus its last chunk, p99, both kernel stamps; busy: client and simulator CPU over the run's wall time and the machine's cores, near 100% a machine with nothing to spare)")
+		fmt.Fprintln(tw, "run\ttransport\tstreams\topened\tpace\tpeak\tchunks\tfailed\tp50\tp99\tp99/floor p99\tmax\tread late\tmarked\tunmarked\tend−last\tclient CPU/chunk\tserver CPU/chunk\tbusy\t")
 		for _, s := range r.Stamp {
 			opened := "at once"
 			if s.OpenRate > 0 {
@@ -404,8 +439,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 			if b := s.Busy(r.Machine.Cores); b > 0 {
 				busy = fmt.Sprintf("%.0f%%", 100*b)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Run, s.Transport(), s.Streams, opened, fmtDur(s.Pace), s.Peak, s.Chunks, s.Failed,
-				fmtDur(s.P50), fmtDur(s.P99), ratio(s.P99, s.Run), fmtDur(s.Max), readLateShare(s.ReadLate, s.Chunks),
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", s.Run, s.Transport(), s.Streams, opened, fmtDur(s.Pace), s.Peak, s.Chunks, s.Failed,
+				fmtDur(s.P50), fmtDur(s.P99), ratio(s.P99, s.Run), fmtDur(s.Max), readLateShare(s.ReadLate, s.Chunks), s.Marked, s.Unmarked, fmtDur(s.EndAfterLast),
 				fmtDur(perToken(s.ClientCPU, int64(s.Chunks))), fmtDur(perToken(s.ServerCPU, int64(s.Chunks))), busy)
 		}
 		writeStampSources(tw, r.Stamp)

@@ -17,6 +17,8 @@ func TestTargetsNamed(t *testing.T) {
 		"timestamp error p99 ≤ 0.5 ms at 1,024 aligned streams, TLS to loopback",
 		"timestamp error p99 ≤ 2 ms at 10,000 streams, loopback",
 		"timestamp error p99 ≤ 2 ms at 10,000 streams, TLS to loopback",
+		"response end − last chunk p99 ≤ 0.5 ms at 16 aligned streams, loopback",
+		"chunks read late and not marked in the trace: 0, every section-3 level",
 		"schedule lateness p99 ≤ 200 µs at 500 req/s",
 		"trace ≤ 4 bytes per output token",
 		"analysis ≥ 10 million tokens/s (10M-token trace)",

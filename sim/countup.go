@@ -92,11 +92,14 @@ func (c *countUp) get(n int) []piece {
 }
 
 // text is the plain answer of the first n pieces (for non-streamed bodies).
-func (c *countUp) text(n int) string {
-	ps := c.get(n)
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = ps[i].id
+func (c *countUp) text(n int) string { return c.textRange(0, n) }
+
+// textRange is the plain text of pieces from to to.
+func (c *countUp) textRange(from, to int) string {
+	ps := c.get(to)
+	ids := make([]int, 0, to-from)
+	for _, p := range ps[from:to] {
+		ids = append(ids, p.id)
 	}
 	return c.tok.Decode(ids)
 }

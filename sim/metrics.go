@@ -29,29 +29,34 @@ type metrics struct {
 	sessionsSeen    prometheus.Gauge
 }
 
-func newMetrics(profile string) *metrics {
+// TimeScaleMetric is the gauge whose value is the time scale the
+// simulator runs its profile at (1: the profile's own pace). A client that
+// scrapes /metrics during a run (replay does by default) keeps it in the
+// trace, so analyze can say that a separately started simulator's numbers
+// are scaled, which the trace's header cannot know.
+const TimeScaleMetric = "llmreplay_sim_time_scale"
+
+func newMetrics(profile string, timeScale float64) *metrics {
 	labels := prometheus.Labels{"profile": profile}
+	gauge := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_" + name, Help: help, ConstLabels: labels})
+	}
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_" + name, Help: help, ConstLabels: labels})
+	}
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_num_requests_running",
-			Help: "Requests holding a slot (prefilling or decoding).", ConstLabels: labels}),
-		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_num_requests_waiting",
-			Help: "Requests queued for a slot.", ConstLabels: labels}),
-		kvUsage: prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_kv_cache_usage_perc",
-			Help: "Simulated KV-cache blocks in use as a fraction of the profile's KV cache (1 = full).", ConstLabels: labels}),
-		generated: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_generation_tokens_total",
-			Help: "Output tokens generated.", ConstLabels: labels}),
-		prompt: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_prompt_tokens_total",
-			Help: "Prompt tokens received.", ConstLabels: labels}),
-		cacheQueries: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_prefix_cache_queries_total",
-			Help: "Prompt tokens looked up in the prefix cache.", ConstLabels: labels}),
-		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_prefix_cache_hits_total",
-			Help: "Prompt tokens found in the prefix cache (not prefilled again).", ConstLabels: labels}),
+		reg:          prometheus.NewRegistry(),
+		running:      gauge("num_requests_running", "Requests holding a slot (prefilling or decoding)."),
+		waiting:      gauge("num_requests_waiting", "Requests queued for a slot."),
+		kvUsage:      gauge("kv_cache_usage_perc", "Simulated KV-cache blocks in use as a fraction of the profile's KV cache (1 = full)."),
+		generated:    counter("generation_tokens_total", "Output tokens generated."),
+		prompt:       counter("prompt_tokens_total", "Prompt tokens received."),
+		cacheQueries: counter("prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache."),
+		cacheHits:    counter("prefix_cache_hits_total", "Prompt tokens found in the prefix cache (not prefilled again)."),
 		// The model never evicts a running request (a request waits for a
 		// slot instead), so this counter stays at 0: exported so a scrape
 		// of the simulator has every meaning a real engine's has.
-		preemptions: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_num_preemptions_total",
-			Help: "Running requests evicted to make room (the simulator's model never preempts: always 0).", ConstLabels: labels}),
+		preemptions: counter("num_preemptions_total", "Running requests evicted to make room (the simulator's model never preempts: always 0)."),
 		// vLLM's buckets, so a scrape of the simulator reads like one of
 		// vLLM: from the request reaching the engine to the step that
 		// produced its first token (the model's TTFT, without HTTP).
@@ -61,11 +66,13 @@ func newMetrics(profile string) *metrics {
 			Buckets:     []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmreplay_sim_requests_total",
 			Help: "Requests answered, by HTTP status code.", ConstLabels: labels}, []string{"code"}),
-		sessionRequests: prometheus.NewCounter(prometheus.CounterOpts{Name: "llmreplay_sim_session_requests_total",
-			Help: "Requests that carried a session id in the " + SessionHeader + " header.", ConstLabels: labels}),
-		sessionsSeen: prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmreplay_sim_sessions_seen",
-			Help: "Distinct session ids seen in the " + SessionHeader + " header.", ConstLabels: labels}),
+		sessionRequests: counter("session_requests_total", "Requests that carried a session id in the "+SessionHeader+" header."),
+		sessionsSeen:    gauge("sessions_seen", "Distinct session ids seen in the "+SessionHeader+" header."),
 	}
+	scale := prometheus.NewGauge(prometheus.GaugeOpts{Name: TimeScaleMetric,
+		Help: "The factor every duration of the profile is run at (1: the profile's own pace; 0.1: ten times faster).", ConstLabels: labels})
+	scale.Set(timeScale)
+	m.reg.MustRegister(scale)
 	m.reg.MustRegister(m.running, m.waiting, m.kvUsage, m.generated, m.prompt, m.cacheQueries, m.cacheHits, m.preemptions, m.ttft, m.requests, m.sessionRequests, m.sessionsSeen)
 	return m
 }

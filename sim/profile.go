@@ -18,6 +18,9 @@ type Profile struct {
 	// the machine allows, with no slots and no queue. For measuring the
 	// client itself.
 	Instant bool
+	// TimeScale is the factor Scaled multiplied every duration by (0: not
+	// scaled, the same as 1); the simulator reports it on /metrics.
+	TimeScale float64
 	// Slots is the number of requests that run at once (llama.cpp -np,
 	// vLLM max_num_seqs); 0 means unlimited. Others wait in FIFO order.
 	Slots int

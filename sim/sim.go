@@ -66,6 +66,14 @@ type Config struct {
 	// while the client is still sending it and the server still reading
 	// it (which is a burst's send, not the streams' timestamps).
 	FirstTokenDelay time.Duration
+	// ReasoningTokens, if positive, makes the first that many tokens of
+	// every answer (at most max_tokens) reasoning, streamed in the API's
+	// reasoning form: chat's delta.reasoning_content, Anthropic's thinking
+	// block, the Responses API's reasoning item
+	// (response.reasoning_text.delta), Ollama's thinking. The count-up
+	// runs on through both, and usage counts both. APIs without a
+	// reasoning form send them as answer text.
+	ReasoningTokens int
 
 	// Faults.
 
@@ -123,6 +131,11 @@ type Server struct {
 
 	ids atomic.Uint64
 
+	// onChunk, set only by tests, hears every content write: the tokens
+	// it carries through and how many the engine had made by then (the
+	// writer's pacing, on the model's counters rather than a clock).
+	onChunk func(a api, through, made int)
+
 	rngMu sync.Mutex
 	rng   *rand.Rand
 
@@ -154,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 		p.Slots = cfg.Slots
 	}
 	switch {
-	case cfg.MaxContext < 0, cfg.Overrun < 0, cfg.TokensPerChunk < 0, cfg.TokenInterval < 0, cfg.FirstTokenDelay < 0, cfg.StallAfter < 0, cfg.ResetAfter < 0, cfg.InflateUsage < 0, cfg.DefaultMaxTokens < 0:
+	case cfg.MaxContext < 0, cfg.Overrun < 0, cfg.TokensPerChunk < 0, cfg.TokenInterval < 0, cfg.FirstTokenDelay < 0, cfg.StallAfter < 0, cfg.ResetAfter < 0, cfg.InflateUsage < 0, cfg.DefaultMaxTokens < 0, cfg.ReasoningTokens < 0:
 		return nil, errors.New("sim: negative fault or limit setting: use 0 to switch it off")
 	case cfg.ErrorRate < 0 || cfg.ErrorRate > 1:
 		return nil, fmt.Errorf("sim: error rate %v is outside [0, 1]: give a fraction such as 0.05", cfg.ErrorRate)
@@ -188,7 +201,7 @@ func New(cfg Config) (*Server, error) {
 		model: cfg.Model,
 		tok:   tok,
 		out:   countUpFor(tok),
-		met:   newMetrics(p.Name),
+		met:   newMetrics(p.Name, p.Scale()),
 		rng:   rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5157)),
 		quit:  make(chan struct{}),
 	}

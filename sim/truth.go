@@ -17,7 +17,17 @@ func (p Profile) Scaled(f float64) Profile {
 	p.StepBase, p.StepPerSeq, p.StepCompute = s(p.StepBase), s(p.StepPerSeq), s(p.StepCompute)
 	p.PrefillPerToken, p.Overhead, p.BatchWindow = s(p.PrefillPerToken), s(p.Overhead), s(p.BatchWindow)
 	p.PrefillPerPair = s(p.PrefillPerPair)
+	p.TimeScale = p.Scale() * f
 	return p
+}
+
+// Scale is the time scale the profile runs at: 1 unless Scaled made it
+// faster or slower.
+func (p Profile) Scale() float64 {
+	if p.TimeScale == 0 {
+		return 1
+	}
+	return p.TimeScale
 }
 
 // ClosedRound is one closed-loop probe round as the capacity search runs
@@ -61,10 +71,15 @@ type ClosedRound struct {
 // so the measured requests include the clumps a simultaneous start
 // leaves behind.
 func ModelClosedRounds(p Profile, r ClosedRound, rounds int, seed uint64) []time.Duration {
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	return pooled(rand.New(rand.NewPCG(seed, 0x5eed)), rounds, func(rng *rand.Rand) []time.Duration { return modelClosedRound(p, r, rng) })
+}
+
+// pooled runs rounds rounds of round, one after another on rng, and
+// returns all their TTFTs together.
+func pooled(rng *rand.Rand, rounds int, round func(*rand.Rand) []time.Duration) []time.Duration {
 	var out []time.Duration
 	for range rounds {
-		out = append(out, modelClosedRound(p, r, rng)...)
+		out = append(out, round(rng)...)
 	}
 	return out
 }
@@ -175,11 +190,20 @@ func Quantile(d []time.Duration, q float64) time.Duration {
 // at or below bound (0 when one user already exceeds it), with the
 // quantile of every level.
 func ModelClosedCapacity(p Profile, q float64, bound time.Duration, r ClosedRound, maxUsers, rounds int, seed uint64) (int, []time.Duration) {
+	return capacityUpTo(maxUsers, bound, func(c int) time.Duration {
+		r.Users = c
+		return Quantile(ModelClosedRounds(p, r, rounds, seed+uint64(c)), q)
+	})
+}
+
+// capacityUpTo is the largest c in 1..maxUsers such that level(k) is at
+// or below bound for every k up to c (0 when level 1 exceeds it), with
+// every level's value.
+func capacityUpTo(maxUsers int, bound time.Duration, level func(c int) time.Duration) (int, []time.Duration) {
 	best := 0
 	var at []time.Duration
 	for c := 1; c <= maxUsers; c++ {
-		r.Users = c
-		v := Quantile(ModelClosedRounds(p, r, rounds, seed+uint64(c)), q)
+		v := level(c)
 		at = append(at, v)
 		if v <= bound && best == c-1 {
 			best = c
@@ -233,16 +257,9 @@ func roundQuantiles(rng *rand.Rand, rounds int, q float64, round func(*rand.Rand
 // with that median at every level. Level c draws from seed+c, as
 // ModelClosedCapacity does.
 func ModelClosedRoundCapacity(p Profile, q float64, bound time.Duration, u ClosedRoundRule, r ClosedRound, maxUsers, rounds int, seed uint64) (int, []time.Duration) {
-	best := 0
-	var at []time.Duration
-	for c := 1; c <= maxUsers; c++ {
-		v := Quantile(ModelClosedRoundQuantiles(p, u.Round(c, r), q, rounds, seed+uint64(c)), 0.5)
-		at = append(at, v)
-		if v <= bound && best == c-1 {
-			best = c
-		}
-	}
-	return best, at
+	return capacityUpTo(maxUsers, bound, func(c int) time.Duration {
+		return Quantile(ModelClosedRoundQuantiles(p, u.Round(c, r), q, rounds, seed+uint64(c)), 0.5)
+	})
 }
 
 // OpenRound is one open-loop probe round of the rate axis as the capacity
@@ -260,12 +277,7 @@ type OpenRound struct {
 // independent open-loop rounds, the pooled TTFTs of their measured
 // requests.
 func ModelOpenRounds(p Profile, r OpenRound, rounds int, seed uint64) []time.Duration {
-	rng := rand.New(rand.NewPCG(seed, 0x0be7))
-	var out []time.Duration
-	for range rounds {
-		out = append(out, modelOpenRound(p, r, rng)...)
-	}
-	return out
+	return pooled(rand.New(rand.NewPCG(seed, 0x0be7)), rounds, func(rng *rand.Rand) []time.Duration { return modelOpenRound(p, r, rng) })
 }
 
 func modelOpenRound(p Profile, r OpenRound, rng *rand.Rand) []time.Duration {

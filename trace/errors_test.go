@@ -92,6 +92,9 @@ func TestNotATraceRefused(t *testing.T) {
 // after the good records before it.
 func TestCorruptEntries(t *testing.T) {
 	good := appendRecordV1(nil, &Record{ID: "ok", Chunks: []Chunk{{T: 5, Text: "hi", Bytes: 2}}})
+	// Every record id is its request's: the good one after the bad entry
+	// is another request (the reader skips a repeated id).
+	good2 := appendRecordV1(nil, &Record{ID: "ok2", Chunks: []Chunk{{T: 5, Text: "hi", Bytes: 2}}})
 	tooMany := appendRecordV1(nil, &Record{ID: "x"})
 	tooMany = binary.AppendUvarint(tooMany[:len(tooMany)-1], 1<<40) // chunk count
 	textPastEnd := appendRecordV1(nil, &Record{ID: "y", Chunks: []Chunk{{Text: "abc"}, {Text: "def"}}})
@@ -125,7 +128,7 @@ func TestCorruptEntries(t *testing.T) {
 			raw := rawStream(1, 0, "{}")
 			raw = entry(raw, tagRecord, good)
 			raw = append(raw, tt.entry...)
-			raw = entry(raw, tagRecord, good)
+			raw = entry(raw, tagRecord, good2)
 			r, err := NewReader(bytes.NewReader(compress(t, raw)))
 			if err != nil {
 				t.Fatal(err)
@@ -156,7 +159,8 @@ func TestCorruptEntries(t *testing.T) {
 
 // TestLaterMinorSkipped reads a stream as a later 1.x writer might write
 // it: an entry kind 1.0 does not know, a record with fields appended, and
-// header fields 1.0 does not know.
+// header fields 1.0 does not know; and, as every writer since 1.6, a
+// closing progress entry, with fields appended too.
 func TestLaterMinorSkipped(t *testing.T) {
 	want := Record{ID: "a", Index: 3, Sent: 10, Chunks: []Chunk{{T: 12, Bytes: 9, Text: " 1", Tokens: 1}}}
 	body := appendRecordV1(nil, &want)
@@ -164,6 +168,7 @@ func TestLaterMinorSkipped(t *testing.T) {
 	raw := rawStream(1, 7, `{"label":"x","new_field":[1,2,3]}`)
 	raw = entry(raw, 9, []byte("a footer, say"))
 	raw = entry(raw, tagRecord, body)
+	raw = entry(raw, tagProgress, append(appendProgressV1(nil, &Progress{Seq: 1, Sent: 1, Records: 1, Closed: true}), 0x7f))
 	_, got, r := readAll(t, compress(t, raw))
 	if r.Err() != nil || r.Truncated() {
 		t.Fatalf("Err %v, Truncated %v", r.Err(), r.Truncated())
@@ -308,6 +313,8 @@ func TestTimedFlush(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The open trace reads as cut short (the run is still going), with
+	// every flushed record and the progress entry of the flush.
 	r, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -317,11 +324,16 @@ func TestTimedFlush(t *testing.T) {
 	for r.Scan() {
 		n++
 	}
-	if r.Err() != nil || r.Truncated() || n != len(recs) {
-		t.Fatalf("read %d of %d records from the open trace; Err %v, Truncated %v", n, len(recs), r.Err(), r.Truncated())
+	p, ok := r.Progress()
+	if r.Err() != nil || !r.Truncated() || n != len(recs) || !ok || p.Records != int64(len(recs)) || p.Closed || p.Sent != -1 {
+		t.Fatalf("read %d of %d records from the open trace; Err %v, Truncated %v, progress %+v %v", n, len(recs), r.Err(), r.Truncated(), p, ok)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	_, got, r2 := readAll(t, mustRead(t, path))
+	if p, _ := r2.Progress(); r2.Truncated() || len(got) != len(recs) || !p.Closed {
+		t.Fatalf("closed trace: %d records, Truncated %v, progress %+v", len(got), r2.Truncated(), p)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
@@ -329,6 +341,15 @@ func TestTimedFlush(t *testing.T) {
 	if err := w.Write(&recs[0]); err == nil {
 		t.Fatal("Write after Close succeeded")
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestConcurrentWrites(t *testing.T) {

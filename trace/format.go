@@ -21,6 +21,10 @@ const (
 	// tagScrape (1.3): one Scrape (the server's /metrics or a watched
 	// process), written when it was taken, between the records.
 	tagScrape = 3
+	// tagProgress (1.6): what the run had sent and the writer had written
+	// by a flush (Progress); the last one, written by Close, says the
+	// trace is complete.
+	tagProgress = 4
 )
 
 // Limits that keep a hostile or corrupt file from making the reader allocate
@@ -42,6 +46,9 @@ const (
 	flagReasoning = 1 << 2 // the record has a reasoning-length column and reasoning bytes
 	flagTokens    = 1 << 3 // the record has a tokens column
 	flagServerT   = 1 << 4 // the record has a server-time column
+	// flagUserTimes (1.6): the request kept user-space times in a run
+	// whose chunk times are kernel stamps (Record.UserTimes).
+	flagUserTimes = 1 << 5
 )
 
 // errShort is a record body that ends before its fields do.

@@ -232,6 +232,46 @@ var goldenV15Records = []Record{
 	},
 }
 
+// goldenV16Records are written from format 1.6 on: one clock per request
+// (the end is the stamp of the read that ended the response, here the
+// last chunk's) with chunks read late of both kinds: the first two shared
+// one read (the first marked), the fourth's read returned after the
+// fifth had arrived; the largest delay is the first's bound, 1_401_000_000
+// − 1_400_500_000 (the headers' read) = 500 µs. And a request that kept
+// user-space times in a kernel run, with a session and a read-late chunk
+// after the 1.4 and 1.5 fields.
+var goldenV16Records = []Record{
+	{
+		ID: "p003-0003", Index: 17, Phase: 2, InputTokens: 100, MaxTokens: 16,
+		Scheduled: 1_400_000_000, Sent: 1_400_000_400, Headers: 1_400_500_000, Done: 1_403_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 1_401_000_000, Bytes: 120, Text: "1", ReadLate: true},
+			{T: 1_401_000_000, Bytes: 120, Text: ","},
+			{T: 1_401_400_000, Bytes: 120, Text: " 2"},
+			{T: 1_402_000_000, Bytes: 120, Text: ",", ReadLate: true},
+			{T: 1_402_100_000, Bytes: 120, Text: " 3"},
+			{T: 1_403_000_000, Bytes: 130},
+		},
+		FinishReason:  "length",
+		UserDelayMean: 40_000, UserDelayMax: 150_000,
+		ReadLate: 2, ReadLateMax: 500_000,
+	},
+	{
+		ID: "p004-0000", Index: 18, Phase: 2, InputTokens: 100, MaxTokens: 16,
+		Scheduled: 1_500_000_000, Sent: 1_500_000_400, Headers: 1_500_900_000, Done: 1_502_000_000, Status: 200,
+		Chunks: []Chunk{
+			{T: 1_501_000_000, Bytes: 120, Text: "1"},
+			{T: 1_501_000_050, Bytes: 120, Text: ",", ReadLate: true},
+			{T: 1_501_900_000, Bytes: 120, Text: " 2"},
+		},
+		FinishReason: "length",
+		Notes:        "user-space timestamps for this request: a read returned no kernel timestamp",
+		UserTimes:    true,
+		Session:      "p004-s0000", Turn: 1,
+		ReadLate: 1, ReadLateMax: 900_000,
+	},
+}
+
 // goldenV13Scrapes are written from format 1.3 on, each after the record
 // of index at: a vLLM /metrics scrape with a label, a histogram bucket and
 // special values, a failed scrape, and a watched process.
@@ -286,8 +326,27 @@ func goldenRecords(minor int) []Record {
 	if minor >= 5 {
 		out = append(out, goldenV15Records...)
 	}
+	if minor >= 6 {
+		out = append(out, goldenV16Records...)
+	}
 	return out
 }
+
+// goldenHeader is the header a 1.minor golden trace holds: from 1.6 on,
+// with the time fields' sources of a kernel-stamped run.
+func goldenHeader(minor int) Header {
+	h := goldenV1Header
+	if minor >= 6 {
+		h.Timestamps = TimestampsKernel
+		h.TimeSources = map[string]string{FieldScheduled: TimestampsUser, FieldSent: TimestampsUser,
+			FieldHeaders: TimestampsKernel, FieldChunk: TimestampsKernel, FieldDone: TimestampsKernel}
+	}
+	return h
+}
+
+// goldenSent is what the golden writer's progress says was sent: one more
+// than written, the request in flight at each flush.
+func goldenSent(records int64) int64 { return records + 1 }
 
 func goldenName(major, minor int) string {
 	return filepath.Join(goldenDir, fmt.Sprintf("v%d", major), fmt.Sprintf("golden-%d.%d.trace.zst", major, minor))
@@ -297,7 +356,9 @@ func goldenName(major, minor int) string {
 // the file is several concatenated zstd frames, like a real run's.
 func writeGolden(t *testing.T) []byte {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, goldenV1Header, WithFlushInterval(0))
+	written := int64(0) // the progress function runs under the writer's lock: no Stats
+	w, err := NewWriter(&buf, goldenHeader(FormatMinor), WithFlushInterval(0),
+		WithProgress(func() (int64, int64) { return 7_000_000_000, goldenSent(written) }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,6 +368,7 @@ func writeGolden(t *testing.T) []byte {
 		if err := w.Write(&recs[i]); err != nil {
 			t.Fatal(err)
 		}
+		written++
 		for k := range scrapes[i] {
 			if err := w.WriteScrape(&scrapes[i][k]); err != nil {
 				t.Fatal(err)
@@ -357,7 +419,7 @@ func TestGolden(t *testing.T) {
 			switch major {
 			case 1:
 				_, minor := r.Version()
-				wantH, want, wantScrapes = goldenV1Header, goldenRecords(minor), goldenScrapes(minor)
+				wantH, want, wantScrapes = goldenHeader(minor), goldenRecords(minor), goldenScrapes(minor)
 			default:
 				t.Fatalf("no expected content for format %d.x: add it to golden_test.go", major)
 			}
@@ -381,8 +443,22 @@ func TestGolden(t *testing.T) {
 			if r.Err() != nil || r.Truncated() {
 				t.Fatalf("Err %v, Truncated %v", r.Err(), r.Truncated())
 			}
+			if n, first := r.Skipped(); n > 0 {
+				t.Errorf("skipped %d entries: %v", n, first)
+			}
 			if d := cmp.Diff(want, got, cmpRecords); d != "" {
 				t.Errorf("records (-want +got):\n%s", d)
+			}
+			// From 1.6 the last progress entry closes the trace and counts
+			// everything; older traces have none.
+			p, ok := r.Progress()
+			if _, minor := r.Version(); minor >= 6 {
+				n := int64(len(want))
+				if wantP := (Progress{Seq: p.Seq, T: 7_000_000_000, Sent: goldenSent(n), Records: n, Closed: true}); !ok || p != wantP || p.Seq < 2 {
+					t.Errorf("last progress %+v (%v), want %+v after several flushes", p, ok, wantP)
+				}
+			} else if ok {
+				t.Errorf("a 1.%d trace with a progress entry: %+v", minor, p)
 			}
 			if d := cmp.Diff(wantScrapes, gotScrapes, cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("scrapes (-want +got):\n%s", d)

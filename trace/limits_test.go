@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -47,7 +48,7 @@ func TestWriterKeepsWithinReaderLimits(t *testing.T) {
 		{"many compressible records", func() []Record {
 			var r []Record
 			for i := range 60 {
-				r = append(r, Record{ID: "r", Index: i, Sent: 1, Chunks: chunks(1, func(int) string { return strings.Repeat("b", 300<<10) })})
+				r = append(r, Record{ID: fmt.Sprintf("r%d", i), Index: i, Sent: 1, Chunks: chunks(1, func(int) string { return strings.Repeat("b", 300<<10) })})
 			}
 			return r
 		}(), nil},

@@ -265,6 +265,11 @@ func Merge(out io.Writer, paths []string, opt MergeOptions) (*MergeResult, error
 		if in.err != nil {
 			return nil, in.err
 		}
+		if n, first := in.r.Skipped(); n > 0 {
+			// A repeated record is skipped by the reader (a duplicated
+			// frame, or an edit): one run's shard holds each request once.
+			return nil, fmt.Errorf("%s is damaged: %d of its entries could not be merged (the first: %v); merge only the shards of one run, each as replay wrote it", in.name, n, first)
+		}
 		h.Shards[i].Records = in.n
 		if in.r.Truncated() {
 			h.Shards[i].Truncated = true

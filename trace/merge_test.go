@@ -394,7 +394,7 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 		{"model", s0, shard(1, t0, r1, func(h *Header) { h.Model = "other" }), `ran model "other" but`},
 		{"label", s0, shard(1, t0, r1, func(h *Header) { h.Label = "Q8" }), `ran label "Q8" but`},
 		{"relabelled", s0, shard(1, t0, r0, nil), "holds request 0, which is also in"},
-		{"twice", s0, shard(1, t0, append(r1, r1[0]), nil), "holds request 1 twice"},
+		{"twice", s0, shard(1, t0, append(r1, r1[0]), nil), "appears twice"},
 		{"year 1", s0, shard(1, "0001-01-01T00:00:00Z", r1, nil), "is not one a run can have"},
 		{"count", s0, shard(1, t0, r1, func(h *Header) { h.Shard.Count = 1 << 30 }), "which no sharded run has"},
 	} {

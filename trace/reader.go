@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"strings"
@@ -59,6 +60,17 @@ type Reader struct {
 	// shard is the index of the last shard entry (1.1, merged traces).
 	shard    int
 	hasShard bool
+
+	// progress is the latest progress entry (1.6), seen whether one was;
+	// records counts the record entries read, to hold against its count.
+	progress    Progress
+	hasProgress bool
+	records     int64
+	// ids holds a hash of every measured record's id read so far: a record
+	// whose id repeats one is a repeated stretch of the file (a duplicated
+	// frame or block), skipped.
+	ids  map[uint64]struct{}
+	seed maphash.Seed
 }
 
 // Open opens the trace file at path and reads its header.
@@ -91,7 +103,7 @@ func isZstd(p []byte) bool {
 }
 
 func newReader(in io.Reader, name string) (*Reader, error) {
-	r := &Reader{name: name}
+	r := &Reader{name: name, ids: map[uint64]struct{}{}, seed: maphash.MakeSeed()}
 	cin := &countingReader{r: in}
 	raw := bufio.NewReaderSize(cin, 64<<10)
 	p, err := raw.Peek(4)
@@ -274,9 +286,21 @@ func (r *Reader) Scan() bool {
 		return false
 	}
 	for {
+		if p, _ := r.br.Peek(len(magic)); len(p) == len(magic) && string(p) == magic {
+			// Where an entry should start, a trace's preamble: two traces
+			// joined into one file, or the first frame repeated. What
+			// follows is not this trace's.
+			return r.stop(fmt.Errorf("a second trace header follows record %d: the file is two traces joined, or a frame of it repeats; the records before it were read", r.records))
+		}
 		tag, err := binary.ReadUvarint(r.br)
 		if err == io.EOF {
 			r.done = true
+			if r.minor >= 6 && !r.progress.Closed {
+				// A 1.6 writer ends its trace with a closing progress
+				// entry: without it the run was killed (or the copy is
+				// short), even where the cut fell between two flushes.
+				r.truncated = true
+			}
 			return false
 		}
 		var n uint64
@@ -297,8 +321,8 @@ func (r *Reader) Scan() bool {
 				return r.stop(fmt.Errorf("an entry of %d bytes exceeds the %d-byte limit: the file is corrupt", n, maxEntryBytes))
 			}
 			r.skip(fmt.Errorf("an entry of %d bytes exceeds the %d-byte limit", n, entryLimit))
-			if _, err := r.br.Discard(int(n)); err != nil {
-				return r.stop(noEOF(err))
+			if !r.discard(n) {
+				return false
 			}
 			continue
 		}
@@ -306,9 +330,9 @@ func (r *Reader) Scan() bool {
 			if n > binary.MaxVarintLen64 {
 				return r.stop(fmt.Errorf("a shard entry of %d bytes holds no shard index: the file is corrupt", n))
 			}
-			b, err := r.readBody(int(n))
-			if err != nil {
-				return r.stop(noEOF(err))
+			b, ok := r.entry(n)
+			if !ok {
+				return false
 			}
 			v, k := binary.Uvarint(b)
 			if k <= 0 || k != len(b) || v > 1<<31 {
@@ -320,14 +344,14 @@ func (r *Reader) Scan() bool {
 		if tag == tagScrape {
 			if !r.withScrapes {
 				r.scrapes++
-				if _, err := r.br.Discard(int(n)); err != nil {
-					return r.stop(noEOF(err))
+				if !r.discard(n) {
+					return false
 				}
 				continue
 			}
-			b, err := r.readBody(int(n))
-			if err != nil {
-				return r.stop(noEOF(err))
+			b, ok := r.entry(n)
+			if !ok {
+				return false
 			}
 			if err := decodeScrapeV1(string(b), &r.scrapeBuf); err != nil {
 				r.skip(fmt.Errorf("scrape %d: %v", r.scrapes+1, err))
@@ -337,16 +361,31 @@ func (r *Reader) Scan() bool {
 			r.scrape = &r.scrapeBuf
 			return true
 		}
+		if tag == tagProgress {
+			if n > maxProgressBytes {
+				r.skip(fmt.Errorf("a progress entry of %d bytes", n))
+				if r.discard(n) {
+					continue
+				}
+				return false
+			}
+			b, ok := r.entry(n)
+			if !ok {
+				return false
+			}
+			r.takeProgress(string(b))
+			continue
+		}
 		if tag != tagRecord {
 			// An entry kind from a later minor version: skip it.
-			if _, err := r.br.Discard(int(n)); err != nil {
-				return r.stop(noEOF(err))
+			if !r.discard(n) {
+				return false
 			}
 			continue
 		}
-		b, err := r.readBody(int(n))
-		if err != nil {
-			return r.stop(noEOF(err))
+		b, ok := r.entry(n)
+		if !ok {
+			return false
 		}
 		// One string per record: every text, ID and error of the record is
 		// a slice of it, so chunks cost no allocation of their own, and a
@@ -357,10 +396,26 @@ func (r *Reader) Scan() bool {
 		if err != nil {
 			// The entry's framing held (its length was right, the next
 			// entry starts after it): skip this record, keep the others.
+			r.records++
 			r.skip(fmt.Errorf("record %d: %v", r.v1.count+r.skipped, err))
 			continue
 		}
+		if !rec.Warmup && rec.ID != "" {
+			// Warm-ups resend measured requests, ids and all.
+			h := maphash.String(r.seed, rec.ID)
+			if _, seen := r.ids[h]; seen {
+				r.skip(fmt.Errorf("record %q appears twice (a repeated stretch of the file: a duplicated frame or block); the repeat is skipped", rec.ID))
+				continue
+			}
+			r.ids[h] = struct{}{}
+		}
+		r.records++
 		r.v1.count++
+		if r.minor < 6 && r.h.Timestamps == TimestampsKernel {
+			// Written before chunks were marked: chunks of one read share
+			// its stamp, which is all the mark needs.
+			MarkSharedReads(rec)
+		}
 		if r.hasShard {
 			// A fresh int per record (merged traces only): a caller that
 			// keeps a copy of the record keeps the shard it saw.
@@ -370,6 +425,59 @@ func (r *Reader) Scan() bool {
 		r.rec = rec
 		return true
 	}
+}
+
+// takeProgress reads a progress entry (1.6) and holds it against the
+// ones before it and the records read: entries out of turn, or a record
+// count the writer's disagrees with, are a repeated or missing stretch of
+// the file, said as skipped entries.
+func (r *Reader) takeProgress(body string) {
+	var p Progress
+	if err := decodeProgressV1(body, &p); err != nil {
+		r.skip(fmt.Errorf("progress entry: %v", err))
+		return
+	}
+	switch {
+	case r.progress.Closed:
+		r.skip(fmt.Errorf("progress entry %d follows the trace's closing entry: a stretch of the file repeats", p.Seq))
+	case p.Seq != r.progress.Seq+1:
+		r.skip(fmt.Errorf("progress entry %d follows entry %d: a stretch of the file repeats or is missing", p.Seq, r.progress.Seq))
+	case p.Records > r.records:
+		r.skip(fmt.Errorf("%d records are missing before progress entry %d (the writer had written %d, the file holds %d)", p.Records-r.records, p.Seq, p.Records, r.records))
+	case p.Records < r.records:
+		r.skip(fmt.Errorf("%d records more than the writer had written by progress entry %d: a stretch of the file repeats", r.records-p.Records, p.Seq))
+	}
+	r.records = p.Records
+	if r.progress.Closed && !p.Closed {
+		p.Closed = true // what follows a close does not reopen the trace
+	}
+	r.progress, r.hasProgress = p, true
+}
+
+// Progress returns the latest progress entry read (1.6), and false for a
+// trace that had none by then. After Scan returned false it is the
+// trace's last: Closed says the writer closed the trace, else Sent (when
+// known, ≥ 0) counts the requests sent by the last flush, T (ns on the
+// run clock) when that was.
+func (r *Reader) Progress() (Progress, bool) { return r.progress, r.hasProgress }
+
+// discard passes over an entry's n bytes of body; false (with the tail
+// or the error noted, as stop does) when the stream ends first.
+func (r *Reader) discard(n uint64) bool {
+	if _, err := r.br.Discard(int(n)); err != nil {
+		return r.stop(noEOF(err))
+	}
+	return true
+}
+
+// entry reads an entry's n bytes of body; false (with the tail or the
+// error noted, as stop does) when the stream ends first.
+func (r *Reader) entry(n uint64) ([]byte, bool) {
+	b, err := r.readBody(int(n))
+	if err != nil {
+		return nil, r.stop(noEOF(err))
+	}
+	return b, true
 }
 
 // noEOF turns a clean EOF inside an entry into ErrUnexpectedEOF: the stream
@@ -442,7 +550,10 @@ func (r *Reader) Err() error { return r.err }
 
 // Truncated reports whether the trace ended partway through: what a run
 // killed before it closed its trace leaves. Every record before the cut was
-// returned; callers should say that the tail is missing.
+// returned; callers should say that the tail is missing. A 1.6 trace is cut
+// short unless it ends with the writer's closing progress entry, so a cut
+// between two flushes is seen too (Progress says what was sent by then);
+// an older one is cut short only where the cut fell inside a frame.
 func (r *Reader) Truncated() bool { return r.truncated }
 
 // Close releases the decoder and, for Open, closes the file.

@@ -12,6 +12,7 @@ type Stats struct {
 	PerShard            map[int]int // merged traces only
 	Chunks, TextChunks  int
 	ReasoningChunks     int
+	ContentChunks       int // with text or reasoning
 	TextBytes           int64
 	ReasoningBytes      int64
 	WireBytes           int64
@@ -24,6 +25,23 @@ type Stats struct {
 	DelayRecords, DelayChunks int
 	DelaySum, DelayMax        int64
 	KeptChunkTimes            int
+	// Chunks read late (1.6, or marked by the reader in a 1.4/1.5 kernel
+	// trace): how many, in how many records, and the largest delay.
+	ReadLate, ReadLateRecords int
+	ReadLateMax               int64
+	// Ends counts the successful records with chunks, EndSum and EndMax
+	// their end minus their last chunk (summed, saturating; largest).
+	Ends           int
+	EndSum, EndMax int64
+}
+
+// EndMean is the mean of a successful response's end minus its last
+// chunk; 0 without any.
+func (c *Stats) EndMean() int64 {
+	if c.Ends == 0 {
+		return 0
+	}
+	return c.EndSum / int64(c.Ends)
 }
 
 // DelayMean is the mean client read delay after the kernel stamps over
@@ -60,6 +78,17 @@ func (c *Stats) Add(r *Record) {
 		c.Failed[r.Error.Class]++
 	}
 	c.Chunks += len(r.Chunks)
+	if r.ReadLate > 0 {
+		c.ReadLate += r.ReadLate
+		c.ReadLateRecords++
+		c.ReadLateMax = max(c.ReadLateMax, r.ReadLateMax)
+	}
+	if n := len(r.Chunks); n > 0 && r.OK() && r.Done >= r.Chunks[n-1].T {
+		d := r.Done - r.Chunks[n-1].T
+		c.Ends++
+		c.EndSum = satAdd(c.EndSum, d)
+		c.EndMax = max(c.EndMax, d)
+	}
 	if r.UserDelayMax > 0 {
 		c.DelayRecords++
 		c.DelayChunks += len(r.Chunks)
@@ -77,6 +106,9 @@ func (c *Stats) Add(r *Record) {
 		if ch.UserT != 0 {
 			c.KeptChunkTimes++
 		}
+		if ch.Content() {
+			c.ContentChunks++
+		}
 		if ch.Text != "" {
 			c.TextChunks++
 			c.TextBytes += int64(len(ch.Text))
@@ -87,4 +119,12 @@ func (c *Stats) Add(r *Record) {
 		}
 		c.WireBytes += int64(ch.Bytes)
 	}
+}
+
+// satAdd adds two non-negative values, saturating at MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

@@ -39,7 +39,17 @@ const (
 	// asked), a request's mean and largest user-space delay after the
 	// kernel stamps, behind a one-varint marker (−1) in the column's place
 	// that a 1.4 reader takes for a column to ignore.
-	FormatMinor = 5
+	// 1.6 puts every time of a request on one clock: done_ns is the
+	// kernel stamp of the read that ended the response, like the chunks,
+	// and the header's time_sources names each time field's source. It
+	// appends, after the 1.5 fields and only when set, the chunks read
+	// late (their indices and the largest delay), and gives flag bit 5
+	// (the request kept user-space times in a kernel run) its meaning.
+	// It adds the progress entry (what was sent by each flush, and an
+	// entry written only by a clean close), and ends a zstd block, not a
+	// frame, at each flush: a 1.0–1.5 reader skips the entry, ignores the
+	// fields and the bit, and decodes the blocks as any zstd stream.
+	FormatMinor = 6
 )
 
 // Header is written once, at the start of a trace. All times in records are
@@ -82,6 +92,11 @@ type Header struct {
 	// could have used kernel stamps did not.
 	Timestamps     string `json:"timestamps,omitempty"`
 	TimestampsNote string `json:"timestamps_note,omitempty"`
+	// TimeSources (1.6) names the source of each time field of the
+	// records, field name → TimestampsKernel or TimestampsUser:
+	// scheduled_ns, sent_ns, headers_ns, done_ns, and t_ns for the chunks.
+	// Older traces have none; TimeSource answers for them too.
+	TimeSources map[string]string `json:"time_sources,omitempty"`
 
 	// SaltSeed drew the per-run salt words; Salt is false for --salt off.
 	Salt     bool  `json:"salt"`
@@ -202,6 +217,21 @@ type Record struct {
 	UserDelayMean int64 `json:"user_delay_mean_ns,omitempty"`
 	UserDelayMax  int64 `json:"user_delay_max_ns,omitempty"`
 
+	// ReadLate (1.6) counts the chunks read late (Chunk.ReadLate), and
+	// ReadLateMax is the largest of their delays: for a chunk that shared
+	// its read with a later chunk, how much earlier than its time it may
+	// have arrived (its time less the request's previous read); for a
+	// read that returned after the stream's next chunk had arrived, how
+	// long after its stamp it returned. 0 and 0 when none was.
+	ReadLate    int   `json:"read_late,omitempty"`
+	ReadLateMax int64 `json:"read_late_max_ns,omitempty"`
+
+	// UserTimes (1.6) says this request kept user-space times although
+	// the run's chunk times are kernel stamps (a read came without a
+	// usable stamp; Notes says why): every time of it is then the
+	// client's.
+	UserTimes bool `json:"user_times,omitempty"`
+
 	// Shard is the index of the shard that sent the request, in a merged
 	// trace; nil elsewhere (1.1: stored as a shard entry before the first
 	// record of each run of records from one shard).
@@ -233,6 +263,14 @@ type Chunk struct {
 	// the record's UserDelayMean and UserDelayMax); 0 when T itself is the
 	// user-space time (1.4).
 	UserT int64 `json:"user_t_ns,omitempty"`
+	// ReadLate (1.6) marks a chunk carrying text or reasoning that the
+	// client read late: the read that delivered it also delivered a later
+	// such chunk of the stream (so T, that read's stamp, is the later
+	// chunk's arrival: an upper bound on its own), or returned after the
+	// stream's next such chunk had arrived. For a 1.4 or 1.5 trace with
+	// kernel stamps the reader marks the first kind itself, from chunks
+	// that share a stamp (MarkSharedReads).
+	ReadLate bool `json:"read_late,omitempty"`
 }
 
 // ErrorClass says what went wrong with a request, so analysis can count
@@ -297,6 +335,87 @@ func (r *Record) Shift(d int64) {
 		if c.UserT != 0 {
 			c.UserT += d
 		}
+	}
+}
+
+// The time fields TimeSources names.
+const (
+	FieldScheduled = "scheduled_ns"
+	FieldSent      = "sent_ns"
+	FieldHeaders   = "headers_ns"
+	FieldDone      = "done_ns"
+	FieldChunk     = "t_ns"
+)
+
+// TimeSource is the source of a time field of the trace's records
+// (FieldSent …): TimestampsKernel or TimestampsUser. A 1.6 trace says
+// (TimeSources); for older ones it is what their writers did: user-space
+// times everywhere, except, with header timestamps "kernel" (1.4, 1.5),
+// chunk and header times, which were kernel stamps while done_ns was not
+// (a 1.5 request that ended with its last chunk had done_ns equal to that
+// chunk's stamp).
+func (h *Header) TimeSource(field string) string {
+	if h.Minor >= 6 || h.TimeSources != nil {
+		if s := h.TimeSources[field]; s != "" {
+			return s
+		}
+		return TimestampsUser
+	}
+	if h.Timestamps == TimestampsKernel && (field == FieldHeaders || field == FieldChunk) {
+		return TimestampsKernel
+	}
+	return TimestampsUser
+}
+
+// Content reports whether the chunk carries text or reasoning: the
+// chunks TTFT and inter-token gaps are measured on.
+func (c *Chunk) Content() bool { return c.Text != "" || c.Reasoning != "" }
+
+// MarkSharedReads marks, in a record whose chunk times are kernel
+// stamps, every content chunk that shares its time with a later content
+// chunk: one read delivered both, and the stamp is that of the last
+// segment it copied, so the earlier chunk's time is the later one's
+// arrival. It sets ReadLate on them and adds them to r.ReadLate, and
+// raises r.ReadLateMax to the largest bound: the chunk's time less the
+// request's previous read (the latest earlier chunk time below it, else
+// the headers' time, else the send), which the chunk arrived after.
+// Marks already set are kept and not counted again.
+func MarkSharedReads(r *Record) {
+	cs := r.Chunks
+	prev := r.Sent // the latest earlier read's time
+	for i := 0; i < len(cs); {
+		j := i
+		for j+1 < len(cs) && cs[j+1].T == cs[i].T {
+			j++
+		}
+		t := cs[i].T
+		lo := prev
+		if r.Headers > lo && r.Headers < t {
+			lo = r.Headers // the headers came in an earlier read
+		}
+		// cs[i:j+1] came in one read; its content chunks but the last
+		// were read late.
+		last := -1
+		for k := j; k >= i; k-- {
+			if cs[k].Content() {
+				last = k
+				break
+			}
+		}
+		for k := i; k < last; k++ {
+			if !cs[k].Content() || cs[k].ReadLate {
+				continue
+			}
+			cs[k].ReadLate = true
+			r.ReadLate++
+			if lo < t {
+				r.ReadLateMax = max(r.ReadLateMax, t-lo)
+			}
+		}
+		if t > prev {
+			prev = t
+		}
+		i = j + 1
 	}
 }
 

@@ -28,6 +28,9 @@ func appendRecordV1(b []byte, r *Record) []byte {
 	if r.Error != nil {
 		flags |= flagError
 	}
+	if r.UserTimes {
+		flags |= flagUserTimes
+	}
 	for i := range r.Chunks {
 		c := &r.Chunks[i]
 		if c.Reasoning != "" {
@@ -121,9 +124,17 @@ func appendRecordV1(b []byte, r *Record) []byte {
 			userT = false
 		}
 	}
+	// 1.6: the chunks read late, only when there are some.
+	late := 0
+	for i := range r.Chunks {
+		if r.Chunks[i].ReadLate {
+			late++
+		}
+	}
 	// 1.5: without the column, the delays' summary (a column, when
-	// written, holds it already).
-	summary := !userT && (r.UserDelayMean != 0 || r.UserDelayMax != 0)
+	// written, holds it already); written as zeros when only 1.6's fields
+	// follow.
+	summary := !userT && (r.UserDelayMean != 0 || r.UserDelayMax != 0 || late > 0)
 	v14 := r.Session != "" || r.Turn != 0 || r.SentInputTokens != 0 || userT || summary
 	v13 := r.ServerPromptTokens != 0 || r.ServerTextTokens != 0 || v14
 	if r.Clipped != 0 || r.Notes != "" || v13 {
@@ -154,6 +165,21 @@ func appendRecordV1(b []byte, r *Record) []byte {
 		b = binary.AppendVarint(b, userDelayMarker)
 		b = binary.AppendVarint(b, r.UserDelayMean)
 		b = binary.AppendVarint(b, r.UserDelayMax)
+	}
+	// 1.6, after them, only when some chunk was read late: how many, the
+	// index of each (the first as is, the others as the distance from the
+	// one before) and the largest delay.
+	if late > 0 {
+		b = binary.AppendUvarint(b, uint64(late))
+		prev := 0
+		for i := range r.Chunks {
+			if r.Chunks[i].ReadLate {
+				b = binary.AppendUvarint(b, uint64(i-prev))
+				prev = i
+			}
+		}
+		// A delay is at most MaxUserDelay: a reader takes no larger one.
+		b = binary.AppendVarint(b, min(max(r.ReadLateMax, 0), MaxUserDelay))
 	}
 	return b
 }
@@ -284,6 +310,7 @@ func (d *v1Decoder) decode(body string) (*Record, error) {
 	r.Phase = int(c.varint())
 	flags := c.uvarint()
 	r.Warmup = flags&flagWarmup != 0
+	r.UserTimes = flags&flagUserTimes != 0
 	r.InputTokens = int(c.varint())
 	r.MaxTokens = int(c.varint())
 	r.Scheduled = c.varint()
@@ -329,7 +356,8 @@ func (d *v1Decoder) decode(body string) (*Record, error) {
 	for i := range chunks {
 		t += c.varint()
 		chunks[i].T = t
-		chunks[i].UserT = 0 // set by later when present
+		chunks[i].UserT = 0        // set by later when present
+		chunks[i].ReadLate = false // likewise
 	}
 	for i := range chunks {
 		chunks[i].Bytes = int(c.varint())
@@ -440,6 +468,7 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 		mean, most := c.varint(), c.varint()
 		if c.err == nil && mean >= 0 && most >= mean && most <= MaxUserDelay {
 			r.UserDelayMean, r.UserDelayMax = mean, most
+			readLate(r, c)
 		}
 		return
 	}
@@ -461,6 +490,46 @@ func (d *v1Decoder) later(r *Record, c *cursor) {
 		sum, most = sum+d, max(most, d)
 	}
 	r.UserDelayMean, r.UserDelayMax = sum/int64(len(r.Chunks)), most
+	readLate(r, c)
+}
+
+// readLate reads 1.6's chunks read late, if the body goes on. Indices
+// that do not name distinct chunks in order, or a count or delay that
+// cannot be, are no marks: every mark is then left unset, as a 1.5
+// reader would.
+func readLate(r *Record, c *cursor) {
+	if c.i >= len(c.s) {
+		return
+	}
+	n := c.uvarint()
+	if c.err != nil || n == 0 || n > uint64(len(r.Chunks)) {
+		return
+	}
+	at := uint64(0)
+	for k := uint64(0); k < n; k++ {
+		d := c.uvarint()
+		if (k > 0 && d == 0) || d >= uint64(len(r.Chunks)) {
+			c.fail(errors.New("not a chunk index"))
+		}
+		at += d
+		if c.err != nil || at >= uint64(len(r.Chunks)) {
+			unmark(r)
+			return
+		}
+		r.Chunks[at].ReadLate = true
+	}
+	most := c.varint()
+	if c.err != nil || most < 0 || most > MaxUserDelay {
+		unmark(r)
+		return
+	}
+	r.ReadLate, r.ReadLateMax = int(n), most
+}
+
+func unmark(r *Record) {
+	for i := range r.Chunks {
+		r.Chunks[i].ReadLate = false
+	}
 }
 
 // MaxUserDelay bounds a believable delay between a segment's kernel

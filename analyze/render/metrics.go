@@ -48,4 +48,3 @@ func MetricNames() []string {
 	}
 	return names
 }
-

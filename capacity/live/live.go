@@ -177,7 +177,7 @@ func (c Config) Resolve() (Config, error) {
 	}
 	if c.Replay.URL == "" {
 		if c.Profile == "" {
-			c.Profile = "vllm-rtx5090-bf16"
+			c.Profile = DefaultProfile
 		}
 		if _, err := sim.LookupProfile(c.Profile); err != nil {
 			return c, err

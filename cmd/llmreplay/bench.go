@@ -140,15 +140,18 @@ func benchFindCapacity(cmd *cobra.Command, f *replayFlags, slo, profile, shape s
 	if _, err := capacity.ParseSLO(slo); err != nil {
 		return sloFlagError("--find-capacity", err)
 	}
-	cf := &capacityFlags{slo: slo, axis: live.AxisConcurrency, goodput: analyze.DefaultSLO.String(), timeScale: 1}
+	ls := live.Settings{SLO: slo, Axis: live.AxisConcurrency, TimeScale: 1, URL: f.cfg.URL, InputTokens: cfg.InputTokens[0],
+		MaxTokens: cfg.MaxTokens, Tokenizer: cfg.Tokenizer, Shape: shape, Results: cfg.Results}
+	if fs.Changed("profile") {
+		ls.Profile = profile
+	}
 	if fs.Changed("concurrency") {
 		for _, c := range cfg.Concurrency {
 			if c < 1 || c > live.MaxUsers {
 				return usagef("--concurrency %d: with --find-capacity give levels from 1 to %d (the lowest and highest bound the search)", c, live.MaxUsers)
 			}
 		}
-		cf.rng = fmt.Sprintf("%d:%d", slices.Min(cfg.Concurrency), slices.Max(cfg.Concurrency))
+		ls.Range = fmt.Sprintf("%d:%d", slices.Min(cfg.Concurrency), slices.Max(cfg.Concurrency))
 	}
-	return runCapacity(cmd, capacityRun{f: f, cf: cf, shape: shape, profile: profile, profileSet: fs.Changed("profile"),
-		inputTokens: cfg.InputTokens[0], maxTokens: cfg.MaxTokens, tokenizer: cfg.Tokenizer, results: cfg.Results})
+	return runCapacity(cmd, f, ls)
 }

@@ -91,14 +91,13 @@ func TestAnalyzeCapacityTrace(t *testing.T) {
 	if !strings.HasPrefix(out, "summary (definitions: llmreplay)\n") {
 		t.Errorf("analyze's summary no longer comes first:\n%s", out)
 	}
-	// Warnings wrap at the terminal's width, and how many there are (so
+	// Notes wrap at 100 columns, and how many warnings come first (so
 	// where the lines break) depends on how the machine kept pace: read
-	// them with their line breaks as spaces.
-	flat := strings.Join(strings.Fields(out), " ")
+	// them unwrapped.
 	for _, want := range []string{c.answer, "capacity search in " + c.found, "SLO: ttft_p90<=1s (simulator time scale 0.1", "knee of aggregate throughput: ",
 		// the table's numbers are the profile's at time scale 0.1, and it says so
 		"the simulator (profile llamacpp-rtx5090-q4km) ran at time scale 0.1: every duration is 0.1× the profile's, so these latencies read 0.1× and these speeds 10×"} {
-		if !strings.Contains(flat, strings.Join(strings.Fields(want), " ")) {
+		if !strings.Contains(unwrapped(out), want) {
 			t.Errorf("analyze lacks %q:\n%s", want, out)
 		}
 	}

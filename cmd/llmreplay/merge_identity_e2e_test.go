@@ -112,7 +112,7 @@ func TestMergeRefusesShardsOfDifferentRuns(t *testing.T) {
 			[]string{"request 0", "also in", "shard 0", "not one run"}, true},
 		{"one request twice in a shard",
 			shardFile{index: 1, count: 2, startWall: "2026-12-03T10:00:00.002Z", startAt: at, lateNs: 2_000_000, indices: []int{1, 3, 1}}, nil,
-			[]string{"request 1", "twice"}, true},
+			[]string{"appears twice", "damaged"}, true},
 		{"a start in year 1",
 			shardFile{index: 1, count: 2, startWall: "0001-01-01T00:00:00Z", indices: []int{1, 3}},
 			&shardFile{index: 0, count: 2, startWall: "2026-12-03T10:00:00Z", indices: []int{0, 2}},

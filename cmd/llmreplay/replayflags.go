@@ -1,18 +1,15 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
+	"maps"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
+	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/replay/progress"
@@ -20,18 +17,19 @@ import (
 	"github.com/llmreplay/llmreplay/workload"
 )
 
+// replayFlagOf names the flags that set replay.Settings' fields, and
+// replay.Config's Trace.
+var replayFlagOf = map[string]string{"Salt": "--salt", "APIKeyEnv": "--api-key-env", "Shard": "--shard", "Shards": "--shards",
+	"StartAt": "--start-at", "StartIn": "--start-in", "Trace": "-o"}
+
 // replayFlags are the endpoint flags of every command that sends
 // requests (replay, bench, probe, capacity): most set a replay.Config
-// field directly; the rest are the command line's own words for one.
+// field directly, the rest a replay.Settings field.
 type replayFlags struct {
 	cfg         replay.Config
-	apiKeyEnv   string
-	salt        string
-	headers     []string
-	extraBody   string
+	s           replay.Settings
 	failOnError bool
 	quiet       bool
-
 	// flags is the command's flag set, to tell a --api-key-env the user
 	// typed from its default.
 	flags *pflag.FlagSet
@@ -40,24 +38,24 @@ type replayFlags struct {
 func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs, c := cmd.Flags(), &f.cfg
 	f.flags = fs
-	fs.StringVar(&c.API, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", or auto (ask the server which it speaks)")
+	fs.StringVar(&c.API, "api", defaultAPI, "API shape: "+strings.Join(endpoint.Names, ", ")+", auto (ask the server which it speaks), or a server's name for its API such as vllm (docs/APIS.md)")
 	fs.StringVar(&c.Model, "model", "", "model name to request (default: the server's first model from /v1/models)")
 	fs.StringVar(&c.Label, "label", "", "label for this run in tables (default: the model name)")
-	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a bearer token, written nowhere)")
+	fs.StringVar(&f.s.APIKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a bearer token, written nowhere)")
 	fs.DurationVar(&c.Timeout, "timeout", replay.DefaultTimeout, "give up on a request after this long (0: never)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", replay.DefaultIdleTimeout, "give up on a request when no byte arrives for this long (0: never)")
 	fs.DurationVar(&c.Grace, "grace", replay.DefaultGrace, "after Ctrl-C, how long in-flight requests may finish before they are cut (0: at once)")
 	fs.IntVar(&c.Warmup, "warmup", 0, "requests sent one at a time before the measured ones (recorded as warm-up)")
 	fs.BoolVar(&c.Prewarm, "prewarm", true, "open the connections a phase needs before it starts, so TCP set-up is not in TTFT")
 	fs.BoolVar(&c.Insecure, "insecure", false, "accept self-signed TLS certificates")
-	fs.StringVar(&f.salt, "salt", "on", "on: fill each prompt's salt slot from a per-run seed so an earlier run's prefix cache cannot help; off: send prompts verbatim (cache studies)")
+	fs.StringVar(&f.s.Salt, "salt", "on", "on: fill each prompt's salt slot from a per-run seed so an earlier run's prefix cache cannot help; off: send prompts verbatim (cache studies)")
 	fs.Int64Var(&c.SaltSeed, "salt-seed", 0, "seed for the salt words (default: random, recorded in the trace)")
 	fs.BoolVar(&c.SendTokenIDs, "send-token-ids", false, "send prompts as token ids (openai-completions, llamacpp; the workload's tokenizer must be the model's)")
 	fs.BoolVar(&c.ContinuousUsage, "continuous-usage", false, "ask for per-chunk token counts (vLLM's continuous_usage_stats)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress display (the summary and errors still print)")
 	fs.BoolVar(&f.failOnError, "fail-on-error", false, "exit with status 1 when any request failed")
-	fs.StringArrayVar(&f.headers, "header", nil, `HTTP header sent with every request, as "NAME: VALUE" (repeatable; e.g. a routing header, or Authorization instead of --api-key-env); recorded in the trace with secret values redacted`)
-	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, or @FILE holding one (e.g. '{"chat_template_kwargs":{"enable_thinking":false}}', '{"top_k":20}'); may add fields and extend objects, never replace a field llmreplay sends itself`)
+	fs.StringArrayVar(&f.s.Headers, "header", nil, `HTTP header sent with every request, as "NAME: VALUE" (repeatable; e.g. a routing header, or Authorization instead of --api-key-env); recorded in the trace with secret values redacted`)
+	fs.StringVar(&f.s.ExtraBody, "extra-body", "", `JSON object merged into every request body, or @FILE holding one (e.g. '{"chat_template_kwargs":{"enable_thinking":false}}', '{"top_k":20}'); may add fields and extend objects, never replace a field llmreplay sends itself`)
 	fs.StringVar(&c.ServerMetrics, "server-metrics", replay.ServerMetricsAuto, "scrape the server's Prometheus /metrics into the trace during the run (queue, running requests, KV cache, preemptions): auto (BASE/metrics, skipped when absent), off, or the endpoint's URL")
 	fs.DurationVar(&c.ServerMetricsInterval, "server-metrics-interval", servermetrics.DefaultInterval, "time between /metrics scrapes and --watch-pid samples (each times out at 4/5 of it)")
 	fs.IntVar(&c.WatchPID, "watch-pid", 0, "process id of the server on this machine: sample its memory (RSS), CPU time and threads, with its child processes', into the trace, and GPU memory when nvidia-smi is installed (Linux /proc; macOS through ps, without threads)")
@@ -68,124 +66,18 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 	fs.StringVar(&c.ServerCache, "server-cache", "", "the server's prompt cache where the API has a per-request switch (llama.cpp cache_prompt): on, off, default (send nothing); default: off with --salt on, else the server's default")
 }
 
-// config is the replay.Config the flags give, for workload wl and trace
-// out. It checks only what is the command line's own (--salt's words,
-// --header's form, --extra-body's file, --api-key-env's variable);
-// everything else is checked once, by replay.Config.Resolve, whose
-// errors flagError names by their flags.
+// config is the replay.Config the flags give, for workload wl (cut to
+// a --shard's part) and trace out. Only the flags' words are checked
+// here (replay.Settings); the rest once, by replay.Config.Resolve.
 func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, error) {
 	cfg := f.cfg
 	cfg.Workload, cfg.Trace = wl, out
-	switch f.salt {
-	case "on", "off":
-		cfg.Salt = f.salt == "on"
-	default:
-		return replay.Config{}, usagef("--salt %q: use on or off", f.salt)
-	}
-	var err error
-	if cfg.Headers, err = parseHeaders(f.headers); err != nil {
-		return replay.Config{}, err
-	}
-	if cfg.ExtraBody, err = readExtraBody(f.extraBody); err != nil {
-		return replay.Config{}, err
-	}
-	if cfg.APIKey, err = f.apiKey(); err != nil {
-		return replay.Config{}, err
+	s := f.s
+	s.APIKeyEnvNamed = f.flags != nil && f.flags.Changed("api-key-env")
+	if err := s.Apply(&cfg, time.Now()); err != nil {
+		return replay.Config{}, flagErrorIn(err, replayFlagOf)
 	}
 	return cfg, nil
-}
-
-// apiKey reads the key from the variable --api-key-env names. The default
-// variable (OPENAI_API_KEY) may be unset: local servers take no key. A
-// variable the user named must hold one: an unset or empty one would
-// otherwise send every request without a key, and the run would measure
-// a server that refuses them, or a different, unauthenticated route. The
-// error names the variable, never its value, and does not repeat a "name"
-// that looks like a key: --api-key-env "$OPENAI_API_KEY" passes the key.
-func (f *replayFlags) apiKey() (string, error) {
-	key := os.Getenv(f.apiKeyEnv)
-	if f.flags == nil || !f.flags.Changed("api-key-env") || strings.TrimSpace(key) != "" {
-		return key, nil
-	}
-	name := f.apiKeyEnv
-	switch {
-	case name == "":
-		return "", usagef("--api-key-env needs the name of the environment variable holding the key, e.g. --api-key-env OPENAI_API_KEY; to send no key, drop the flag")
-	case !envVarName(name):
-		return "", usagef("--api-key-env takes the name of an environment variable, and what was given is not one (not repeated here: it may be the key itself); write --api-key-env OPENAI_API_KEY, not --api-key-env \"$OPENAI_API_KEY\"")
-	}
-	return "", usagef("--api-key-env %s: the environment variable %s is not set or is empty, so no API key would be sent; export %s=YOUR_KEY first, or drop --api-key-env (the default, OPENAI_API_KEY, is used when set)", name, name, name)
-}
-
-// envVarName reports whether s is shaped like an environment variable's
-// name (letters, digits, _; not starting with a digit) and not like a key.
-// Past 24 characters a mix of lower case and digits (Hugging Face's hf_…,
-// hex keys), six digits or more (an upper-case hex or base32 key), or no
-// underscore at all is a token more likely than a name, so it is not
-// echoed: names that long are words joined by underscores
-// (AZURE_OPENAI_API_KEY_2025).
-func envVarName(s string) bool {
-	lower, digits, under := false, 0, false
-	for i, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z':
-			lower = true
-		case r >= '0' && r <= '9' && i > 0:
-			digits++
-		case r == '_':
-			under = true
-		case r >= 'A' && r <= 'Z':
-		default:
-			return false
-		}
-	}
-	if len(s) > 24 && (lower && digits > 0 || digits >= 6 || !under) {
-		return false
-	}
-	return len(s) <= 64
-}
-
-// parseHeaders reads --header values, "NAME: VALUE" or "NAME:VALUE". The
-// value is never echoed in an error: it may be a key.
-func parseHeaders(vals []string) (http.Header, error) {
-	if len(vals) == 0 {
-		return nil, nil
-	}
-	h := http.Header{}
-	for _, v := range vals {
-		name, value, ok := strings.Cut(v, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, usagef(`--header needs NAME: VALUE (one was given without a name before ":"), e.g. --header "X-Priority: high"`)
-		}
-		h.Add(name, strings.TrimSpace(value))
-	}
-	return h, nil
-}
-
-// readExtraBody reads --extra-body: the JSON itself, or @FILE. Whether it
-// is a usable object is replay.Config.Resolve's to check.
-func readExtraBody(v string) (json.RawMessage, error) {
-	if path, ok := strings.CutPrefix(v, "@"); ok {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, usagef("--extra-body @%s: %v", path, fileProblem(err))
-		}
-		return b, nil
-	}
-	if v == "" {
-		return nil, nil
-	}
-	return json.RawMessage(v), nil
-}
-
-// fileProblem is a file error without its repeated path.
-func fileProblem(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // runExit is the exit status of a run that ended: 130 when it was
@@ -212,20 +104,35 @@ func (f *replayFlags) progress(cmd *cobra.Command, cfg *replay.Config) *progress
 		return nil
 	}
 	w := cmd.ErrOrStderr()
-	d := progress.New(cmd.Context(), progress.Options{W: w, Terminal: isTerminal(w), Grace: cfg.Grace})
+	d := progress.New(cmd.Context(), progress.Options{W: w, Terminal: progress.IsTerminal(w), Grace: cfg.Grace})
 	cfg.OnPhase = d.Phase
 	cfg.OnRecord = d.Record
 	return d
 }
 
-// isTerminal reports whether w is a terminal (not a pipe, file or buffer)
-// with a known width: a pseudo-terminal without a size (some CI runners)
-// would make the bar draw nothing, so it gets the plain lines.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return false
+// flagErrorIn is flagError for a command whose settings' fields flagOf
+// does not name, or names otherwise: names first, then flagOf.
+func flagErrorIn(err error, names map[string]string) error {
+	all := maps.Clone(flagOf)
+	maps.Copy(all, names)
+	if out, ok := fielderr.Rename(err, all); ok {
+		return usageError(out)
 	}
-	width, _, err := term.GetSize(int(f.Fd()))
-	return err == nil && width > 0
+	return flagError(err)
+}
+
+// given says which of a command's settings the user typed: a field is
+// given when the flag names (or flagOf) gives it was.
+func given(cmd *cobra.Command, names map[string]string) fielderr.Given {
+	return func(field string) bool {
+		name, ok := names[field]
+		if !ok {
+			name = flagOf[field]
+		}
+		f := cmd.Flags().Lookup(strings.TrimLeft(name, "-"))
+		if len(name) == 2 {
+			f = cmd.Flags().ShorthandLookup(name[1:])
+		}
+		return f != nil && f.Changed
+	}
 }

@@ -21,7 +21,6 @@ func newReportCmd() *cobra.Command {
 		claims              []string
 		claimsFile          string
 		acceptPoint, accept bool
-		capSLO              string
 	)
 	cmd := &cobra.Command{
 		Use:     "report TRACE... [-o report.html]",
@@ -40,12 +39,12 @@ func newReportCmd() *cobra.Command {
 			// One pass over the traces: the analysis, and the records the
 			// timelines draw.
 			tl, srv := &report.Timelines{}, &report.ServerState{}
-			tf.records, tf.scrapes = tl.Add, srv.Add
+			tf.opts.Records, tf.opts.Scrapes = tl.Add, srv.Add
 			res, err := tf.analyzeInputs(cmd, args)
 			if err != nil {
 				return err
 			}
-			views, err := tf.capacityViews(cmd, args, capSLO)
+			views, err := tf.capacityViews(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -81,6 +80,6 @@ func newReportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&claimsFile, "claims", "", "a file of claims, one per line, as check takes it")
 	cmd.Flags().BoolVar(&acceptPoint, "accept-point", false, "as check: judge point estimates on their value")
 	cmd.Flags().BoolVar(&accept, "accept-partial", false, "as check: judge claims over stopped or damaged traces")
-	capacityFlag(cmd, &capSLO)
+	tf.capacityFlag(cmd)
 	return cmd
 }

@@ -460,31 +460,3 @@ func TestEscapeLookalikeText(t *testing.T) {
 		t.Errorf("U+202E is not shown as \\u202e:\n%s", o)
 	}
 }
-
-// TestEnvVarName: what --api-key-env may echo back. Names, however long,
-// are words joined by underscores; keys are not.
-func TestEnvVarName(t *testing.T) {
-	for _, c := range []struct {
-		s    string
-		name bool
-	}{
-		{"OPENAI_API_KEY", true},
-		{"HF_TOKEN", true},
-		{"MY_KEY_2", true},
-		{"AZURE_OPENAI_API_KEY_2025", true},
-		{"LLMREPLAY_SECONDARY_ENDPOINT_KEY", true},
-		{"openai_api_key", true},
-		{"", true},                                   // refused before, with its own message
-		{"F93A7C21D84B6E05A2C9F71B3D8E4A60", false},  // upper-case hex key
-		{"ABCDEFGHIJKLMNOPQRSTUVWXYZABCD", false},    // long, no underscore
-		{"hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123", false}, // Hugging Face token
-		{"KEY_1234567_ABCDEFGHIJKLMNOPQ", false},     // long with six digits
-		{"sk-llmreplay-C-7e2b94d05a1c38f6", false},   // a dash
-		{"9ABC", false},                              // leads with a digit
-		{"A" + strings.Repeat("_B", 40), false},      // past 64
-	} {
-		if got := envVarName(c.s); got != c.name {
-			t.Errorf("envVarName(%q) = %v, want %v", c.s, got, c.name)
-		}
-	}
-}

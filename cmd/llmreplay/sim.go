@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,10 +10,10 @@ import (
 
 func newSimCmd() *cobra.Command {
 	var (
-		addr, profile, tokenizer, model string
-		timeScale                       float64
-		list, sendTimes, noCache        bool
-		cfg                             sim.Config
+		addr, profile string
+		timeScale     float64
+		list          bool
+		cfg           sim.Config
 	)
 	cmd := &cobra.Command{
 		Use:     "sim",
@@ -24,46 +22,15 @@ func newSimCmd() *cobra.Command {
 		Example: helpText("sim.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if list {
-				sim.WriteProfiles(out)
+				sim.WriteProfiles(cmd.OutOrStdout())
 				return nil
 			}
-			p, err := sim.LookupProfile(profile)
+			s, err := sim.Prepare(cfg, addr, profile, timeScale)
 			if err != nil {
-				return flagError(usageError(err))
+				return flagErrorIn(usageError(err), map[string]string{"Addr": "--addr"})
 			}
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				return usagef("--addr %q is not host:port: use for example 127.0.0.1:8080", addr)
-			}
-			if !(timeScale > 0 && timeScale <= 1) {
-				return usagef("--time-scale %g: use a factor above 0 and at most 1 (0.1 runs ten times faster)", timeScale)
-			}
-			cfg.Profile = p.Scaled(timeScale)
-			cfg.Tokenizer = tokenizer
-			cfg.Model = model
-			cfg.SendTimes = sendTimes
-			cfg.DisablePrefixCache = noCache
-			s, err := sim.New(cfg)
-			if err != nil {
-				return flagError(usageError(err))
-			}
-			if err := s.Start(addr); err != nil {
-				s.Close()
-				return err
-			}
-			if !sim.Loopback(host) {
-				fmt.Fprintf(errw, "WARNING: the simulator listens on %s, which is reachable from other machines; it has no authentication. Use --addr 127.0.0.1:PORT unless you mean it.\n", addr)
-			}
-			fmt.Fprintf(out, "llmreplay sim: SIMULATED server (profile %s, not a real engine) at %s\n", p.Name, s.URL())
-			if f := cfg.Faults(); f != "" {
-				fmt.Fprintf(out, "faults: %s\n", f)
-			}
-			fmt.Fprintln(out, "Press Ctrl-C to stop.")
-			<-cmd.Context().Done()
-			fmt.Fprintln(out, "llmreplay sim: stopping")
-			return s.Close()
+			return s.Serve(cmd.Context(), addr, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -72,13 +39,14 @@ func newSimCmd() *cobra.Command {
 	f.BoolVar(&list, "list", false, "list the profiles with their parameters and exit")
 	f.Float64Var(&timeScale, "time-scale", 1, "multiply every duration of the profile by this factor (0.1: ten times faster; compare against latency bounds scaled alike)")
 	f.IntVar(&cfg.Slots, "slots", 0, "requests served at once, overriding the profile (like llama-server -np)")
-	f.StringVar(&tokenizer, "tokenizer", "o200k_base", "tokenizer for prompts and the answer: o200k_base, cl100k_base or a tokenizer.json path")
-	f.StringVar(&model, "model", "", "model name to report (default: the profile name)")
+	f.StringVar(&cfg.Tokenizer, "tokenizer", "o200k_base", "tokenizer for prompts and the answer: o200k_base, cl100k_base or a tokenizer.json path")
+	f.StringVar(&cfg.Model, "model", "", "model name to report (default: the profile name)")
 	f.IntVar(&cfg.DefaultMaxTokens, "default-max-tokens", 256, "output tokens when a request sets no limit")
-	f.BoolVar(&noCache, "no-prefix-cache", false, "prefill every prompt token, even of a repeated prompt")
+	f.BoolVar(&cfg.DisablePrefixCache, "no-prefix-cache", false, "prefill every prompt token, even of a repeated prompt")
 	f.StringVar(&cfg.PoseAs, "identity", "", "answer the identity routes of one engine, for --api auto: "+strings.Join(sim.Identities, ", ")+" (default: a generic OpenAI-compatible server)")
-	f.BoolVar(&sendTimes, "send-times", false, `test mode: every chunk carries "sim_sent_unix_ns", the server's send time`)
+	f.BoolVar(&cfg.SendTimes, "send-times", false, `test mode: every chunk carries "sim_sent_unix_ns", the server's send time`)
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed for --error-rate")
+	f.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", 0, "the first N tokens of every answer are reasoning, in the API's reasoning form (chat reasoning_content, Anthropic thinking, Responses reasoning, Ollama thinking)")
 	f.DurationVar(&cfg.TokenInterval, "token-interval", 0, "pace every stream at one token per interval (e.g. 20ms), on top of the profile; with --profile fast, streams of a fixed, known speed")
 	f.IntVar(&cfg.MaxContext, "max-context", 0, "fault: HTTP 400 for prompts longer than N tokens (0 = no limit)")
 	f.BoolVar(&cfg.NoStream, "no-stream", false, "fault: send the whole answer as one chunk at the end")

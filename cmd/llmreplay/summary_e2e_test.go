@@ -18,7 +18,9 @@ import (
 func TestSummaryAfterEveryRun(t *testing.T) {
 	t.Parallel()
 	bin := builtBinary(t)
-	url := startSim(t, bin, "--profile", "fast")
+	// A paced profile: the fast one writes a whole answer at once, so the
+	// client reads its chunks together and ITL rightly has no sample.
+	url := startSim(t, bin, "--profile", "vllm-rtx5090-bf16")
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "8", "--schedule", "burst:1,2", "--repeats", "1")
 	tr := filepath.Join(dir, "run.trace.zst")
@@ -29,7 +31,7 @@ func TestSummaryAfterEveryRun(t *testing.T) {
 	if !strings.HasPrefix(out, "summary (definitions: llmreplay)\n") || !strings.Contains(e, "3 requests sent, 3 ok, 0 failed") || !strings.Contains(e, "trace: "+tr) {
 		t.Errorf("replay: want the summary on stdout, the counts and path on stderr:\n%s\n--- stderr\n%s", out, e)
 	}
-	for _, block := range []string{"fast · concurrency 1 · 1 request ok · 1 run\n", "fast · concurrency 2 · 2 requests ok · 1 run\n"} {
+	for _, block := range []string{"vllm-rtx5090-bf16 · concurrency 1 · 1 request ok · 1 run\n", "vllm-rtx5090-bf16 · concurrency 2 · 2 requests ok · 1 run\n"} {
 		if !strings.Contains(out, block) {
 			t.Errorf("replay's summary lacks %q:\n%s", block, out)
 		}

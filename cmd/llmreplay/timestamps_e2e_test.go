@@ -100,14 +100,8 @@ func TestKernelTimestampsE2E(t *testing.T) {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}
 	bin := builtBinary(t)
-	simURL := startSim(t, bin, "--profile", "fast")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "24", "--schedule", "burst:8", "--repeats", "2")
-
-	tr := filepath.Join(dir, "k.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tr, "-q"); code != 0 {
-		t.Fatalf("replay exit %d: %s", code, e)
-	}
+	dir, simURL, tr := replaySim(t, bin, []string{"--profile", "fast"}, "--max-tokens", "24", "--schedule", "burst:8", "--repeats", "2")
+	wl := filepath.Join(dir, "w.workload.zst")
 	h, recs := readTrace(t, tr)
 	checkKernelStamped(t, h, recs, false)
 	info, _, _ := run(t, nil, bin, "trace", "info", tr)

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/llmreplay/llmreplay/internal/outfile"
-	"github.com/llmreplay/llmreplay/internal/safetext"
 
 	"github.com/spf13/cobra"
 
@@ -29,11 +26,10 @@ func newWorkloadCmd() *cobra.Command {
 
 func newWorkloadBuildCmd() *cobra.Command {
 	var (
-		out       string
-		force     bool
-		cfg       workload.BuildConfig
-		shape     string
-		saltWords int
+		out   string
+		force bool
+		cfg   workload.BuildConfig
+		shape string
 	)
 	cmd := &cobra.Command{
 		Use:     "build -o FILE",
@@ -42,7 +38,6 @@ func newWorkloadBuildCmd() *cobra.Command {
 		Example: helpText("workload-build.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := cmd.Flags()
 			if out == "" {
 				return usagef("no output file: add -o NAME.workload.zst")
 			}
@@ -53,39 +48,8 @@ func newWorkloadBuildCmd() *cobra.Command {
 				return usageError(err)
 			}
 			cfg.Shape = workload.Shape(shape)
-			// 0 in BuildConfig means "the default"; on the command line a
-			// given 0 is a mistake only the CLI can see. Every other range
-			// check is BuildConfig's (flagError names the flag).
-			for _, c := range []struct {
-				name string
-				zero bool
-			}{
-				{"max-tokens", cfg.MaxTokens == 0},
-				{"repeats", cfg.Repeats == 0},
-				{"requests", cfg.Requests == 0},
-				{"time-scale", cfg.TimeScale == 0},
-				{"sessions", cfg.Sessions == 0},
-			} {
-				if f.Changed(c.name) && c.zero {
-					return usagef("bad --%s 0: it must be positive (leave it out for the default)", c.name)
-				}
-			}
-			isTrace := strings.HasPrefix(cfg.Schedule, workload.KindTrace+":")
-			for _, name := range []string{"input-tokens", "max-tokens"} {
-				if isTrace && f.Changed(name) {
-					return usagef("--%s does not apply to trace:FILE schedules: the log gives every request's lengths", name)
-				}
-			}
-			if !isTrace && f.Changed("time-scale") {
-				return usagef("--time-scale applies to trace:FILE schedules only")
-			}
-			switch {
-			case saltWords == 0:
-				cfg.SaltWords = workload.NoSaltWords
-			case saltWords < 0:
-				return usagef("bad --salt-words %d: use 0 (no salt slot) or more", saltWords)
-			default:
-				cfg.SaltWords = saltWords
+			if err := cfg.Stated(given(cmd, nil)); err != nil {
+				return flagError(err)
 			}
 			wl, err := workload.Build(cfg)
 			if err != nil {
@@ -115,7 +79,7 @@ func newWorkloadBuildCmd() *cobra.Command {
 	f.Float64Var(&cfg.TimeScale, "time-scale", workload.DefaultTimeScale, "trace: multiply the log's times by this (0.5 replays it twice as fast)")
 	f.StringVar(&cfg.OrphanTurns, "orphan-turns", workload.OrphansError, "trace: a log's turn whose parent_chat_id is on no line: error (refuse the log) or first (start its session there, for a log cut from a longer one)")
 	f.StringVar(&cfg.Window, "window", "", "trace: START:END seconds of the log to keep, counted from its first request (either may be empty); offsets then count from START")
-	f.IntVar(&saltWords, "salt-words", workload.DefaultSaltWords, "one-token words at the start of each prompt that the replay re-draws per run (0: none)")
+	f.IntVar(&cfg.SaltWords, "salt-words", workload.DefaultSaltWords, "one-token words at the start of each prompt that the replay re-draws per run (0: none)")
 	f.StringVar(&cfg.Turns, "turns", "", "make conversations: N turns per session, or LO..HI (uniform; LO:HI too); each turn resends the conversation so far with the answer received")
 	f.StringVar(&cfg.ThinkTime, "think-time", "", "sessions: pause between a response's end and the next turn: DURATION, LO..HI (uniform; LO:HI too) or exp:MEAN (default 0)")
 	f.IntVar(&cfg.Sessions, "sessions", 0, "sessions per phase for closed (default 4×C) and rate (default 100) schedules; a burst of C starts C sessions")
@@ -175,17 +139,7 @@ func newWorkloadCatCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			bw := bufio.NewWriter(cmd.OutOrStdout())
-			// JSONWriter: a prompt's bidi controls reach jq exact but a
-			// terminal as \u escapes.
-			enc := json.NewEncoder(safetext.JSONWriter(bw))
-			enc.SetEscapeHTML(false)
-			for i := range wl.Requests {
-				if err := enc.Encode(&wl.Requests[i]); err != nil {
-					return err
-				}
-			}
-			return bw.Flush()
+			return wl.WriteJSONLines(cmd.OutOrStdout())
 		},
 	}
 }
@@ -203,23 +157,7 @@ func newWorkloadVerifyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tok, source, err := workload.Tokenizer(wl.Header, tokSpec)
-			if err != nil {
-				return usagef("%s: %v (--tokenizer PATH)", args[0], err)
-			}
-			if source != "" && tokSpec == "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "tokenizer: %s (recorded in the workload)\n", safetext.Show(source))
-			}
-			w := cmd.OutOrStdout()
-			if tok.Digest() != wl.Header.TokenizerDigest {
-				fmt.Fprintf(w, "note: %s is not the tokenizer the workload was built with (%s); counts may differ by a token or two\n", safetext.Show(tok.Name()), safetext.Show(wl.Header.Tokenizer))
-			}
-			v := workload.Verify(wl, tok)
-			v.WriteText(w, tok.Name(), len(wl.Requests))
-			if len(v.Off) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d of %d prompts are off under %s (by up to %d tokens)", len(v.Off), len(wl.Requests), tok.Name(), v.Worst)}
-			}
-			return nil
+			return flagError(workload.VerifyText(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], wl, tokSpec))
 		},
 	}
 	cmd.Flags().StringVar(&tokSpec, "tokenizer", "", "tokenizer to count with (default: the workload's own; a tokenizer.json needs its path)")

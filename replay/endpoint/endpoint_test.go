@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,7 +220,9 @@ func runCases(t *testing.T, ep Endpoint, r workload.Request, cases []readCase) {
 
 func TestOpenAIChatRead(t *testing.T) {
 	full := []string{sse(roleChunk), sse(tok("1")), sse(tok(",")), sse(tok(" 2")), sse(finishChunk), sse(usageChunk), done}
-	three := []wantChunk{{Text: "1"}, {Text: ","}, {Text: " 2"}, {}, {}}
+	// The role-only delta is a chunk without text, then the three tokens,
+	// the finish and the usage.
+	three := []wantChunk{{}, {Text: "1"}, {Text: ","}, {Text: " 2"}, {}, {}}
 	crlf := strings.ReplaceAll(strings.Join(full, ""), "\n", "\r\n")
 	cr := strings.ReplaceAll(strings.Join(full, ""), "\n", "\r")
 	cases := []readCase{
@@ -233,8 +236,10 @@ func TestOpenAIChatRead(t *testing.T) {
 		{name: "comments, event and id lines", sc: script{pieces: []string{": keep-alive\n\n", "event: message\nid: 1\ndata: " + tok("1") + "\n\n",
 			": ping\n", "retry: 100\ndata:" + finishChunk + "\n\n", done}}, want: []wantChunk{{Text: "1"}, {}}, finish: "length"},
 		{name: "TGI: no space after data:", sc: script{pieces: []string{"data:" + tok("a") + "\n\ndata:" + finishChunk + "\n\n"}}, want: []wantChunk{{Text: "a"}, {}}, finish: "length"},
-		{name: "role-only and empty deltas are not chunks", sc: script{pieces: []string{sse(roleChunk, emptyChunk, tok("x"), emptyChunk, finishChunk) + done}},
-			want: []wantChunk{{Text: "x"}, {}}, finish: "length"},
+		{name: "a role-only delta is a chunk without text, an empty delta none", sc: script{pieces: []string{sse(roleChunk, emptyChunk, tok("x"), emptyChunk, finishChunk) + done}},
+			want: []wantChunk{{}, {Text: "x"}, {}}, finish: "length"},
+		{name: "role without content", sc: script{pieces: []string{sse(`{"choices":[{"delta":{"role":"assistant"}}]}`, `{"choices":[{"delta":{"role":null}}]}`, tok("x"), finishChunk)}},
+			want: []wantChunk{{}, {Text: "x"}, {}}, finish: "length"},
 		{name: "usage only at the end", sc: script{pieces: []string{sse(tok("a"), tok("b")), sse(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`), sse(usageChunk), done}},
 			want: []wantChunk{{Text: "a"}, {Text: "b"}, {}, {}}, finish: "stop", usage: `"total_tokens":10`},
 		{name: "no [DONE] but a finish reason", sc: script{pieces: []string{sse(tok("a"), finishChunk)}}, want: []wantChunk{{Text: "a"}, {}}, finish: "length"},
@@ -273,7 +278,7 @@ func TestOpenAIChatRead(t *testing.T) {
 			`{"choices":[{"delta":{"content":""}}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`,
 			`{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`,
 			`{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`) + done}},
-			want: []wantChunk{{Text: "ab", Tokens: 2}, {Tokens: 1}, {}, {}}, finish: "stop", usage: `"completion_tokens":3`},
+			want: []wantChunk{{}, {Text: "ab", Tokens: 2}, {Tokens: 1}, {}, {}}, finish: "stop", usage: `"completion_tokens":3`},
 		{name: "usage with the finish is the total, not the chunk's", sc: script{pieces: []string{sse(tok("a"), tok("b"),
 			`{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"completion_tokens":2}}`)}},
 			want: []wantChunk{{Text: "a"}, {Text: "b"}, {}}, finish: "stop", usage: `"completion_tokens":2`},
@@ -301,7 +306,7 @@ func TestOpenAIChatRead(t *testing.T) {
 		{name: "keeps reading nothing after [DONE]", sc: script{pieces: []string{sse(tok("a"), finishChunk) + done + "data: garbage\n\n"}},
 			want: []wantChunk{{Text: "a"}, {}}, finish: "length"},
 	}
-	runCases(t, OpenAIChat{}, chatReq, cases)
+	runCases(t, openAIChat, chatReq, cases)
 }
 
 func splitEvery(s string, n int) []string {
@@ -323,7 +328,7 @@ func TestOpenAICompletionsRead(t *testing.T) {
 		{name: "non-streamed", sc: script{pieces: []string{`{"object":"text_completion","choices":[{"text":"1, 2","finish_reason":"stop"}]}`}},
 			want: []wantChunk{{Text: "1, 2"}}, finish: "stop"},
 	}
-	runCases(t, OpenAICompletions{}, promptReq, cases)
+	runCases(t, openAICompletions, promptReq, cases)
 }
 
 func llama(content string, stop bool, extra string) string {
@@ -360,15 +365,15 @@ func TestLlamaCppRead(t *testing.T) {
 		{name: "non-streamed", sc: script{ctype: "application/json", pieces: []string{`{"content":"1, 2, 3","stop":true,"stop_type":"limit","timings":{"predicted_n":3}}`}},
 			want: []wantChunk{{Text: "1, 2, 3"}}, finish: "length", timing: "predicted_n"},
 	}
-	runCases(t, LlamaCpp{}, promptReq, cases)
+	runCases(t, llamaCpp, promptReq, cases)
 }
 
-func ollamaGen(s string) string {
+func ollamaGenLine(s string) string {
 	b, _ := json.Marshal(s)
 	return `{"model":"m","created_at":"2026-12-02T13:00:00.1Z","response":` + string(b) + `,"done":false}` + "\n"
 }
 
-func ollamaChat(s string) string {
+func ollamaChatLine(s string) string {
 	b, _ := json.Marshal(s)
 	return `{"model":"m","created_at":"2026-12-02T13:00:00.1Z","message":{"role":"assistant","content":` + string(b) + `},"done":false}` + "\n"
 }
@@ -377,36 +382,36 @@ const ollamaDone = `"done":true,"done_reason":"length","total_duration":91234567
 
 func TestOllamaGenerateRead(t *testing.T) {
 	cases := []readCase{
-		{name: "NDJSON", sc: script{ctype: "application/x-ndjson", pieces: []string{ollamaGen("1"), ollamaGen(","), `{"model":"m","response":"","context":[1,2,3],` + ollamaDone}},
+		{name: "NDJSON", sc: script{ctype: "application/x-ndjson", pieces: []string{ollamaGenLine("1"), ollamaGenLine(","), `{"model":"m","response":"","context":[1,2,3],` + ollamaDone}},
 			want: []wantChunk{{Text: "1"}, {Text: ","}, {}}, finish: "length",
 			timing: `{"total_duration":912345678,"load_duration":1234567,"prompt_eval_count":7,"prompt_eval_duration":2345678,"eval_count":16,"eval_duration":812345678}`},
-		{name: "thinking", sc: script{pieces: []string{`{"response":"","thinking":"hmm","done":false}` + "\n", ollamaGen("a"), `{"response":"",` + ollamaDone}},
+		{name: "thinking", sc: script{pieces: []string{`{"response":"","thinking":"hmm","done":false}` + "\n", ollamaGenLine("a"), `{"response":"",` + ollamaDone}},
 			want: []wantChunk{{Reasoning: "hmm"}, {Text: "a"}, {}}, finish: "length", timing: "eval_count"},
-		{name: "split byte by byte with CRLF", sc: script{byteByByte: true, pieces: []string{strings.ReplaceAll(ollamaGen("a")+`{"response":"",`+ollamaDone, "\n", "\r\n")}},
+		{name: "split byte by byte with CRLF", sc: script{byteByByte: true, pieces: []string{strings.ReplaceAll(ollamaGenLine("a")+`{"response":"",`+ollamaDone, "\n", "\r\n")}},
 			want: []wantChunk{{Text: "a"}, {}}, finish: "length"},
-		{name: "SSE where NDJSON was asked", sc: script{pieces: []string{"data: " + ollamaGen("a") + "\n", "data: {\"done\":true,\"done_reason\":\"stop\"}\n\n"}},
+		{name: "SSE where NDJSON was asked", sc: script{pieces: []string{"data: " + ollamaGenLine("a") + "\n", "data: {\"done\":true,\"done_reason\":\"stop\"}\n\n"}},
 			want: []wantChunk{{Text: "a"}, {}}, finish: "stop"},
-		{name: "last line without newline", sc: script{pieces: []string{ollamaGen("a"), `{"done":true}`}}, want: []wantChunk{{Text: "a"}, {}}, finish: "done"},
-		{name: "no done", sc: script{pieces: []string{ollamaGen("a")}}, want: []wantChunk{{Text: "a"}}, class: trace.ErrIncomplete, msg: `without a "done": true`},
-		{name: "error line", sc: script{pieces: []string{ollamaGen("a"), `{"error":"an error was encountered while running the model"}` + "\n"}},
+		{name: "last line without newline", sc: script{pieces: []string{ollamaGenLine("a"), `{"done":true}`}}, want: []wantChunk{{Text: "a"}, {}}, finish: "done"},
+		{name: "no done", sc: script{pieces: []string{ollamaGenLine("a")}}, want: []wantChunk{{Text: "a"}}, class: trace.ErrIncomplete, msg: `without a "done": true`},
+		{name: "error line", sc: script{pieces: []string{ollamaGenLine("a"), `{"error":"an error was encountered while running the model"}` + "\n"}},
 			want: []wantChunk{{Text: "a"}}, class: trace.ErrServer, msg: "while running the model"},
-		{name: "not JSON", sc: script{pieces: []string{ollamaGen("a"), "{oops}\n"}}, want: []wantChunk{{Text: "a"}}, class: trace.ErrMalformed},
+		{name: "not JSON", sc: script{pieces: []string{ollamaGenLine("a"), "{oops}\n"}}, want: []wantChunk{{Text: "a"}}, class: trace.ErrMalformed},
 		{name: "done of the wrong type", sc: script{pieces: []string{`{"response":"a","done":"no"}` + "\n"}}, class: trace.ErrMalformed, msg: "done is not a boolean"},
 	}
-	runCases(t, OllamaGenerate{}, promptReq, cases)
+	runCases(t, ollamaGenerate, promptReq, cases)
 }
 
 func TestOllamaChatRead(t *testing.T) {
 	cases := []readCase{
-		{name: "NDJSON", sc: script{ctype: "application/x-ndjson", pieces: []string{ollamaChat("1"), ollamaChat(" 2"), `{"model":"m","message":{"role":"assistant","content":""},` + ollamaDone}},
+		{name: "NDJSON", sc: script{ctype: "application/x-ndjson", pieces: []string{ollamaChatLine("1"), ollamaChatLine(" 2"), `{"model":"m","message":{"role":"assistant","content":""},` + ollamaDone}},
 			want: []wantChunk{{Text: "1"}, {Text: " 2"}, {}}, finish: "length", timing: `"eval_duration":812345678`},
-		{name: "thinking", sc: script{pieces: []string{`{"message":{"role":"assistant","content":"","thinking":"let me see"},"done":false}` + "\n", ollamaChat("x"), `{"message":{"content":""},` + ollamaDone}},
+		{name: "thinking", sc: script{pieces: []string{`{"message":{"role":"assistant","content":"","thinking":"let me see"},"done":false}` + "\n", ollamaChatLine("x"), `{"message":{"content":""},` + ollamaDone}},
 			want: []wantChunk{{Reasoning: "let me see"}, {Text: "x"}, {}}, finish: "length"},
 		{name: "message of the wrong type", sc: script{pieces: []string{`{"message":"hi","done":false}` + "\n"}}, class: trace.ErrMalformed, msg: "message is not an object"},
 		{name: "non-streamed", sc: script{ctype: "application/json", pieces: []string{`{"message":{"role":"assistant","content":"1, 2"},` + ollamaDone}},
 			want: []wantChunk{{Text: "1, 2"}}, finish: "length", timing: "eval_count"},
 	}
-	runCases(t, OllamaChat{}, chatReq, cases)
+	runCases(t, ollamaChat, chatReq, cases)
 }
 
 // TestArrivalTime checks an event's time is that of its last byte: the
@@ -414,7 +419,7 @@ func TestOllamaChatRead(t *testing.T) {
 func TestArrivalTime(t *testing.T) {
 	ev := sse(tok("late"))
 	sc := script{pieces: []string{ev[:len(ev)-3], ev[len(ev)-3:] + sse(finishChunk)}, pause: 30 * time.Millisecond}
-	rec, err, s := roundTrip(t, OpenAIChat{}, sc, chatReq, Options{Model: "m"})
+	rec, err, s := roundTrip(t, openAIChat, sc, chatReq, Options{Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,10 +429,11 @@ func TestArrivalTime(t *testing.T) {
 }
 
 // TestBytes checks chunk bytes add up to the body: events that carry
-// nothing are charged to the next chunk, and only [DONE] is left over.
+// nothing are charged to the next chunk, and only [DONE] is left over. The
+// role-only delta is a chunk of its own, with the comment before it.
 func TestBytes(t *testing.T) {
 	body := ": hi\n\n" + sse(roleChunk, tok("a"), emptyChunk, tok("b"), finishChunk, usageChunk) + done
-	rec, err, _ := roundTrip(t, OpenAIChat{}, script{pieces: []string{body}}, chatReq, Options{Model: "m"})
+	rec, err, _ := roundTrip(t, openAIChat, script{pieces: []string{body}}, chatReq, Options{Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,15 +444,16 @@ func TestBytes(t *testing.T) {
 	if want := len(body) - len(done); sum != want {
 		t.Errorf("chunk bytes add up to %d, want %d", sum, want)
 	}
-	if first := rec.Chunks[0].Bytes; first != len(": hi\n\n")+len(sse(roleChunk))+len(sse(tok("a"))) {
-		t.Errorf("first chunk %d bytes", first)
+	if role, first := rec.Chunks[0], rec.Chunks[1]; role.Bytes != len(": hi\n\n")+len(sse(roleChunk)) || role.Text != "" ||
+		first.Bytes != len(sse(tok("a"))) || first.Text != "a" {
+		t.Errorf("role chunk %+v, first text chunk %+v", role, first)
 	}
 }
 
 // TestHugeLine sends a 10 MB line: a malformed-stream error, without the
 // client buffering the line.
 func TestHugeLine(t *testing.T) {
-	for _, ep := range []Endpoint{OpenAIChat{}, LlamaCpp{}, OllamaGenerate{}} {
+	for _, ep := range []Endpoint{openAIChat, llamaCpp, ollamaGenerate} {
 		t.Run(ep.Name(), func(t *testing.T) {
 			line := "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("x", 10<<20) + "\"}}]}\n\n"
 			if strings.HasPrefix(ep.Name(), "ollama") {
@@ -483,42 +490,42 @@ func TestNewRequest(t *testing.T) {
 		want   map[string]any // fields that must be there, as JSON decodes them
 		absent []string
 	}{
-		{OpenAIChat{}, chatReq, Options{Model: "m", APIKey: "sk-test"}, "/v1/chat/completions", "text/event-stream",
+		{openAIChat, chatReq, Options{Model: "m", APIKey: "sk-test"}, "/v1/chat/completions", "text/event-stream",
 			map[string]any{"model": "m", "stream": true, "stream_options": map[string]any{"include_usage": true}, "max_tokens": 16.0,
 				"temperature": 0.0, "ignore_eos": true, "messages": []any{map[string]any{"role": "user", "content": "Count: 1, 2,"}}},
 			[]string{"prompt", "max_completion_tokens"}},
-		{OpenAIChat{}, promptReq, Options{Model: "m", ContinuousUsage: true}, "/v1/chat/completions", "text/event-stream",
+		{openAIChat, promptReq, Options{Model: "m", ContinuousUsage: true}, "/v1/chat/completions", "text/event-stream",
 			map[string]any{"stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true}, "temperature": 0.5,
 				"messages": []any{map[string]any{"role": "user", "content": "Count: 1, 2,"}}},
 			[]string{"ignore_eos"}},
-		{OpenAICompletions{}, promptReq, Options{Model: "m"}, "/v1/completions", "text/event-stream",
+		{openAICompletions, promptReq, Options{Model: "m"}, "/v1/completions", "text/event-stream",
 			map[string]any{"prompt": "Count: 1, 2,", "stream": true, "max_tokens": 16.0}, []string{"messages", "ignore_eos"}},
-		{OpenAICompletions{}, promptReq, Options{Model: "m", TokenIDs: []int{1, 2, 3}}, "/v1/completions", "text/event-stream",
+		{openAICompletions, promptReq, Options{Model: "m", TokenIDs: []int{1, 2, 3}}, "/v1/completions", "text/event-stream",
 			map[string]any{"prompt": []any{1.0, 2.0, 3.0}}, nil},
-		{LlamaCpp{}, promptReq, Options{PromptCache: "off"}, "/completion", "text/event-stream",
+		{llamaCpp, promptReq, Options{PromptCache: "off"}, "/completion", "text/event-stream",
 			map[string]any{"prompt": "Count: 1, 2,", "n_predict": 16.0, "cache_prompt": false, "stream": true, "temperature": 0.5},
 			[]string{"ignore_eos", "model", "return_tokens"}},
 		// The server's default: no cache_prompt at all.
-		{LlamaCpp{}, promptReq, Options{}, "/completion", "text/event-stream",
+		{llamaCpp, promptReq, Options{}, "/completion", "text/event-stream",
 			map[string]any{"prompt": "Count: 1, 2,", "stream": true}, []string{"cache_prompt"}},
-		{LlamaCpp{}, promptReq, Options{PromptCache: "on"}, "/completion", "text/event-stream",
+		{llamaCpp, promptReq, Options{PromptCache: "on"}, "/completion", "text/event-stream",
 			map[string]any{"cache_prompt": true}, nil},
-		{LlamaCpp{}, chatReq, Options{TokenIDs: []int{5}, ContinuousUsage: true}, "/completion", "text/event-stream",
+		{llamaCpp, chatReq, Options{TokenIDs: []int{5}, ContinuousUsage: true}, "/completion", "text/event-stream",
 			map[string]any{"prompt": []any{5.0}, "ignore_eos": true, "return_tokens": true}, nil},
-		{OllamaGenerate{}, promptReq, Options{Model: "llama3"}, "/api/generate", "application/x-ndjson",
+		{ollamaGenerate, promptReq, Options{Model: "llama3"}, "/api/generate", "application/x-ndjson",
 			map[string]any{"model": "llama3", "prompt": "Count: 1, 2,", "raw": true, "stream": true,
 				"options": map[string]any{"num_predict": 16.0, "temperature": 0.5}}, []string{"ignore_eos"}},
-		{OllamaChat{}, chatReq, Options{Model: "llama3"}, "/api/chat", "application/x-ndjson",
+		{ollamaChat, chatReq, Options{Model: "llama3"}, "/api/chat", "application/x-ndjson",
 			map[string]any{"stream": true, "options": map[string]any{"num_predict": 16.0, "temperature": 0.0},
 				"messages": []any{map[string]any{"role": "user", "content": "Count: 1, 2,"}}}, []string{"ignore_eos", "raw"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ep.Name(), func(t *testing.T) {
 			finish := `{"choices":[{"delta":{},"finish_reason":"stop"}]}`
-			switch tt.ep.(type) {
-			case LlamaCpp:
+			switch tt.ep {
+			case llamaCpp:
 				finish = `{"content":"","stop":true}`
-			case OllamaGenerate, OllamaChat:
+			case ollamaGenerate, ollamaChat:
 				finish = `{"done":true}`
 			}
 			_, err, s := roundTrip(t, tt.ep, script{pieces: []string{sse(finish)}}, tt.r, tt.o)
@@ -552,13 +559,27 @@ func TestNewRequestErrors(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{OpenAIChat{}, chatReq, Options{}, "Config.Model is needed"},
-		{OpenAICompletions{}, chatReq, Options{Model: "m"}, "is a chat"},
-		{LlamaCpp{}, chatReq, Options{}, "is a chat"},
-		{OllamaGenerate{}, chatReq, Options{Model: "m"}, "is a chat"},
-		{OllamaGenerate{}, workload.Request{ID: "x"}, Options{Model: "m"}, "has none"},
-		{OllamaChat{}, chatReq, Options{}, "Config.Model is needed"},
-		{OpenAIChat{}, chatReq, Options{Model: "m", APIKey: "sk-secret"}, "Config.URL makes no request"},
+		{openAIChat, chatReq, Options{}, "Config.Model is needed"},
+		{openAICompletions, chatReq, Options{Model: "m"}, "is a chat"},
+		{llamaCpp, chatReq, Options{}, "is a chat"},
+		{ollamaGenerate, chatReq, Options{Model: "m"}, "is a chat"},
+		{ollamaGenerate, workload.Request{ID: "x"}, Options{Model: "m"}, "has none"},
+		{ollamaChat, chatReq, Options{}, "Config.Model is needed"},
+		{openAIChat, chatReq, Options{Model: "m", APIKey: "sk-secret"}, "Config.URL makes no request"},
+		{anthropic, promptReq, Options{Model: "m"}, "no raw-prompt mode"},
+		{anthropic, chatReq, Options{Model: "m", TokenIDs: []int{1}}, "no raw-prompt mode"},
+		{anthropic, workload.Request{ID: "x", Messages: chatReq.Messages}, Options{Model: "m"}, "requires max_tokens"},
+		{anthropic, workload.Request{ID: "x", MaxTokens: 4, Messages: []workload.Message{{Role: "system", Content: "s"}}}, Options{Model: "m"}, "only system messages"},
+		{anthropic, chatReq, Options{}, "Config.Model is needed"},
+		{openAIResponses, promptReq, Options{Model: "m"}, "no raw-prompt mode"},
+		{openAIResponses, chatReq, Options{Model: "m", TokenIDs: []int{1}}, "no raw-prompt mode"},
+		{openAIResponses, chatReq, Options{}, "Config.Model is needed"},
+		{tgi, chatReq, Options{}, "completion shape, or use openai-chat"},
+		{tgi, promptReq, Options{TokenIDs: []int{1}}, "tgi takes text, not token ids"},
+		{sglang, chatReq, Options{}, "completion shape, or use openai-chat"},
+		{trtllm, chatReq, Options{Model: "e"}, "completion shape"},
+		{trtllm, promptReq, Options{Model: "e", TokenIDs: []int{1}}, "takes text_input, not token ids"},
+		{trtllm, promptReq, Options{}, "Config.Model is needed"},
 	}
 	for _, tt := range tests {
 		base := "http://127.0.0.1:1"
@@ -566,7 +587,7 @@ func TestNewRequestErrors(t *testing.T) {
 			base = "http://[::1"
 		}
 		_, err := tt.ep.NewRequest(context.Background(), base, &tt.r, tt.o)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want %q", tt.ep.Name(), err, tt.want)
 		}
 		if err != nil && tt.o.APIKey != "" && strings.Contains(err.Error(), tt.o.APIKey) {
@@ -596,9 +617,37 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", n, ep, err)
 		}
 	}
-	_, err := Lookup("openai")
-	if err == nil || !strings.Contains(err.Error(), strings.Join(Names, ", ")) {
-		t.Errorf("Lookup(unknown): %v, want the list of names", err)
+	for _, tt := range []struct{ name, want string }{
+		{"opanai-chat", "did you mean openai-chat?"},
+		{"vlm", "did you mean vllm (openai-chat)?"},
+		{"antropic", "did you mean anthropic?"},
+		{"ollama_generat", "did you mean ollama-generate?"},
+		{"tgis", "did you mean tgi?"},
+		{"xyzzy-frobnicate", "unknown API \"xyzzy-frobnicate\": use one of"},
+	} {
+		_, err := Lookup(tt.name)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), strings.Join(Names, ", ")) {
+			t.Errorf("Lookup(%q): %v, want %q and the list of names", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestAliases: every alias names an API, no alias is an API's name, and
+// the spellings people type (any case, _ for -) resolve.
+func TestAliases(t *testing.T) {
+	for alias, name := range Aliases {
+		if slices.Contains(Names, alias) || !slices.Contains(Names, name) {
+			t.Errorf("alias %q → %q: an alias must not be a name, and must name one", alias, name)
+		}
+		if ep, err := Lookup(alias); err != nil || ep.Name() != name {
+			t.Errorf("Lookup(%q) = %v, %v; want %s", alias, ep, err, name)
+		}
+	}
+	for in, want := range map[string]string{"vllm": "openai-chat", "VLLM": "openai-chat", "OpenAI_Chat": "openai-chat",
+		"llama.cpp": "llamacpp", "ollama": "ollama-chat", " sglang ": "sglang", "tensorrt-llm": "trtllm"} {
+		if got, ok := Canonical(in); !ok || got != want {
+			t.Errorf("Canonical(%q) = %q, %v; want %q", in, got, ok, want)
+		}
 	}
 }
 
@@ -608,7 +657,7 @@ func TestNetworkError(t *testing.T) {
 	boom := errors.New("read: connection reset by peer")
 	body := io.MultiReader(strings.NewReader(sse(tok("a"))), &failReader{boom})
 	rec := &trace.Record{}
-	err := OpenAIChat{}.Read(body, func() int64 { return 1 }, rec)
+	err := openAIChat.Read(body, func() int64 { return 1 }, rec)
 	if !errors.Is(err, boom) || len(rec.Chunks) != 1 {
 		t.Fatalf("Read: %v with %d chunks, want the read error and 1 chunk", err, len(rec.Chunks))
 	}

@@ -73,20 +73,11 @@ func MergeBody(body, extra []byte) ([]byte, error) {
 			continue
 		}
 		old := body[members[i].start:members[i].end]
-		var bo, ao map[string]json.RawMessage
-		if isObject(old) && isObject(v) && json.Unmarshal(old, &bo) == nil && json.Unmarshal(v, &ao) == nil {
-			m, err := mergeObjects(bo, ao, k+".")
-			if err != nil {
-				return nil, err
-			}
-			enc, err := encodeObject(m)
-			if err != nil {
-				return nil, err
-			}
-			replace[i] = enc
-			continue
+		enc, err := mergeValues(old, v, k)
+		if err != nil {
+			return nil, err
 		}
-		return nil, errClash(k, old)
+		replace[i] = enc
 	}
 	out := make([]byte, 0, len(body)+added.Len()+64)
 	pos := 0
@@ -262,22 +253,27 @@ func mergeObjects(base, add map[string]json.RawMessage, path string) (map[string
 			base[k] = v
 			continue
 		}
-		var bo, ao map[string]json.RawMessage
-		if isObject(old) && isObject(v) && json.Unmarshal(old, &bo) == nil && json.Unmarshal(v, &ao) == nil {
-			m, err := mergeObjects(bo, ao, path+k+".")
-			if err != nil {
-				return nil, err
-			}
-			enc, err := encodeObject(m)
-			if err != nil {
-				return nil, err
-			}
-			base[k] = enc
-			continue
+		enc, err := mergeValues(old, v, path+k)
+		if err != nil {
+			return nil, err
 		}
-		return nil, errClash(path+k, old)
+		base[k] = enc
 	}
 	return base, nil
+}
+
+// mergeValues merges add into the value old that a body already has at
+// path: two objects are merged member by member, anything else clashes.
+func mergeValues(old, add json.RawMessage, path string) (json.RawMessage, error) {
+	var bo, ao map[string]json.RawMessage
+	if !isObject(old) || !isObject(add) || json.Unmarshal(old, &bo) != nil || json.Unmarshal(add, &ao) != nil {
+		return nil, errClash(path, old)
+	}
+	m, err := mergeObjects(bo, ao, path+".")
+	if err != nil {
+		return nil, err
+	}
+	return encodeObject(m)
 }
 
 func isObject(v json.RawMessage) bool {

@@ -84,7 +84,7 @@ func FuzzOpenAIChatRead(f *testing.F) {
 		"{\n \"choices\": [{\"message\": {\"content\": \"a\"}, \"finish_reason\": \"stop\"}]\n}\n",
 		`data: {"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":1},"sim_sent_unix_ns":12}`,
 	)
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, OpenAIChat{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, openAIChat, body, split) })
 }
 
 func FuzzOpenAICompletionsRead(f *testing.F) {
@@ -92,7 +92,7 @@ func FuzzOpenAICompletionsRead(f *testing.F) {
 		sse(ctok("1"), ctok(", 2"), `{"choices":[{"text":"","finish_reason":"length"}]}`, usageChunk)+done,
 		`data: {"object":"error","message":"bad"}`+"\n\n",
 	)
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, OpenAICompletions{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, openAICompletions, body, split) })
 }
 
 func FuzzLlamaCppRead(f *testing.F) {
@@ -101,24 +101,24 @@ func FuzzLlamaCppRead(f *testing.F) {
 		sse(`{"content":"a","stop":false}`, `{"content":"","stop":true,"stopped_limit":true}`),
 		`{"content":"x","stop":true,"timings":{}}`,
 	)
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, LlamaCpp{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, llamaCpp, body, split) })
 }
 
 func FuzzOllamaGenerateRead(f *testing.F) {
 	seedBodies(f,
-		ollamaGen("1")+ollamaGen(",")+`{"response":"",`+ollamaDone,
+		ollamaGenLine("1")+ollamaGenLine(",")+`{"response":"",`+ollamaDone,
 		`{"response":"","thinking":"hm","done":false}`+"\n"+`{"error":"boom"}`,
-		"data: "+ollamaGen("a")+"\n",
+		"data: "+ollamaGenLine("a")+"\n",
 	)
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, OllamaGenerate{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, ollamaGenerate, body, split) })
 }
 
 func FuzzOllamaChatRead(f *testing.F) {
 	seedBodies(f,
-		ollamaChat("1")+ollamaChat(" 2")+`{"message":{"content":""},`+ollamaDone,
+		ollamaChatLine("1")+ollamaChatLine(" 2")+`{"message":{"content":""},`+ollamaDone,
 		`{"message":{"content":"","thinking":"x"},"done":true}`,
 	)
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, OllamaChat{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, ollamaChat, body, split) })
 }
 
 // seedFiles adds every file of testdata/dir as a seed.
@@ -143,27 +143,27 @@ func FuzzAnthropicRead(f *testing.F) {
 		"data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
 		"event: message_stop\ndata: {\"type\":\"message_stop\",\"sim_sent_unix_ns\":5}\n\n",
 	)
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, Anthropic{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, anthropic, body, split) })
 }
 
 func FuzzOpenAIResponsesRead(f *testing.F) {
 	seedFiles(f, "openai-responses")
 	seedBodies(f, "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"output_tokens\":1}},\"sim_sent_unix_ns\":3}\n\n")
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, OpenAIResponses{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, openAIResponses, body, split) })
 }
 
 func FuzzTGIRead(f *testing.F) {
 	seedFiles(f, "tgi")
 	seedBodies(f, `data:{"error":"Input validation error: inputs must have less than 4096 tokens","error_type":"validation"}`+"\n\n")
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, TGI{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, tgi, body, split) })
 }
 
 func FuzzSGLangRead(f *testing.F) {
 	seedFiles(f, "sglang")
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, SGLang{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, sglang, body, split) })
 }
 
 func FuzzTRTLLMRead(f *testing.F) {
 	seedFiles(f, "trtllm")
-	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, TRTLLM{}, body, split) })
+	f.Fuzz(func(t *testing.T, body, split []byte) { fuzzRead(t, trtllm, body, split) })
 }

@@ -392,34 +392,40 @@ func (s *jscan) number() ([]byte, bool) {
 		return nil, false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
+		j := digitsEnd(b, i+1)
+		if j == i+1 {
+			return s.badNumber(j)
 		}
-		if i == d {
-			s.i = i
-			s.fail("invalid number")
-			return nil, false
-		}
+		i = j
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		d := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
+		j := digitsEnd(b, i)
+		if j == i {
+			return s.badNumber(j)
 		}
-		if i == d {
-			s.i = i
-			s.fail("invalid number")
-			return nil, false
-		}
+		i = j
 	}
 	s.i = i
 	return b[start:i], true
+}
+
+// digitsEnd returns the end of the run of ASCII digits at b[i:].
+func digitsEnd(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// badNumber fails the scan at i, inside a number.
+func (s *jscan) badNumber(i int) ([]byte, bool) {
+	s.i = i
+	s.fail("invalid number")
+	return nil, false
 }
 
 // skip reads and discards one value of any kind, checking its syntax.
@@ -458,6 +464,10 @@ func (s *jscan) skip() {
 // raw skips one value and returns its text.
 func (s *jscan) raw() []byte {
 	s.ws()
+	if c := s.peek(); c == '-' || c >= '0' && c <= '9' {
+		num, _ := s.number() // counts: the usual case
+		return num
+	}
 	start := s.i
 	s.skip()
 	if s.err != "" {

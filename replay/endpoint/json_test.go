@@ -127,7 +127,7 @@ func checkRoundTrip(t *testing.T, text string) {
 			t.Fatal(err)
 		}
 		st := getState()
-		err := parseOpenAI(st, b.Bytes())
+		err := openAIChat.parse(st, b.Bytes())
 		if err != nil {
 			t.Fatalf("%q: %v", b.Bytes(), err)
 		}

@@ -45,7 +45,7 @@ func TestOverlong(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			body := &forever{event: c.event}
 			rec := &trace.Record{MaxTokens: c.maxTokens}
-			err := OpenAIChat{}.Read(body, func() int64 { return 1 }, rec)
+			err := openAIChat.Read(body, func() int64 { return 1 }, rec)
 			var te *trace.Error
 			if !errors.As(err, &te) || te.Class != trace.ErrOverlong || !strings.Contains(te.Message, c.want) {
 				t.Fatalf("err = %v, want overlong with %q", err, c.want)
@@ -67,7 +67,7 @@ func TestFinishKeptFirst(t *testing.T) {
 	}
 	body := ev(" 1", "null") + ev(",", `"length"`) + ev(" 2", `"stop"`) + ev(" 3", `"content_filter"`) + ev("", `"stop"`) + "data: [DONE]\n\n"
 	rec := &trace.Record{MaxTokens: 16}
-	if err := (OpenAIChat{}).Read(io.Reader(strings.NewReader(body)), func() int64 { return 1 }, rec); err != nil {
+	if err := (openAIChat).Read(io.Reader(strings.NewReader(body)), func() int64 { return 1 }, rec); err != nil {
 		t.Fatal(err)
 	}
 	if rec.FinishReason != "length" {

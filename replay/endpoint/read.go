@@ -23,33 +23,41 @@ import (
 // package's general default.
 const MaxEventSize = 4 << 20
 
-// event is what one streamed event carried, as the API-specific parse found
-// it. Slices point into the event's data or the state's scratch buffers and
-// are valid until the next event.
+// event is what one streamed event carried, as the API's table and
+// interpretation found it. Slices point into the event's data or the
+// state's scratch buffers and are valid until the next event.
 type event struct {
 	text, reasoning []byte
 	// tokens is the server's own count of tokens in this event, 0 if unknown.
 	tokens int
-	// finish is the API's finish signal (finish_reason, stop, done).
+	// finish is the API's finish signal (finish_reason, stop, done); an
+	// empty word is no finish.
 	finish    []byte
 	hasFinish bool
 	// usageChunk marks an event whose point is the final usage object (an
 	// OpenAI usage-only chunk): it is recorded as a chunk of its own.
 	usageChunk bool
-	serverT    int64
-	isErr      bool
-	errMsg     []byte
+	// role marks an event that opens the answer without content (OpenAI's
+	// role-only first delta): it is recorded as a chunk, with no text, so
+	// its arrival is kept for the definitions that count it.
+	role    bool
+	serverT int64
+	isErr   bool
+	errMsg  []byte
 }
 
 // state is one Read's working memory, pooled so a request costs no
 // allocation beyond the chunks and strings it keeps.
 type state struct {
-	p  stream.Parser
-	js jscan
-	ev event
+	p   stream.Parser
+	js  jscan
+	ev  event
+	cap captures // what the walk of the event in ev found
 
-	// scratch for strings that had escapes
-	tbuf, rbuf, fbuf, mbuf, sbuf []byte
+	// scratch for strings that had escapes: text, reasoning, error
+	// messages, captured strings, mapped words
+	tbuf, rbuf, mbuf, wbuf []byte
+	sbuf                   [nSlots][]byte
 
 	usage, timings []byte
 	hasUsage       bool
@@ -67,6 +75,11 @@ type state struct {
 	lateFinish []string
 	lateText   int
 
+	// The response's text and reasoning in arrival order, and each
+	// chunk's part of it (texts).
+	text  []byte
+	spans []span
+
 	// What the response has cost so far, against its bounds (overlong).
 	wire, textBytes int
 	capped          cappedReader
@@ -76,7 +89,8 @@ type state struct {
 	doc []byte // a JSON document sent as several lines
 
 	// Anthropic: usage counts merged across events, and the stop_reason of
-	// message_delta held until message_stop.
+	// message_delta held until message_stop. SGLang: the cumulative text so
+	// far.
 	anthUsage  [len(anthUsageKeys)]int64
 	anthHave   [len(anthUsageKeys)]bool
 	pending    []byte
@@ -87,10 +101,10 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 
 func getState() *state {
 	st := statePool.Get().(*state)
-	st.ev = event{}
 	st.usage, st.timings, st.finish, st.doc = st.usage[:0], st.timings[:0], st.finish[:0], st.doc[:0]
 	st.hasUsage, st.hasTimings, st.finished, st.prevCompletion, st.continuous = false, false, false, 0, false
 	st.lateFinish, st.lateText, st.wire, st.textBytes = st.lateFinish[:0], 0, 0, 0
+	st.text, st.spans = st.text[:0], st.spans[:0]
 	st.anthUsage, st.anthHave, st.pending, st.hasPending = [len(anthUsageKeys)]int64{}, [len(anthUsageKeys)]bool{}, st.pending[:0], false
 	return st
 }
@@ -100,7 +114,8 @@ func putState(st *state) {
 	st.capped = cappedReader{}
 	st.js.reset(nil)
 	if cap(st.doc) > 64<<10 || cap(st.usage) > 64<<10 || cap(st.timings) > 64<<10 ||
-		cap(st.tbuf) > 64<<10 || cap(st.rbuf) > 64<<10 || cap(st.pending) > 64<<10 {
+		cap(st.tbuf) > 64<<10 || cap(st.rbuf) > 64<<10 || cap(st.pending) > 64<<10 || cap(st.mbuf) > 64<<10 ||
+		cap(st.text) > 64<<10 || cap(st.spans) > 4<<10 {
 		return // grown for a rare large event: let it go
 	}
 	statePool.Put(st)
@@ -110,18 +125,44 @@ func putState(st *state) {
 // specification) events named "error", like an SSE "event: error".
 var errorField = []string{"error"}
 
-// api is what differs between APIs when reading a response.
-type api struct {
+// reader is what differs between APIs when reading a response.
+type reader struct {
 	format stream.Format
 	// finishSignal names the API's finish signal in error messages.
 	finishSignal string
-	// parse interprets one event's data into st.ev (and st.usage,
-	// st.timings). It returns a *trace.Error for data that is not JSON or
-	// not of the API's shape.
-	parse func(st *state, data []byte) *trace.Error
+	// fields is the table of an event's members.
+	fields *fields
+	// interpret turns what the walk captured into st.ev (and st.usage,
+	// st.timings); nil when the table alone says everything. It returns a
+	// *trace.Error for data of the wrong shape.
+	interpret func(st *state, data []byte) *trace.Error
 	// endFinishes is set for an API without a finish field (Triton's
 	// generate_stream): a clean end of the body after an event finishes.
 	endFinishes bool
+}
+
+// parse reads one event's data into st.ev.
+func (a *reader) parse(st *state, data []byte) *trace.Error {
+	st.ev = event{}
+	st.cap.seen, st.cap.flags, st.cap.rawn, st.cap.elems = 0, 0, 0, 0
+	if err := st.top(data); err != nil {
+		return err
+	}
+	if err := st.members(data, a.fields); err != nil {
+		return err
+	}
+	if err := st.done(data); err != nil {
+		return err
+	}
+	if a.interpret != nil {
+		if err := a.interpret(st, data); err != nil {
+			return err
+		}
+	}
+	if len(st.ev.finish) == 0 {
+		st.ev.hasFinish = false // "" is what some servers send instead of null
+	}
+	return nil
 }
 
 // read consumes a response body for a. How it treats a server that does not
@@ -133,11 +174,12 @@ type api struct {
 //     analysis flags a response that did not stream); a body pretty-printed
 //     over several lines is joined and read as one document;
 //   - a body that is neither (an HTML page with status 200) is malformed.
-func read(a *api, body io.Reader, now func() int64, rec *trace.Record) error {
+func read(a *reader, body io.Reader, now func() int64, rec *trace.Record) error {
 	st := getState()
 	defer putState(st)
 	err := st.read(a, body, now, rec)
 	// What the server said is kept whatever happened after it.
+	st.texts(rec)
 	if st.hasUsage {
 		rec.Usage = string(st.usage)
 	}
@@ -235,7 +277,7 @@ func (st *state) overlong(rec *trace.Record) *trace.Error {
 		Message: fmt.Sprintf("the response went past %s for %s: reading stopped (the server does not stop at the length asked)", what, asked)}
 }
 
-func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Record) error {
+func (st *state) read(a *reader, body io.Reader, now func() int64, rec *trace.Record) error {
 	p := &st.p
 	// The wire bound also covers bytes that make no event (SSE comments
 	// sent forever keep the idle timeout quiet and never reach a check).
@@ -276,7 +318,6 @@ func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Recor
 			}
 			return st.serverError(ev.Data, "an SSE error event")
 		}
-		st.ev = event{}
 		if err := a.parse(st, ev.Data); err != nil {
 			if events == 1 && p.Format() == stream.NDJSON && st.js.truncated() {
 				// The first line is the start of a JSON value: a whole
@@ -297,8 +338,8 @@ func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Recor
 		}
 		st.record(rec, ev.T, ev.Bytes, &carry)
 		st.wire += ev.Bytes
-		if err := st.overlong(rec); err != nil {
-			return err
+		if len(rec.Chunks) > st.maxChunks || st.textBytes > st.maxText || st.wire > st.maxWire {
+			return st.overlong(rec)
 		}
 	}
 	if err := p.Err(); err != nil {
@@ -312,7 +353,6 @@ func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Recor
 		return err // a network error, for the engine to classify
 	}
 	if docMode {
-		st.ev = event{}
 		if err := a.parse(st, st.doc); err != nil {
 			return err
 		}
@@ -341,10 +381,11 @@ func (st *state) read(a *api, body io.Reader, now func() int64, rec *trace.Recor
 		Message: fmt.Sprintf("the stream reached %s after %d events without a %s", end, events, a.finishSignal)}
 }
 
-// record appends a chunk for the event just parsed if it carried anything.
-// A role-only or empty event is not a chunk, so it can never be taken for the
-// first token; its bytes go to the next chunk so that chunk bytes add up to
-// the body.
+// record appends a chunk for the event just parsed if it carried anything:
+// text, reasoning, a token count, the finish, the final usage, or the role
+// that opens the answer (a chunk with no text, which the analysis never
+// takes for the first token). An empty event is not a chunk; its bytes go to
+// the next chunk so that chunk bytes add up to the body.
 func (st *state) record(rec *trace.Record, t int64, n int, carry *int) {
 	e := &st.ev
 	if st.finished {
@@ -358,28 +399,49 @@ func (st *state) record(rec *trace.Record, t int64, n int, carry *int) {
 		st.finished = true
 	}
 	st.textBytes += len(e.text) + len(e.reasoning)
-	if len(e.text) == 0 && len(e.reasoning) == 0 && e.tokens == 0 && !e.hasFinish && !e.usageChunk {
+	if len(e.text) == 0 && len(e.reasoning) == 0 && e.tokens == 0 && !e.hasFinish && !e.usageChunk && !e.role {
 		*carry += n
 		return
 	}
 	if rec.Chunks == nil && rec.MaxTokens > 0 && rec.MaxTokens <= maxPrealloc {
-		// Usually one chunk per token plus the finish and usage chunks:
-		// one allocation instead of a dozen as the slice grows.
-		rec.Chunks = make([]trace.Chunk, 0, rec.MaxTokens+2)
+		// Usually one chunk per token plus the role, finish and usage
+		// chunks: one allocation instead of a dozen as the slice grows.
+		rec.Chunks = make([]trace.Chunk, 0, rec.MaxTokens+4)
 	}
-	c := trace.Chunk{T: t, Bytes: n + *carry, Tokens: e.tokens, ServerT: e.serverT}
+	if len(e.text)+len(e.reasoning) > 0 {
+		st.spans = append(st.spans, span{chunk: len(rec.Chunks), off: len(st.text), text: len(e.text), reasoning: len(e.reasoning)})
+		st.text = append(st.text, e.text...)
+		st.text = append(st.text, e.reasoning...)
+	}
+	rec.Chunks = append(rec.Chunks, trace.Chunk{T: t, Bytes: n + *carry, Tokens: e.tokens, ServerT: e.serverT})
 	*carry = 0
-	if len(e.text) > 0 {
-		c.Text = string(e.text)
+}
+
+// span is where one chunk's text and reasoning are in state.text.
+type span struct{ chunk, off, text, reasoning int }
+
+// texts gives every chunk its text and reasoning, as parts of one string
+// made once per response: a string per chunk was the chunk path's only
+// allocation per event.
+func (st *state) texts(rec *trace.Record) {
+	if len(st.spans) == 0 {
+		return
 	}
-	if len(e.reasoning) > 0 {
-		c.Reasoning = string(e.reasoning)
+	all := string(st.text)
+	for _, sp := range st.spans {
+		c := &rec.Chunks[sp.chunk]
+		if sp.text > 0 {
+			c.Text = all[sp.off : sp.off+sp.text]
+		}
+		if sp.reasoning > 0 {
+			c.Reasoning = all[sp.off+sp.text : sp.off+sp.text+sp.reasoning]
+		}
 	}
-	rec.Chunks = append(rec.Chunks, c)
 }
 
 func isDone(data []byte) bool {
-	return len(data) >= 6 && string(bytes.TrimSpace(data)) == "[DONE]"
+	// An event is JSON, so its first byte tells at once.
+	return len(data) >= 6 && (data[0] == '[' || data[0] <= ' ') && string(bytes.TrimSpace(data)) == "[DONE]"
 }
 
 // finishString interns the common finish reasons.
@@ -538,57 +600,6 @@ func (st *state) serverTime() int64 {
 		return 0
 	}
 	return int64(f)
-}
-
-// text reads a string-or-null field that holds generated text into *dst,
-// decoding escapes into buf. A value of another type is a shape error.
-func (st *state) text(dst *[]byte, buf *[]byte, data []byte, field string) *trace.Error {
-	v, _, ok := st.js.str(buf)
-	if !ok {
-		if st.js.err != "" {
-			return st.syntaxError(data)
-		}
-		return st.shapeError(data, field+" is not a string")
-	}
-	if len(v) > 0 {
-		*dst = v
-	}
-	return nil
-}
-
-// object enters an object value; a value of another type is a shape error.
-// It reports false, with no error, for null.
-func (st *state) object(data []byte, field string) (bool, *trace.Error) {
-	s := &st.js
-	if s.null() {
-		return false, nil
-	}
-	if !s.enter('{') {
-		if s.err != "" {
-			return false, st.syntaxError(data)
-		}
-		return false, st.shapeError(data, field+" is not an object")
-	}
-	return true, nil
-}
-
-// sharedField reads the top-level fields every API's events may carry: an
-// error object, and the simulator's send time in its test mode. It reports
-// whether key was one of them (and its value consumed).
-func (st *state) sharedField(key []byte) bool {
-	s, e := &st.js, &st.ev
-	switch string(key) {
-	case "error":
-		if !s.null() {
-			e.isErr = true
-			e.errMsg = st.errorMessage()
-		}
-	case "sim_sent_unix_ns":
-		e.serverT = st.serverTime()
-	default:
-		return false
-	}
-	return true
 }
 
 // top starts reading an event's data, which must be one JSON object.

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // Format is a stream's framing.
@@ -124,8 +125,12 @@ type Parser struct {
 	scanned    int   // buf[start:start+scanned] is known to hold no line ending
 	pending    int   // bytes consumed since the previous event
 
-	// SSE event being assembled.
+	// SSE event being assembled. An event of one data line (the usual
+	// case) is not copied: alias is that line's value in buf, until a
+	// second line or a fill that would move buf makes it a copy in data.
 	data     []byte
+	alias    []byte
+	aliased  bool
 	hasData  bool
 	name     []byte
 	lastName string // interned event type, so a repeated "event: x" costs nothing
@@ -378,7 +383,7 @@ func (p *Parser) sseLine(line []byte) bool {
 			p.name = p.name[:0]
 			return false
 		}
-		p.ev.Data = p.data
+		p.ev.Data = p.eventData()
 		return true
 	}
 	var field, value []byte
@@ -395,19 +400,18 @@ func (p *Parser) sseLine(line []byte) bool {
 	}
 	switch string(field) {
 	case "data":
-		n := len(p.data) + len(value)
-		if p.hasData {
-			n++
+		if !p.hasData {
+			// len(value) is within the line bound, which is the event's.
+			p.alias, p.aliased, p.hasData = value, true, true
+			break
 		}
-		if n > p.max {
+		p.unalias()
+		if len(p.data)+1+len(value) > p.max {
 			p.err = fmt.Errorf("%w: an event's data exceeds %d bytes", ErrTooLarge, p.max)
 			return false
 		}
-		if p.hasData {
-			p.data = append(p.data, '\n')
-		}
+		p.data = append(p.data, '\n')
 		p.data = append(p.data, value...)
-		p.hasData = true
 	case "event":
 		p.name = append(p.name[:0], value...)
 	case "id":
@@ -438,19 +442,31 @@ func (p *Parser) sseLine(line []byte) bool {
 	return false
 }
 
-// digits parses a retry: value, which the spec requires to be ASCII digits only.
+// unalias copies an aliased data line into data, before buf changes or a
+// second line is added.
+func (p *Parser) unalias() {
+	if p.aliased {
+		p.data = append(p.data[:0], p.alias...)
+		p.alias, p.aliased = nil, false
+	}
+}
+
+// eventData is the data of the event being assembled.
+func (p *Parser) eventData() []byte {
+	if p.aliased {
+		return p.alias
+	}
+	return p.data
+}
+
+// digits parses a retry: value, which the spec requires to be ASCII digits
+// only (ParseUint takes no sign; base 10 takes no underscores).
 func digits(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
+	if len(b) > 18 {
 		return 0, false
 	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
+	n, err := strconv.ParseUint(string(b), 10, 63)
+	return int64(n), err == nil
 }
 
 // dispatch completes p.ev (Data already set) and resets the SSE event state.
@@ -471,10 +487,10 @@ func (p *Parser) dispatch(partial bool) {
 			}
 			p.ev.Name = p.lastName
 		}
-		// Data aliases p.data until the next call; truncating keeps the
-		// backing array for the next event.
+		// Data aliases p.data or buf until the next call; truncating keeps
+		// the backing array for the next event.
 		p.data = p.data[:0]
-		p.hasData = false
+		p.alias, p.aliased, p.hasData = nil, false, false
 		p.name = p.name[:0]
 	}
 }
@@ -499,7 +515,7 @@ func (p *Parser) finish() bool {
 		}
 	}
 	if p.format == SSE && p.hasData {
-		p.ev.Data = p.data
+		p.ev.Data = p.eventData()
 		p.dispatch(true)
 		return true
 	}
@@ -508,6 +524,7 @@ func (p *Parser) finish() bool {
 
 // fill reads more bytes, growing the buffer only when a single line fills it.
 func (p *Parser) fill() {
+	p.unalias() // the line it points to is about to move
 	if p.start > 0 {
 		p.end = copy(p.buf, p.buf[p.start:p.end])
 		p.start = 0

@@ -44,6 +44,10 @@ type Info struct {
 	Truncated bool
 	Skipped   int
 	FirstSkip error
+	// Progress is the last progress entry a cut-short 1.6 trace holds
+	// (how many requests had been sent by then), when HasProgress.
+	Progress    trace.Progress
+	HasProgress bool
 }
 
 // Read scans r (opened from path; "-" is standard input) to its end,
@@ -78,6 +82,7 @@ func Read(r *trace.Reader, path string) *Info {
 	}
 	i.Truncated = r.Truncated()
 	i.Skipped, i.FirstSkip = r.Skipped()
+	i.Progress, i.HasProgress = r.Progress()
 	return i
 }
 
@@ -131,6 +136,18 @@ func (i *Info) writeClocks(line func(name, format string, a ...any)) {
 			line("read delay", "the client read events %v after their kernel stamp on average, %v at most (%d requests)",
 				time.Duration(c.DelayMean()).Round(100*time.Nanosecond), time.Duration(c.DelayMax).Round(100*time.Nanosecond), c.DelayRecords)
 		}
+		if c.ReadLate > 0 {
+			line("read late", "%d of %d text chunks in %d requests, the worst by up to %v: read together with a later chunk of their stream, or after its next chunk had arrived (analyze: client_fell_behind)",
+				c.ReadLate, c.ContentChunks, c.ReadLateRecords, time.Duration(c.ReadLateMax).Round(time.Microsecond))
+		}
+		if c.Ends > 0 {
+			src := "the kernel stamp of the read that ended the response"
+			if h.TimeSource(trace.FieldDone) != trace.TimestampsKernel {
+				src = "when the client saw the response end (user space, format 1.5 and older)"
+			}
+			line("ends", "a response's end came %v after its last chunk on average, %v at most (%d responses; the end is %s)",
+				time.Duration(c.EndMean()).Round(100*time.Nanosecond), time.Duration(c.EndMax).Round(100*time.Nanosecond), c.Ends, src)
+		}
 	case trace.TimestampsUser:
 		if h.TimestampsNote != "" {
 			line("timestamps", "user: %s", h.TimestampsNote)
@@ -152,7 +169,7 @@ func (i *Info) writeSetup(line func(name, format string, a ...any)) {
 	}
 	line("host", "%s", host)
 	if s := h.Shard; s != nil {
-		desc := fmt.Sprintf("%d/%d, clock %s", s.Index, s.Count, ClockDesc(s.Clock))
+		desc := fmt.Sprintf("%d/%d, clock %s", s.Index, s.Count, s.Clock.Describe())
 		if s.StartAt != "" {
 			desc += fmt.Sprintf(", common start %s (this shard %v late)", s.StartAt, time.Duration(s.StartLateNs).Round(time.Microsecond))
 		}
@@ -166,7 +183,7 @@ func (i *Info) writeSetup(line func(name, format string, a ...any)) {
 		line("shards", "%s", desc)
 		for _, s := range h.Shards {
 			line(fmt.Sprintf("  shard %d", s.Index), "%d records, host %s, started %s (+%v on this trace's clock), clock %s, from %s",
-				c.PerShard[s.Index], s.Host, s.StartWall, time.Duration(s.OffsetNs), ClockDesc(s.Clock), s.File)
+				c.PerShard[s.Index], s.Host, s.StartWall, time.Duration(s.OffsetNs), s.Clock.Describe(), s.File)
 		}
 	}
 	if len(h.Options) > 0 {
@@ -242,7 +259,9 @@ func (i *Info) writeCounts(line func(name, format string, a ...any)) {
 	// The same plain-words statement analyze's partial_trace warning makes
 	// (a shard holds its share by design, so it is not judged).
 	if planned, m := i.Planned(); planned > 0 && h.Shard == nil && len(h.ShardsMissing) == 0 {
-		if m < planned && i.Truncated {
+		if m < planned && i.Truncated && i.HasProgress && i.Progress.Sent >= 0 {
+			line("partial", "%s", trace.CutSummary(int64(m), int64(c.Records-c.Warmup), int64(planned), i.Progress.Sent, i.Progress.T))
+		} else if m < planned && i.Truncated {
 			line("partial", "cut off after %d of %d requests (the run crashed or is still running): %d missing", m, planned, planned-m)
 		} else if m < planned {
 			line("partial", "stopped after %d of %d requests: %d never sent", m, planned, planned-m)
@@ -351,16 +370,4 @@ func Entries(n int) string {
 		return "1 entry"
 	}
 	return fmt.Sprintf("%d entries", n)
-}
-
-// ClockDesc says how far a machine's wall clock could be trusted.
-func ClockDesc(c trace.Clock) string {
-	switch {
-	case c.Source == "":
-		return "error unknown (the OS gave no estimate)"
-	case !c.Synced:
-		return "not synchronised (" + c.Source + ")"
-	default:
-		return fmt.Sprintf("synchronised, estimated error %v, maximum %v (%s)", time.Duration(c.EstErrorNs), time.Duration(c.MaxErrorNs), c.Source)
-	}
 }
