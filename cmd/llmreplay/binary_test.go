@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -13,10 +14,14 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 var (
@@ -89,6 +94,14 @@ func builtBinary(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", binaryErr, binaryPath)
 	}
 	return binaryPath
+}
+
+// parallelBinary is builtBinary for a test that runs beside the
+// package's others, as nearly all do: it marks t parallel first.
+func parallelBinary(t *testing.T) string {
+	t.Helper()
+	t.Parallel()
+	return builtBinary(t)
 }
 
 // startSim runs `llmreplay sim` on a free loopback port and returns its
@@ -193,4 +206,117 @@ func (s *pacedServer) doneBefore(t time.Time) int {
 		}
 	}
 	return n
+}
+
+// readTrace returns a trace's header and records (copies: the reader
+// reuses its record).
+func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var recs []trace.Record
+	for r.Scan() {
+		rec := *r.Record()
+		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
+		if rec.Error != nil {
+			e := *rec.Error
+			rec.Error = &e
+		}
+		recs = append(recs, rec)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return r.Header(), recs
+}
+
+// plainTrace is a trace file decompressed: what a person who opens the
+// file with zstd -d reads, for tests that look for what must not be there.
+func plainTrace(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	plain, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return string(plain)
+}
+
+// traceTexts is everything of a trace a person can read through the
+// binary or zstd: the file decompressed, trace info and trace cat; a test
+// adds the run's own stdout and stderr.
+func traceTexts(t *testing.T, bin, tr string, more map[string]string) map[string]string {
+	t.Helper()
+	info, _, _ := run(t, nil, bin, "trace", "info", tr)
+	cat, _, _ := run(t, nil, bin, "trace", "cat", tr)
+	texts := map[string]string{"trace": plainTrace(t, tr), "trace info": info, "trace cat": cat}
+	for k, v := range more {
+		texts[k] = v
+	}
+	return texts
+}
+
+// noneHolds fails the test for every text that holds one of secrets.
+func noneHolds(t *testing.T, texts map[string]string, secrets ...string) {
+	t.Helper()
+	for name, text := range texts {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%q appears in %s", s, name)
+			}
+		}
+	}
+}
+
+// analyzeJSON runs `analyze --format json` on traces and decodes its
+// output into doc.
+func analyzeJSON(t *testing.T, bin string, doc any, traces ...string) string {
+	t.Helper()
+	out, e, code := run(t, nil, bin, append(append([]string{"analyze"}, traces...), "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("analyze: exit %d %s", code, e)
+	}
+	if err := json.Unmarshal([]byte(out), doc); err != nil {
+		t.Fatalf("analyze --format json: %v\n%.2000s", err, out)
+	}
+	return out
+}
+
+// analyzeDoc is the part of `analyze --format json` these tests read:
+// each trace's usage checks and the warnings.
+type analyzeDoc struct {
+	Traces []struct {
+		UsageChecks map[string]int `json:"usage_checks"`
+	} `json:"traces"`
+	Warnings []struct {
+		Code     string         `json:"code"`
+		Message  string         `json:"message"`
+		Evidence map[string]any `json:"evidence"`
+	} `json:"warnings"`
+}
+
+// exportedRequests runs `export --format csv` on a trace and returns
+// requests.csv's rows keyed by column name.
+func exportedRequests(t *testing.T, bin, tr string) []map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, e, code := run(t, nil, bin, "export", tr, "--format", "csv", "-o", filepath.Join(dir, "csv")); code != 0 {
+		t.Fatalf("export: %d %s", code, e)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "csv", "requests.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return csvByKey(t, string(b))
 }

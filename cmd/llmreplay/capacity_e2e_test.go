@@ -51,8 +51,7 @@ var answerRE = regexp.MustCompile(`max concurrency meeting the SLO: (\d+) \(95% 
 // of the one trace, and --from on that trace recomputes the same answer
 // without a server; analyze reads it.
 func TestCapacitySearchThroughBinary(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	tr := filepath.Join(t.TempDir(), "cap.trace.zst")
 	args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
 		"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s"}
@@ -119,8 +118,7 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 // budget that runs out:
 // each says so; the budget one is "could not determine" with exit 1.
 func TestCapacityOutcomesThroughBinary(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -163,8 +161,7 @@ func TestCapacityOutcomesThroughBinary(t *testing.T) {
 // --model to skip asking it: one line in the flags' words (as replay
 // says it), exit 2, no table, and no trace written or named.
 func TestCapacityServerUnreachable(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -188,8 +185,7 @@ func TestCapacityServerUnreachable(t *testing.T) {
 // TestCapacityBadInput: each mistake is one line on stderr, exit 2, and
 // nothing is sent or written.
 func TestCapacityBadInput(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	plain := filepath.Join(t.TempDir(), "plain.trace.zst")
 	if _, e, code := runCap(t, bin, "replay", "--help"); code != 0 {
 		t.Fatal(e)
@@ -227,8 +223,7 @@ func TestCapacityBadInput(t *testing.T) {
 // request: a clear "could not determine: errors came first" verdict,
 // exit 1, and the trace of what ran kept and readable.
 func TestCapacityServerFailsEverything(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"overloaded"}`, http.StatusInternalServerError)
 	}))
@@ -391,9 +386,7 @@ func TestCapacityRateAgainstModel(t *testing.T) {
 // with bench's flags (the range from --concurrency), its trace under
 // --results; a sweep-only flag with it is refused.
 func TestBenchFindCapacity(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	out, errs, code := runCap(t, bin, "bench", "--profile", "fast", "--max-tokens", "16", "--concurrency", "1,4", "--results", dir, "--find-capacity", "ttft_p90<=60s", "-q")
 	if code != 0 || !strings.Contains(out, "max concurrency meeting the SLO: at least 4, the top of the range") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -418,8 +411,7 @@ func TestBenchFindCapacity(t *testing.T) {
 // judged that round alone by its point estimate, 114 ms under load, and
 // answered as if the search had ended).
 func TestCapacityCtrlCKeepsRounds(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	tr := filepath.Join(t.TempDir(), "c.trace.zst")
 	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
 		"--slo", "ttft_p90<=2s", "--grace", "0s", "-o", tr)
@@ -480,8 +472,7 @@ const simBusyText = "warning: the simulator ran behind its model"
 // is needed for: every engine step due while it is stopped ends late, so
 // the latencies the search judges are the stops', not the model's.
 func TestCapacityWarnsSimulatorBehind(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--axis", "rate",
 		"--round-duration", "2s", "--range", "44:47", "--resolution", "3", "--slo", "ttft_p90<=1s", "-q",
 		"-o", filepath.Join(t.TempDir(), "c.trace.zst"))

@@ -332,8 +332,7 @@ func readmeBlock(t *testing.T, prefix string) ([]string, []string) {
 // an answer within 2 users of the README's where it is measured (the
 // simulator's model fixes it; timing noise moves a bisection step).
 func TestREADMECapacityExample(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	args, shown := readmeBlock(t, "capacity ")
 	dir := t.TempDir()
 	cmd := exec.Command(bin, args...)
@@ -404,9 +403,7 @@ func TestREADMECapacityExample(t *testing.T) {
 // a rate search on the fast profile where every level meets the SLO, and
 // a search against a server that fails every request.
 func TestAnalyzeCapacityOtherVerdicts(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	rate := filepath.Join(dir, "rate.trace.zst")
 	if out, errs, code := runCap(t, bin, "capacity", "--profile", "fast", "--max-tokens", "16", "--axis", "rate", "--round-duration", "100ms",
 		"--slo", "ttft_p90<=60s,tpot_p90<=1s", "--range", "20:40", "-q", "-o", rate); code != 0 {
@@ -465,8 +462,7 @@ func pooledTrace(t *testing.T) string {
 // gave), and --resume refuses to continue it under the new rule, in one
 // error line naming capacity_rounds, exit 2, the trace untouched.
 func TestCapacityPooledTrace(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	tr := pooledTrace(t)
 	before, err := os.ReadFile(tr)
 	if err != nil {
@@ -494,9 +490,7 @@ func TestCapacityPooledTrace(t *testing.T) {
 // not an interval reaching below it ("it lies in 0–4"), with exit 1,
 // in --from, analyze and report alike.
 func TestCapacityNoProbeDecided(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	tr := pooledTrace(t)
 	const want = "max concurrency meeting the SLO: could not determine: no probe decided: every probe's interval still straddled the SLO bound after its rounds; they rule out no level of the tested range 1–4"
 	out, errs, code := runCap(t, bin, "capacity", "--from", tr, "--slo", "goodput>=99%", "--goodput-bounds", "ttft=60s")
@@ -521,8 +515,7 @@ func TestCapacityNoProbeDecided(t *testing.T) {
 // by --from and by analyze, at once: the header is input, and a loop over
 // its levels once made analyze run for hours.
 func TestCapacityHostileRange(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	h, recs := readTrace(t, pooledTrace(t))
 	h.Options = maps.Clone(h.Options)
 	h.Options[live.OptRange] = "1:1e12"

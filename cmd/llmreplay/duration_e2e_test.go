@@ -15,8 +15,7 @@ import (
 // time, and the trace is a whole time-bounded run, not a partial one;
 // `analyze --by rate` shows rate phases by their rate.
 func TestReplayDurationAndByRate(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	simURL := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()
 	// Constant arrivals, 6 requests per phase: rate 2 is due at 0, 0.5,

@@ -21,8 +21,7 @@ const hostileID = "evil\x1b[2J\x1b]0;TITLE\x07\nFAKE LINE: 999999 tok/s\r"
 // bench's .md file show them escaped, while the trace keeps them raw.
 // Before the fix each printed them raw.
 func TestServerStringsEscaped(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	idJSON, _ := json.Marshal(hostileID)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

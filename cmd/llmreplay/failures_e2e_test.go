@@ -21,8 +21,7 @@ import (
 // HTTP 400; the run sends every request, exits 0, the trace holds each
 // refusal as an http-status error, and analyze counts them.
 func TestPromiseFailuresAreData(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	var n atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

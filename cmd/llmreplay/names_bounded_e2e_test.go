@@ -20,8 +20,7 @@ import (
 // the fix (--model). Before the fix the 1 MB id went into the trace
 // header, and from there into every table, report and CSV row.
 func TestReplayBoundsModelAndLabel(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	huge := strings.Repeat("m", 1_000_000) // the model list itself is read up to 1 MiB
 	var posts int
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -77,9 +76,7 @@ func TestReplayBoundsModelAndLabel(t *testing.T) {
 // safetext.MaxName bytes with how much was cut. Before the fix the report
 // was 50 MB and export's chunks.csv repeated the 2 MB label on every row.
 func TestLongNamesCutWhenShown(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	tr := filepath.Join(dir, "long.trace.zst")
 	model, label := strings.Repeat("M", 1<<20), strings.Repeat("L", 2<<20)
 	writeReportTrace(t, tr, label, model, 2, 1, 1, 4)

@@ -48,9 +48,7 @@ var selftestQuick = []string{"selftest", "--short", "--section", "5", "--floor-w
 // file (one line naming the fix, exit 2, the file untouched, nothing
 // measured), and --force replaces it with a profile go tool pprof reads.
 func TestSelftestCPUProfileNeverOverwrites(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	prof := filepath.Join(dir, "client.pprof")
 	if err := os.WriteFile(prof, []byte("my own file"), 0o644); err != nil {
 		t.Fatal(err)
@@ -82,9 +80,7 @@ func TestSelftestCPUProfileNeverOverwrites(t *testing.T) {
 // made far longer than the test (1,000 runs) and interrupted once its first
 // progress line shows it measuring, so the signal always comes mid-run.
 func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	prof := filepath.Join(dir, "client.pprof")
 	cmd := exec.Command(bin, "selftest", "--short", "--section", "5", "--floor-wakeups", "10", "--repeat", "1000", "--cpuprofile", prof)
 	stderr, err := cmd.StderrPipe()
@@ -108,9 +104,7 @@ func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
 // neither name behind. The first is made far longer than the test and
 // checked once it is measuring.
 func TestSelftestOutputsClaimed(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	table, prof := filepath.Join(dir, "table.txt"), filepath.Join(dir, "client.pprof")
 	cmd := exec.Command(bin, "selftest", "--short", "--section", "5", "--floor-wakeups", "10", "--repeat", "1000", "-o", table, "--cpuprofile", prof)
 	stderr, err := cmd.StderrPipe()
@@ -135,8 +129,7 @@ func TestSelftestOutputsClaimed(t *testing.T) {
 // TestSelftestRepeatZero: --repeat takes 1 or more runs; 0 (which the
 // library reads as its default) and negative counts are bad input.
 func TestSelftestRepeatZero(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, n := range []string{"0", "-1"} {
 		out, errs, code := runCap(t, bin, append(selftestQuick, "--repeat", n)...)
 		refused(t, "--repeat "+n, out, errs, code, "--repeat "+n, "give 1 or more runs")
@@ -150,8 +143,7 @@ var sectionHead = regexp.MustCompile(`(?m)^(\d)\. `)
 // traces are sized as section 5's comparison rows only when section 5 is
 // asked for too.
 func TestSelftestSectionOnly(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, tc := range []struct {
 		sections string
 		want     string
@@ -189,8 +181,7 @@ var benchTraceLine = regexp.MustCompile(`(?m)^trace: (\S+)$`)
 // second around the run are taken beforehand, so the collision happens
 // however late the binary starts.
 func TestBenchDefaultNameTaken(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, tc := range []struct {
 		name  string
 		taken []string
@@ -248,9 +239,7 @@ func TestBenchDefaultNameTaken(t *testing.T) {
 // exit 2 and leaves nothing under --results: no workload, no claimed
 // name, not even the folders it made for them.
 func TestBenchUnreachableLeavesNothing(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	for _, results := range []string{dir, filepath.Join(dir, "new", "results")} {
 		out, errs, code := runCap(t, bin, "bench", "--url", "http://127.0.0.1:1", "--results", results)
 		refused(t, "--results "+results, out, errs, code, "127.0.0.1:1", "start the server")

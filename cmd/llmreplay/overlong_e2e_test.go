@@ -21,8 +21,7 @@ import (
 // good response beside it is kept, and every command reads the trace:
 // trace info, trace cat, analyze and check.
 func TestHostileResponsesLeaveReadableTraces(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	chunk := func(s string) string {
 		return fmt.Sprintf("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", s)
 	}
@@ -63,6 +62,7 @@ func TestHostileResponsesLeaveReadableTraces(t *testing.T) {
 		}, "went past 1052672 bytes of text for max_tokens 16"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // independent: a server and a folder of its own
 			var n atomic.Int64
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				io.Copy(io.Discard, r.Body)

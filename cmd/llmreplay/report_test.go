@@ -154,8 +154,7 @@ func TestReportCLI(t *testing.T) {
 // it (a trace named report.html, a label=path input named by -o): one line
 // on stderr naming the file and the way out, exit 2, the file untouched.
 func TestReportDefaultPath(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir := filepath.Join(t.TempDir(), "runs")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -59,8 +59,7 @@ func (s *promptServer) take() []string {
 // cache studies)." Two default runs of one workload send no prompt twice;
 // two --salt off runs send the same prompts.
 func TestPromiseNoCacheTricks(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	srv := &promptServer{}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()

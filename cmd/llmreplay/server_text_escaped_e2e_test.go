@@ -63,9 +63,7 @@ const (
 // decode to the exact id. Before the fix only the bidirectional format
 // characters were escaped, and these reached every output raw.
 func TestInvisibleFormatCharsEscaped(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	tr := spoofTrace(t, dir, "z.trace.zst", invisibleID, invisibleID)
 	page := filepath.Join(dir, "z.html")
 	for _, c := range []struct {
@@ -148,9 +146,7 @@ func spoofTrace(t *testing.T, dir, name, label, text string) string {
 // and the HTML as text. Before the fix html/template escaped the HTML but
 // passed the control and bidi characters into the page.
 func TestReportEscapesServerStrings(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	tr := spoofTrace(t, dir, "spoof.trace.zst", spoofID, spoofID)
 	page := filepath.Join(dir, "r.html")
 	out, e, code := run(t, nil, bin, "report", tr, "-o", page)
@@ -188,9 +184,7 @@ func TestReportEscapesServerStrings(t *testing.T) {
 // spreadsheet). The numbers are unchanged. Before the fix the cell held
 // the raw characters.
 func TestAnalyzeCSVEscapes(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	formula := `=HYPERLINK("http://evil.example/","click")`
 	a := spoofTrace(t, dir, "a.trace.zst", spoofID, spoofID)
 	f := spoofTrace(t, dir, "f.trace.zst", formula, "plain-model")
@@ -231,8 +225,7 @@ func TestAnalyzeCSVEscapes(t *testing.T) {
 // and a program decoding the JSON still gets the exact string. Before the
 // fix U+202E and the other bidi controls were written raw.
 func TestJSONOutputsEscapeBidi(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	tr := spoofTrace(t, t.TempDir(), "s.trace.zst", spoofID, spoofID)
 	for _, args := range [][]string{
 		{"trace", "cat", tr},
@@ -300,8 +293,7 @@ func countString(v any, s string) int {
 // token. Before the fix the named-but-unset variable was ignored and the
 // run went unauthenticated.
 func TestAPIKeyEnvUnset(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	var mu sync.Mutex
 	var auth []string
 	var hits int // every request, of any kind
@@ -441,9 +433,7 @@ func commandsWithFlag(root *cobra.Command, flag string) []string {
 // person can tell it from a server that sent U+202E itself, which is shown
 // as \u202e. Before, both printed the same.
 func TestEscapeLookalikeText(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	fake := spoofTrace(t, dir, "fake.trace.zst", "", `fake\u202e`)
 	real := spoofTrace(t, dir, "real.trace.zst", "", "fake\u202e")
 	show := func(p string) string {

@@ -15,8 +15,7 @@ import (
 // usage, in words in the summary's block, beside TTFT in the wide table
 // (analyze --wide, with a note saying what the column is), and in the JSON.
 func TestBenchShowsServerState(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	res := filepath.Join(t.TempDir(), "results")
 	// 512 tokens: each burst lasts over a second, so several 250 ms
 	// scrapes fall inside it even on a loaded machine.
@@ -95,8 +94,7 @@ func TestBenchShowsServerState(t *testing.T) {
 // server queued requests and says it looks like 2 slots; trace info counts
 // the scrapes and trace cat --server-metrics prints them as JSON lines.
 func TestReplayServerMetricsQueueing(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	simURL := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km", "--slots", "2")
 	dir := t.TempDir()
 	// 640 tokens: four requests wait for about 2 s. A scrape that takes
@@ -114,20 +112,8 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 	if strings.Count(e, "server metrics: scraping "+simURL+"/metrics every 50ms") != 1 {
 		t.Errorf("stderr should say once that /metrics is scraped:\n%s", e)
 	}
-	out, e, code = run(t, nil, bin, "analyze", tr, "--format", "json")
-	if code != 0 {
-		t.Fatalf("analyze exit %d: %s", code, e)
-	}
-	var doc struct {
-		Warnings []struct {
-			Code     string         `json:"code"`
-			Message  string         `json:"message"`
-			Evidence map[string]any `json:"evidence"`
-		} `json:"warnings"`
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("%v:\n%.2000s", err, out)
-	}
+	var doc analyzeDoc
+	out = analyzeJSON(t, bin, &doc, tr)
 	found := false
 	for _, w := range doc.Warnings {
 		// server_ttft_differs is not asserted either way: the client's
@@ -187,8 +173,7 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 // TestServerMetricsFlags: off means no scrape and no announcement; a bad
 // value is bad input naming the flag (exit 2) and nothing is written.
 func TestServerMetricsFlags(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	simURL := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")

@@ -4,8 +4,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,30 +20,6 @@ import (
 	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/trace"
 )
-
-// readRecords returns a trace's records (copies: the reader reuses its).
-func readRecords(t *testing.T, path string) (trace.Header, []trace.Record) {
-	t.Helper()
-	r, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var out []trace.Record
-	for r.Scan() {
-		rec := *r.Record()
-		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
-		if rec.Error != nil {
-			e := *rec.Error
-			rec.Error = &e
-		}
-		out = append(out, rec)
-	}
-	if r.Err() != nil {
-		t.Fatal(r.Err())
-	}
-	return r.Header(), out
-}
 
 // simMetric reads one sample of the simulator's /metrics.
 func simMetric(t *testing.T, base, name string) float64 {
@@ -77,8 +51,7 @@ func simMetric(t *testing.T, base, name string) float64 {
 // the shared system prompt. The numbers come from the simulator's model
 // (default profile vllm-rtx5090-bf16, blocks of 16 tokens), not from time.
 func TestSessionsAgainstSim(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	sim := startSim(t, bin)
 	dir := t.TempDir()
 	const (
@@ -101,7 +74,7 @@ func TestSessionsAgainstSim(t *testing.T) {
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", sim, "-o", tr); code != 0 || !strings.Contains(e, "6 requests sent, 6 ok, 0 failed") {
 		t.Fatalf("replay: exit %d: %s", code, e)
 	}
-	h, recs := readRecords(t, tr)
+	h, recs := readTrace(t, tr)
 	if h.Minor < 4 || h.Options["session_header"] != "X-Session-ID" {
 		t.Fatalf("trace %d.%d, session_header %q", h.Major, h.Minor, h.Options["session_header"])
 	}
@@ -164,29 +137,17 @@ func TestSessionsAgainstSim(t *testing.T) {
 		t.Fatalf("analyze: exit %d: %s%s", code, out, e)
 	}
 	// export carries each turn's session, turn and prompt as sent.
-	csvDir := filepath.Join(dir, "csv")
-	if _, e, code := run(t, nil, bin, "export", tr, "--format", "csv", "-o", csvDir); code != 0 {
-		t.Fatalf("export: %d %s", code, e)
+	rows := exportedRequests(t, bin, tr)
+	if len(rows) != 6 {
+		t.Fatalf("requests.csv: %d rows, want 6", len(rows))
 	}
-	b, err := os.ReadFile(filepath.Join(csvDir, "requests.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil || len(rows) != 7 {
-		t.Fatalf("requests.csv: %v, %d rows", err, len(rows))
-	}
-	col := map[string]int{}
-	for i, name := range rows[0] {
-		col[name] = i
-	}
-	for _, row := range rows[1:] {
-		rec := prev[row[col["session"]]]
-		if rec.Session == "" || row[col["turn"]] == "" || row[col["turn"]] == "0" {
+	for _, row := range rows {
+		rec := prev[row["session"]]
+		if rec.Session == "" || row["turn"] == "" || row["turn"] == "0" {
 			t.Errorf("requests.csv row without a session or turn: %v", row)
 		}
-		if row[col["turn"]] == strconv.Itoa(rec.Turn) && row[col["sent_input_tokens"]] != strconv.Itoa(rec.SentInputTokens) {
-			t.Errorf("requests.csv: %s turn %s sent_input_tokens %s, want %d", rec.Session, row[col["turn"]], row[col["sent_input_tokens"]], rec.SentInputTokens)
+		if row["turn"] == strconv.Itoa(rec.Turn) && row["sent_input_tokens"] != strconv.Itoa(rec.SentInputTokens) {
+			t.Errorf("requests.csv: %s turn %s sent_input_tokens %s, want %d", rec.Session, row["turn"], row["sent_input_tokens"], rec.SentInputTokens)
 		}
 	}
 }
@@ -229,8 +190,7 @@ func (s *dropServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // recorded as the failure it was, the session's later turns as not sent
 // with the reason, and nothing of the workload is missing from the trace.
 func TestSessionDroppedMidway(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	srv := &dropServer{}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -241,7 +201,7 @@ func TestSessionDroppedMidway(t *testing.T) {
 	if code != 0 || !strings.Contains(e, "4 turns not sent (an earlier turn of their session failed)") {
 		t.Fatalf("replay: exit %d: %s", code, e)
 	}
-	_, recs := readRecords(t, tr)
+	_, recs := readTrace(t, tr)
 	if len(recs) != 8 {
 		t.Fatalf("%d records, want all 8 turns", len(recs))
 	}
@@ -298,9 +258,7 @@ func TestSessionDroppedMidway(t *testing.T) {
 // Bad session settings: one line naming the flag and the fix, exit 2, no
 // file written.
 func TestSessionBadFlags(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	out := filepath.Join(dir, "x.workload.zst")
 	for _, tc := range []struct {
 		args []string
@@ -338,8 +296,7 @@ func TestSessionBadFlags(t *testing.T) {
 // prompt lengths make the cold first turns a line to read the warm turns
 // against. Judged on the model with wide margins, never on wall time.
 func TestAnalyzeByTurnAgainstSim(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	const profile = "llamacpp-rtx5090-q4km"
 	p, err := sim.LookupProfile(profile)
 	if err != nil {

@@ -88,8 +88,7 @@ func medianPerStream(t *testing.T, bin, path string) map[int]float64 {
 // the same workload. A missing shard is named; a killed one (its file cut
 // mid-write) is merged with a warning.
 func TestShardedRunMergesToOneRun(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	// Streams paced at a fixed 100 tok/s whatever the batch: the per-stream
 	// comparison below then tests the merge's grouping, not how a busy
 	// machine schedules two runs of a batching model (a loaded run saw the
@@ -244,9 +243,7 @@ func kubeWorkload(t *testing.T, bin, dir string) string {
 // manifest's fields are checked against k8s.io/api's types in
 // kube. Here: the command's own behaviour and bad input.
 func TestKubeJob(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := kubeWorkload(t, bin, dir)
 	job := filepath.Join(dir, "job.yaml")
 	_, e, code := run(t, nil, bin, "kube", "job", wl, "--shards", "4", "--image", "registry.example/llmreplay:1", "--url", "http://vllm:8000",

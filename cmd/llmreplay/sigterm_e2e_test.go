@@ -24,8 +24,7 @@ import (
 // never end. Through the built binary; the bound (15 s against a 300 ms
 // grace and a 10-minute request timeout) is wide enough for a busy machine.
 func TestSIGTERMWithinGraceAnySchedule(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	var started atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

@@ -16,8 +16,7 @@ import (
 // with --wide (or --format table); bench --wide prints the wide table.
 // Every summary line fits 100 columns.
 func TestSummaryAfterEveryRun(t *testing.T) {
-	t.Parallel()
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	// A paced profile: the fast one writes a whole answer at once, so the
 	// client reads its chunks together and ITL rightly has no sample.
 	url := startSim(t, bin, "--profile", "vllm-rtx5090-bf16")

@@ -11,26 +11,6 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
-// readTrace returns a trace's header and records.
-func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
-	t.Helper()
-	r, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []trace.Record
-	for r.Scan() {
-		rec := *r.Record()
-		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
-		recs = append(recs, rec)
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return r.Header(), recs
-}
-
 // writeTrace writes a hand-made (or rewritten) trace of h and recs.
 func writeTrace(t *testing.T, path string, h trace.Header, recs []trace.Record) {
 	t.Helper()
