@@ -49,23 +49,19 @@ var answerRE = regexp.MustCompile(`max concurrency meeting the SLO: (\d+) \(95% 
 // then resumed from its trace: the resumed run finds a
 // concurrency with its interval, every probe round of both runs is a phase
 // of the one trace, and --from on that trace recomputes the same answer
-// without a server; analyze reads it.
+// without a server; analyze reads it. The two runs are the ones that make
+// the offline tests' shared traces (makeCapTraces).
 func TestCapacitySearchThroughBinary(t *testing.T) {
-	bin := parallelBinary(t)
-	tr := filepath.Join(t.TempDir(), "cap.trace.zst")
-	args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
-		"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s"}
-	out, errs, code := runCap(t, bin, append(args, "--max-requests", "200", "-o", tr)...)
+	t.Parallel()
+	c := makeCapTraces(t)
+	bin, tr := c.bin, c.found
 	// The bracket's lower end is 2 when the 1-user probe passed; on a
 	// loaded machine it can stay undecided (a wider interval), leaving 1.
-	if code != 1 || !regexp.MustCompile(`could not determine \(the budget ran out before the boundary was bracketed\); it lies in [12]–16`).MatchString(out) {
-		t.Fatalf("budget run: exit %d\n%s\n%s", code, out, errs)
+	if !regexp.MustCompile(`could not determine \(the budget ran out before the boundary was bracketed\); it lies in [12]–16`).MatchString(c.budgetOut) {
+		t.Fatalf("budget run:\n%s\n%s", c.budgetOut, c.budgetErr)
 	}
-	first := strings.Count(errs, ", round ")
-	out, errs, code = runCap(t, bin, append(args, "--resume", tr)...)
-	if code != 0 {
-		t.Fatalf("resumed: exit %d\n%s\n%s", code, out, errs)
-	}
+	first := strings.Count(c.budgetErr, ", round ")
+	out, errs := c.foundOut, c.foundErr
 	m := answerRE.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no answer line:\n%s", out)
@@ -106,9 +102,17 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 	if _, e, code := runCap(t, bin, "analyze", tr); code != 0 {
 		t.Errorf("analyze of the capacity trace: exit %d: %s", code, e)
 	}
-	// Another SLO cannot resume this trace.
+	// Another SLO cannot resume this trace (a copy: the trace is shared).
+	b, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(t.TempDir(), "cap.trace.zst")
+	if err := os.WriteFile(mine, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, e, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
-		"--range", "1:16", "--slo", "ttft_p90<=2s", "--resume", tr); code != 2 || !strings.Contains(e, "capacity_slo") {
+		"--range", "1:16", "--slo", "ttft_p90<=2s", "--resume", mine); code != 2 || !strings.Contains(e, "capacity_slo") {
 		t.Errorf("resume with another SLO: exit %d, %s", code, e)
 	}
 }

@@ -23,12 +23,18 @@ import (
 )
 
 // capTraces are the capacity traces the offline tests read: one search
-// that found its answer, one its budget stopped. Both come from the
-// built binary against the simulator (llama.cpp profile at time scale
-// 0.1, 32 output tokens: a few seconds each), once per test run and
-// shared by the tests that only read them (they never write to them).
+// its budget of 200 measured requests stopped, and the same search
+// resumed from a copy of that trace until it found its answer. Both come
+// from the built binary against the simulator (llama.cpp profile at time
+// scale 0.1, 32 output tokens), once per test run and shared by the tests
+// that only read them (they never write to them); the runs' own output is
+// kept for TestCapacitySearchThroughBinary, which judges the search
+// itself.
 type capTraces struct {
 	bin, found, budget, answer string
+	// budgetOut, budgetErr, foundOut and foundErr are the two runs'
+	// stdout and stderr.
+	budgetOut, budgetErr, foundOut, foundErr string
 }
 
 var (
@@ -36,6 +42,10 @@ var (
 	capTracesMade capTraces
 	capTracesErr  string
 )
+
+// capSearch is the search of the shared capacity traces.
+var capSearch = []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
+	"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s"}
 
 func makeCapTraces(t *testing.T) capTraces {
 	t.Helper()
@@ -49,20 +59,27 @@ func makeCapTraces(t *testing.T) capTraces {
 		}
 		removeAfterRun(dir)
 		c := capTraces{bin: bin, found: filepath.Join(dir, "cap.trace.zst"), budget: filepath.Join(dir, "budget.trace.zst")}
-		args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
-			"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s", "-q"}
-		out, errs, code := runCap(t, bin, append(args, "-o", c.found)...)
+		var code int
+		c.budgetOut, c.budgetErr, code = runCap(t, bin, append(capSearch, "--max-requests", "200", "-o", c.budget)...)
+		if code != 1 || !strings.Contains(c.budgetOut, "could not determine") {
+			capTracesErr = fmt.Sprintf("budget run: exit %d\n%s\n%s", code, c.budgetOut, c.budgetErr)
+			return
+		}
+		b, err := os.ReadFile(c.budget)
+		if err == nil {
+			err = os.WriteFile(c.found, b, 0o644)
+		}
+		if err != nil {
+			capTracesErr = err.Error()
+			return
+		}
+		c.foundOut, c.foundErr, code = runCap(t, bin, append(capSearch, "--resume", c.found)...)
 		if code != 0 {
-			capTracesErr = fmt.Sprintf("capacity: exit %d\n%s\n%s", code, out, errs)
+			capTracesErr = fmt.Sprintf("resumed search: exit %d\n%s\n%s", code, c.foundOut, c.foundErr)
 			return
 		}
-		if c.answer = answerRE.FindString(out); c.answer == "" {
-			capTracesErr = "capacity printed no answer:\n" + out
-			return
-		}
-		out, errs, code = runCap(t, bin, append(args, "--max-requests", "200", "-o", c.budget)...)
-		if code != 1 || !strings.Contains(out, "could not determine") {
-			capTracesErr = fmt.Sprintf("budget run: exit %d\n%s\n%s", code, out, errs)
+		if c.answer = answerRE.FindString(c.foundOut); c.answer == "" {
+			capTracesErr = "capacity printed no answer:\n" + c.foundOut
 			return
 		}
 		capTracesMade, capTracesErr = c, ""
