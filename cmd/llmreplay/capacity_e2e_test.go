@@ -20,23 +20,11 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
-// runCap runs the built binary and returns stdout, stderr and the exit
-// status.
+// runCap runs the built binary in a fresh folder and returns stdout,
+// stderr and the exit status.
 func runCap(t *testing.T, bin string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runIn(t, t.TempDir(), bin, args...)
 }
 
 var answerRE = regexp.MustCompile(`max concurrency meeting the SLO: (\d+) \(95% interval (\d+)(?:–(\d+))?\)`)

@@ -15,10 +15,23 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
-// run runs the built binary and returns its output and exit status.
+// run runs the built binary with env added to the test's and returns
+// its output and exit status.
 func run(t *testing.T, env []string, bin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runWith(t, "", env, bin, args...)
+}
+
+// runIn is run in the folder dir.
+func runIn(t *testing.T, dir, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runWith(t, dir, nil, bin, args...)
+}
+
+func runWith(t *testing.T, dir string, env []string, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

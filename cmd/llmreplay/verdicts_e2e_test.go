@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -80,21 +79,6 @@ func readmePipeline(t *testing.T, prefix string) [][]string {
 		t.Fatalf("README's pipeline has no 'llmreplay %s' line", prefix)
 	}
 	return out
-}
-
-func runIn(t *testing.T, dir, bin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return o.String(), e.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), 0
 }
 
 var verdictLine = regexp.MustCompile(`^(HOLDS|DOES NOT HOLD|INCONCLUSIVE) +(\S+)`)
