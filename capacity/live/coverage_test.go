@@ -285,7 +285,13 @@ func TestSearchAgainstSimulator(t *testing.T) {
 	}
 	switch res.Outcome {
 	case capacity.Found:
-		if res.Answer < res.Lo || res.Answer > res.Hi || res.Lo < tc.quick[0] || res.Hi > tc.quick[1] {
+		// The interval stays inside the range, but for an answer at the
+		// range's edge: there it may reach past it (0 below the lowest
+		// level, when that level passed by its point estimate alone, as a
+		// loaded machine made it once).
+		below := res.Lo < tc.quick[0] && res.Answer != tc.quick[0]
+		above := res.Hi > tc.quick[1] && res.Answer != tc.quick[1]
+		if res.Answer < res.Lo || res.Answer > res.Hi || below || above {
 			t.Errorf("answer %g, interval [%g, %g], range %g..%g", res.Answer, res.Lo, res.Hi, tc.quick[0], tc.quick[1])
 		}
 	case capacity.AllMeet, capacity.NoneMeets, capacity.NoDecision:

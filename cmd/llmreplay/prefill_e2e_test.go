@@ -29,11 +29,8 @@ func TestPrefillSuperlinearThroughTheBinary(t *testing.T) {
 	dir := t.TempDir()
 	quad := startSim(t, bin, "--quadratic-prefill", "80ns")
 	normal := startSim(t, bin)
-	wl := filepath.Join(dir, "long.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100,1000,10000", "--max-tokens", "4",
-		"--schedule", "burst:1", "--repeats", "3", "-o", wl); code != 0 {
-		t.Fatalf("workload build: exit %d\n%s", code, e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "100,1000,10000", "--max-tokens", "4",
+		"--schedule", "burst:1", "--repeats", "3")
 	traces := map[string]string{}
 	for label, url := range map[string]string{"quad": quad, "normal": normal} {
 		tr := filepath.Join(dir, label+".trace.zst")

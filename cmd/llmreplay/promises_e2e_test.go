@@ -27,10 +27,19 @@ import (
 // promise is about a flag), a server it talks to over loopback. Each test
 // quotes the sentence it proves.
 
+// buildWorkload builds a workload of args into dir (64-token prompts
+// unless args set --input-tokens) and returns its path.
 func buildWorkload(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()
 	wl := filepath.Join(dir, "w.workload.zst")
-	a := append([]string{"workload", "build", "--input-tokens", "64", "-o", wl}, args...)
+	if _, err := os.Stat(wl); err == nil {
+		t.Fatalf("%s exists: build each workload in a folder of its own", wl)
+	}
+	a := []string{"workload", "build", "-o", wl}
+	if !slices.Contains(args, "--input-tokens") {
+		a = append(a, "--input-tokens", "64")
+	}
+	a = append(a, args...)
 	if _, e, code := run(t, nil, bin, a...); code != 0 {
 		t.Fatalf("workload build: %d %s", code, e)
 	}

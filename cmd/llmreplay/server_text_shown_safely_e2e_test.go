@@ -318,11 +318,7 @@ func TestAPIKeyEnvUnset(t *testing.T) {
 		return append([]string(nil), auth...)
 	}
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "2",
-		"--schedule", "closed:1", "--requests", "2", "-o", wl); code != 0 {
-		t.Fatalf("workload build: %s", e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "64", "--max-tokens", "2", "--schedule", "closed:1", "--requests", "2")
 	// What each command needs besides the flag to get as far as sending;
 	// a command that gains --api-key-env must be added here.
 	common := []string{"--url", srv.URL, "--model", "m"}

@@ -108,11 +108,7 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 	// shards drift apart and a vLLM-profile batch run faster).
 	url := startSim(t, bin, "--profile", "fast", "--token-interval", "10ms")
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "sweep.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "32",
-		"--schedule", "burst:3,9", "--repeats", "2", "-o", wl); code != 0 {
-		t.Fatalf("workload build: %d %s", code, e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "100", "--max-tokens", "32", "--schedule", "burst:3,9", "--repeats", "2")
 	full := filepath.Join(dir, "full.trace.zst")
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", full); code != 0 {
 		t.Fatalf("unsharded replay: %d %s", code, e)

@@ -154,11 +154,7 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 	ts := contextWall(12000) // 1,000 tokens of prose ≈ 5 KB of JSON; 5,000 ≈ 25 KB
 	defer ts.Close()
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "wall.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "1000,5000", "--max-tokens", "4",
-		"--schedule", "burst:1,2", "--repeats", "2", "-o", wl); code != 0 {
-		t.Fatalf("workload build: %d %s", code, e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "1000,5000", "--max-tokens", "4", "--schedule", "burst:1,2", "--repeats", "2")
 	tr := filepath.Join(dir, "wall.trace.zst")
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr); code != 0 {
 		t.Fatalf("replay: %d %s", code, e)
@@ -256,11 +252,7 @@ func TestLongPromptIsStreamed(t *testing.T) {
 	bin := parallelBinary(t)
 	url := startSim(t, bin) // the default, calibrated profile: ~17 µs per prompt token
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "long.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "32000", "--max-tokens", "8",
-		"--schedule", "burst:1", "--repeats", "1", "-o", wl); code != 0 {
-		t.Fatalf("workload build: %d %s", code, e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
 	tr := filepath.Join(dir, "long.trace.zst")
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
 		t.Fatalf("replay: %d %s", code, e)
