@@ -25,24 +25,21 @@ type target struct {
 // prompts, 256 output tokens), one run per level, and checks the seeds'
 // figures within 10%. sim checks the model itself more finely; this
 // checks that what a user sees from `llmreplay bench` agrees.
-// calibrationTolerance is how far a figure may be from the published one.
-// The simulator runs in real time, so the figures are wall-clock figures:
-// on a quiet machine they land within 10% (.ci/run's calibration step sets
-// LLMREPLAY_CALIBRATE=1 and runs this test alone, where that is enforced);
-// a plain `go test ./...` on a busy machine keeps a 35% margin, which still
-// catches a broken model or pipeline (a wrong profile or a lost batch is
-// off by 2× or more) without failing because neighbours took the CPU (a
-// loaded run saw +13% at 32 streams).
-func calibrationTolerance() float64 {
-	if os.Getenv("LLMREPLAY_CALIBRATE") != "" {
-		return 0.10
-	}
-	return 0.35
-}
+//
+// The simulator runs in real time, so these are wall-clock figures: a
+// measurement, which only a machine left to it can make. It runs when
+// LLMREPLAY_CALIBRATE is set (.ci/run's calibration step, alone and
+// without -race) and is skipped by a plain `go test ./...`: on a shared
+// machine neighbours move the figures by more than any bound that still
+// catches a broken model (a loaded run saw TTFT +150% at 32 streams,
+// against the 35% this test once allowed there). What a plain run keeps
+// of the pipeline through bench: TestFastProfileAt256Streams and the
+// binary's tests of bench (cmd/llmreplay).
+const calibrationTolerance = 0.10
 
 func TestCalibrationThroughBench(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full-size calibration skipped with -short")
+	if os.Getenv("LLMREPLAY_CALIBRATE") == "" {
+		t.Skip("a wall-clock measurement: run alone with LLMREPLAY_CALIBRATE=1 go test -run Calibration ./bench/ (as .ci/run does)")
 	}
 	if raceEnabled {
 		// .ci/run runs this test once more without -race.
@@ -105,8 +102,8 @@ func TestCalibrationThroughBench(t *testing.T) {
 				}
 				dev := (v.Value - tg.want) / tg.want
 				msg := fmt.Sprintf("%s{concurrency=%d} = %.1f, seed %.0f (%+.1f%%)", tg.metric, tg.concurrency, v.Value, tg.want, 100*dev)
-				if math.Abs(dev) > calibrationTolerance() {
-					t.Errorf("%s: off by more than %.0f%%", msg, 100*calibrationTolerance())
+				if math.Abs(dev) > calibrationTolerance {
+					t.Errorf("%s: off by more than %.0f%%", msg, 100*calibrationTolerance)
 				} else {
 					t.Log(msg)
 				}

@@ -327,18 +327,18 @@ func TestFailuresAreData(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	}))
-	defer stall.Close()
+	t.Cleanup(stall.Close)
 	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body)
 		<-r.Context().Done()
 	}))
-	defer silent.Close()
+	t.Cleanup(silent.Close)
 	tooLong := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "2")
 		w.WriteHeader(http.StatusTooManyRequests)
 		io.WriteString(w, `{"error":{"message":"slow down"}}`)
 	}))
-	defer tooLong.Close()
+	t.Cleanup(tooLong.Close)
 
 	cases := []struct {
 		name  string
@@ -351,8 +351,11 @@ func TestFailuresAreData(t *testing.T) {
 		{"no byte at all", silent.URL, trace.ErrTimeoutFirst, ""},
 		{"429", tooLong.URL, trace.ErrHTTPStatus, "slow down"},
 	}
+	// In parallel (the servers are closed by Cleanup, after every case):
+	// two of the cases wait out a timeout.
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			wl := handWorkload(workload.Phase{Kind: workload.KindBurst, Concurrency: 2, Requests: 2})
 			cfg := baseConfig(t, wl, c.url)
 			cfg.Model = "m"

@@ -335,9 +335,12 @@ func faultCases() []faultCase {
 	}
 }
 
+// TestFaults: every fault case against a raw server of its own. The
+// cases run in parallel: most wait out an idle or first-byte timeout.
 func TestFaults(t *testing.T) {
 	for _, fc := range faultCases() {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			var srv *rawServer
 			srv = startRaw(t, func(c *net.TCPConn, r *http.Request) { fc.handle(srv, c, r) })
 			api := fc.api

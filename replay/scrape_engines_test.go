@@ -36,6 +36,7 @@ func TestScrapeEngineFixtures(t *testing.T) {
 		{"tgi.metrics", "text/plain", 8, 3, -1},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel() // each case its own metrics server; the simulator is shared and closed after all
 			body, err := os.ReadFile(filepath.Join("..", "servermetrics", "testdata", tc.file))
 			if err != nil {
 				t.Fatal(err)

@@ -44,14 +44,7 @@ func writeAnalyzeTrace(t *testing.T, path, label string, step float64, concurren
 			rec := trace.Record{ID: fmt.Sprintf("p%d-%d", i, j), Phase: i, InputTokens: 800, MaxTokens: n,
 				Scheduled: int64(start * 1e6), Sent: int64(start * 1e6), Status: 200, FinishReason: "length",
 				Usage: fmt.Sprintf(`{"completion_tokens":%d,"prompt_tokens":800}`, n)}
-			for k := 0; k < n; k++ {
-				text := "1"
-				if k%2 == 1 {
-					text = ","
-				}
-				rec.Chunks = append(rec.Chunks, trace.Chunk{T: int64((start + ttft + float64(k)*step) * 1e6), Bytes: 60, Text: text})
-			}
-			rec.Done = rec.Chunks[n-1].T + 1e6
+			countUpChunks(&rec, n, start, ttft, step)
 			if err := w.Write(&rec); err != nil {
 				t.Fatal(err)
 			}
@@ -61,6 +54,20 @@ func writeAnalyzeTrace(t *testing.T, path, label string, step float64, concurren
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// countUpChunks gives rec n one-token chunks, "1" and "," in turn, the
+// first ttft ms after start and the rest step ms apart, and ends the
+// request 1 ms after the last.
+func countUpChunks(rec *trace.Record, n int, start, ttft, step float64) {
+	for k := range n {
+		text := "1"
+		if k%2 == 1 {
+			text = ","
+		}
+		rec.Chunks = append(rec.Chunks, trace.Chunk{T: int64((start + ttft + float64(k)*step) * 1e6), Bytes: 60, Text: text})
+	}
+	rec.Done = rec.Chunks[n-1].T + 1e6
 }
 
 func analyzeFixtures(t *testing.T) (fast, slow string) {

@@ -15,7 +15,7 @@ import (
 // ttft_p95, and a percentile that is not written as one is refused in
 // one line with exit 2.
 func TestAnyPercentileThroughTheBinary(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	tr := filepath.Join(t.TempDir(), "run.trace.zst")
 	writeAnalyzeTrace(t, tr, "vllm", 2, 1, 4)
 	run := func(args ...string) (string, string, int) { t.Helper(); return runCap(t, bin, args...) }

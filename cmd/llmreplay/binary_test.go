@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,10 +13,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/llmreplay/llmreplay/trace"
 )
 
 var (
@@ -22,6 +29,43 @@ var (
 	binaryPath string
 	binaryErr  error
 )
+
+// binaryParallel is how many tests of this package run at once unless
+// -parallel says otherwise. Most tests run the built binary and wait on
+// it, on a simulator's real-time pace, or on a server of their own, far
+// more than they compute, so go test's default (GOMAXPROCS, 2 on the
+// project's machine) would leave the machine mostly idle.
+const binaryParallel = 8
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(binaryParallel, runtime.GOMAXPROCS(0))))
+	}
+	code := m.Run()
+	if binaryPath != "" && binaryErr == nil {
+		os.RemoveAll(filepath.Dir(binaryPath))
+	}
+	for _, d := range afterRun {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+// afterRun are folders made once per test run and shared by tests (see
+// makeCapTraces), removed when every test has ended.
+var (
+	afterRunMu sync.Mutex
+	afterRun   []string
+)
+
+func removeAfterRun(dir string) {
+	afterRunMu.Lock()
+	defer afterRunMu.Unlock()
+	afterRun = append(afterRun, dir)
+}
 
 // builtBinary builds llmreplay once per test run, so tests can run it as a
 // user does: its own process, its flags, its exit status.
@@ -52,9 +96,27 @@ func builtBinary(t *testing.T) string {
 	return binaryPath
 }
 
+// parallelBinary is builtBinary for a test that runs beside the
+// package's others, as nearly all do: it marks t parallel first.
+func parallelBinary(t *testing.T) string {
+	t.Helper()
+	t.Parallel()
+	return builtBinary(t)
+}
+
 // startSim runs `llmreplay sim` on a free loopback port and returns its
 // base URL; the process ends with the test.
 func startSim(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	u, _ := startSimProcess(t, bin, args...)
+	return u
+}
+
+// simAddr is how `llmreplay sim` says where it listens.
+var simAddr = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+
+// startSimProcess is startSim that also gives the simulator's pid.
+func startSimProcess(t *testing.T, bin string, args ...string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, append([]string{"sim", "--addr", "127.0.0.1:0"}, args...)...)
@@ -70,8 +132,8 @@ func startSim(t *testing.T, bin string, args ...string) string {
 	go func() {
 		sc := bufio.NewScanner(out)
 		found := false
-		for sc.Scan() {
-			if u := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(sc.Text()); u != "" && !found {
+		for sc.Scan() { // read to the end, so the simulator never blocks on a full pipe
+			if u := simAddr.FindString(sc.Text()); u != "" && !found {
 				found = true
 				urls <- u
 			}
@@ -79,11 +141,11 @@ func startSim(t *testing.T, bin string, args ...string) string {
 	}()
 	select {
 	case u := <-urls:
-		return u
+		return u, cmd.Process.Pid
 	case <-time.After(60 * time.Second):
 		t.Fatal("the simulator printed no address within 60 s")
 	}
-	return ""
+	return "", 0
 }
 
 // pacedServer streams `tokens` one-token chunks `gap` apart per request and
@@ -144,4 +206,117 @@ func (s *pacedServer) doneBefore(t time.Time) int {
 		}
 	}
 	return n
+}
+
+// readTrace returns a trace's header and records (copies: the reader
+// reuses its record).
+func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var recs []trace.Record
+	for r.Scan() {
+		rec := *r.Record()
+		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
+		if rec.Error != nil {
+			e := *rec.Error
+			rec.Error = &e
+		}
+		recs = append(recs, rec)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return r.Header(), recs
+}
+
+// plainTrace is a trace file decompressed: what a person who opens the
+// file with zstd -d reads, for tests that look for what must not be there.
+func plainTrace(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	plain, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return string(plain)
+}
+
+// traceTexts is everything of a trace a person can read through the
+// binary or zstd: the file decompressed, trace info and trace cat; a test
+// adds the run's own stdout and stderr.
+func traceTexts(t *testing.T, bin, tr string, more map[string]string) map[string]string {
+	t.Helper()
+	info, _, _ := run(t, nil, bin, "trace", "info", tr)
+	cat, _, _ := run(t, nil, bin, "trace", "cat", tr)
+	texts := map[string]string{"trace": plainTrace(t, tr), "trace info": info, "trace cat": cat}
+	for k, v := range more {
+		texts[k] = v
+	}
+	return texts
+}
+
+// noneHolds fails the test for every text that holds one of secrets.
+func noneHolds(t *testing.T, texts map[string]string, secrets ...string) {
+	t.Helper()
+	for name, text := range texts {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%q appears in %s", s, name)
+			}
+		}
+	}
+}
+
+// analyzeJSON runs `analyze --format json` on traces and decodes its
+// output into doc.
+func analyzeJSON(t *testing.T, bin string, doc any, traces ...string) string {
+	t.Helper()
+	out, e, code := run(t, nil, bin, append(append([]string{"analyze"}, traces...), "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("analyze: exit %d %s", code, e)
+	}
+	if err := json.Unmarshal([]byte(out), doc); err != nil {
+		t.Fatalf("analyze --format json: %v\n%.2000s", err, out)
+	}
+	return out
+}
+
+// analyzeDoc is the part of `analyze --format json` these tests read:
+// each trace's usage checks and the warnings.
+type analyzeDoc struct {
+	Traces []struct {
+		UsageChecks map[string]int `json:"usage_checks"`
+	} `json:"traces"`
+	Warnings []struct {
+		Code     string         `json:"code"`
+		Message  string         `json:"message"`
+		Evidence map[string]any `json:"evidence"`
+	} `json:"warnings"`
+}
+
+// exportedRequests runs `export --format csv` on a trace and returns
+// requests.csv's rows keyed by column name.
+func exportedRequests(t *testing.T, bin, tr string) []map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, e, code := run(t, nil, bin, "export", tr, "--format", "csv", "-o", filepath.Join(dir, "csv")); code != 0 {
+		t.Fatalf("export: %d %s", code, e)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "csv", "requests.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return csvByKey(t, string(b))
 }

@@ -13,8 +13,7 @@ import (
 // burst of concurrency 10^8 started that many goroutines; now replay exits
 // 2 at once with one line naming the field, before any request.
 func TestHandEditedWorkloadRefused(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	good := filepath.Join(dir, "good.workload.zst")
 	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", good); code != 0 {
 		t.Fatalf("workload build: %s", e)

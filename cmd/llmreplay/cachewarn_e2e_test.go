@@ -14,8 +14,7 @@ import (
 // analyze says so (no_cache_hit_on_repeat, 4 requests); with the cache on,
 // the later requests hit the shared prefix and it does not.
 func TestNoCacheHitOnRepeatThroughTheBinary(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := filepath.Join(dir, "w.jsonl.zst")
 	if out, e, code := run(t, nil, bin, "workload", "build", "--prefix", "shared:256", "--schedule", "closed:1", "--requests", "4",
 		"--input-tokens", "400", "--max-tokens", "8", "-o", wl); code != 0 {

@@ -20,23 +20,11 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
-// runCap runs the built binary and returns stdout, stderr and the exit
-// status.
+// runCap runs the built binary in a fresh folder and returns stdout,
+// stderr and the exit status.
 func runCap(t *testing.T, bin string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runIn(t, t.TempDir(), bin, args...)
 }
 
 var answerRE = regexp.MustCompile(`max concurrency meeting the SLO: (\d+) \(95% interval (\d+)(?:–(\d+))?\)`)
@@ -49,23 +37,19 @@ var answerRE = regexp.MustCompile(`max concurrency meeting the SLO: (\d+) \(95% 
 // then resumed from its trace: the resumed run finds a
 // concurrency with its interval, every probe round of both runs is a phase
 // of the one trace, and --from on that trace recomputes the same answer
-// without a server; analyze reads it.
+// without a server; analyze reads it. The two runs are the ones that make
+// the offline tests' shared traces (makeCapTraces).
 func TestCapacitySearchThroughBinary(t *testing.T) {
-	bin := builtBinary(t)
-	tr := filepath.Join(t.TempDir(), "cap.trace.zst")
-	args := []string{"capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
-		"--max-tokens", "32", "--range", "1:16", "--slo", "ttft_p90<=1s"}
-	out, errs, code := runCap(t, bin, append(args, "--max-requests", "200", "-o", tr)...)
+	t.Parallel()
+	c := makeCapTraces(t)
+	bin, tr := c.bin, c.found
 	// The bracket's lower end is 2 when the 1-user probe passed; on a
 	// loaded machine it can stay undecided (a wider interval), leaving 1.
-	if code != 1 || !regexp.MustCompile(`could not determine \(the budget ran out before the boundary was bracketed\); it lies in [12]–16`).MatchString(out) {
-		t.Fatalf("budget run: exit %d\n%s\n%s", code, out, errs)
+	if !regexp.MustCompile(`could not determine \(the budget ran out before the boundary was bracketed\); it lies in [12]–16`).MatchString(c.budgetOut) {
+		t.Fatalf("budget run:\n%s\n%s", c.budgetOut, c.budgetErr)
 	}
-	first := strings.Count(errs, ", round ")
-	out, errs, code = runCap(t, bin, append(args, "--resume", tr)...)
-	if code != 0 {
-		t.Fatalf("resumed: exit %d\n%s\n%s", code, out, errs)
-	}
+	first := strings.Count(c.budgetErr, ", round ")
+	out, errs := c.foundOut, c.foundErr
 	m := answerRE.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no answer line:\n%s", out)
@@ -106,9 +90,17 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 	if _, e, code := runCap(t, bin, "analyze", tr); code != 0 {
 		t.Errorf("analyze of the capacity trace: exit %d: %s", code, e)
 	}
-	// Another SLO cannot resume this trace.
+	// Another SLO cannot resume this trace (a copy: the trace is shared).
+	b, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(t.TempDir(), "cap.trace.zst")
+	if err := os.WriteFile(mine, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, e, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
-		"--range", "1:16", "--slo", "ttft_p90<=2s", "--resume", tr); code != 2 || !strings.Contains(e, "capacity_slo") {
+		"--range", "1:16", "--slo", "ttft_p90<=2s", "--resume", mine); code != 2 || !strings.Contains(e, "capacity_slo") {
 		t.Errorf("resume with another SLO: exit %d, %s", code, e)
 	}
 }
@@ -118,7 +110,7 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 // budget that runs out:
 // each says so; the budget one is "could not determine" with exit 1.
 func TestCapacityOutcomesThroughBinary(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -141,6 +133,7 @@ func TestCapacityOutcomesThroughBinary(t *testing.T) {
 		{"budget below one probe", []string{"--slo", "ttft_p90<=60s", "--max-requests", "10"}, 1, "could not determine (the budget ran out before the first probe finished: raise it above one probe's requests or time); it lies in 0–64 (no level shown to meet it yet)", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case a search of its own
 			tr := filepath.Join(t.TempDir(), "c.trace.zst")
 			out, errs, code := runCap(t, bin, append([]string{"capacity", "--profile", "fast", "--max-tokens", "16", "-o", tr}, tc.args...)...)
 			if code != tc.code || !strings.Contains(out, tc.want) {
@@ -163,7 +156,7 @@ func TestCapacityOutcomesThroughBinary(t *testing.T) {
 // --model to skip asking it: one line in the flags' words (as replay
 // says it), exit 2, no table, and no trace written or named.
 func TestCapacityServerUnreachable(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +180,7 @@ func TestCapacityServerUnreachable(t *testing.T) {
 // TestCapacityBadInput: each mistake is one line on stderr, exit 2, and
 // nothing is sent or written.
 func TestCapacityBadInput(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	plain := filepath.Join(t.TempDir(), "plain.trace.zst")
 	if _, e, code := runCap(t, bin, "replay", "--help"); code != 0 {
 		t.Fatal(e)
@@ -225,7 +218,7 @@ func TestCapacityBadInput(t *testing.T) {
 // request: a clear "could not determine: errors came first" verdict,
 // exit 1, and the trace of what ran kept and readable.
 func TestCapacityServerFailsEverything(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"overloaded"}`, http.StatusInternalServerError)
 	}))
@@ -250,10 +243,16 @@ func TestCapacityServerFailsEverything(t *testing.T) {
 // A loaded machine can only slow the in-process simulator (never speed
 // it), so it may lower what a search sees; the test allows the interval
 // to end one user below the truth, never above it (docs/CAPACITY.md; the
-// coverage over seeded runs: capacity/live TestCapacityCoverage). The
-// trace states the round rule, and every level ran the 8 rounds a
-// decision needs or more.
+// coverage over seeded runs: capacity/live BenchmarkCapacityCoverage). The
+// range is 4..8 users, around the truth: the levels of one and two users
+// run their rounds one request after another and take half a full
+// search's time, and the search's path from the whole range is the
+// closed-form models' (capacity TestConcurrencyCoverage). The trace
+// states the round rule, and every level ran the 8 rounds a decision
+// needs or more.
 func TestCapacityAgainstSimTruth(t *testing.T) {
+	// Not parallel: it judges wall-clock latencies against the model, so
+	// it runs in the package's serial phase, beside no other test of it.
 	bin := builtBinary(t)
 	p, err := sim.LookupProfile("llamacpp-rtx5090-q4km")
 	if err != nil {
@@ -266,7 +265,7 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 	}
 	tr := filepath.Join(t.TempDir(), "c.trace.zst")
 	out, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
-		"--range", "1:16", "--slo", "ttft_p90<=1s", "-q", "-o", tr)
+		"--range", "4:8", "--slo", "ttft_p90<=1s", "-q", "-o", tr)
 	m := answerRE.FindStringSubmatch(out)
 	if code != 0 || m == nil {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -314,8 +313,10 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 // simulator's pace every latency grows and the interval can end below
 // the truth; the test allows one resolution step (3 req/s) below it
 // there, as the concurrency test allows one user. Coverage over many
-// seeded runs: TestRateCoverage (capacity/live).
+// seeded runs: BenchmarkRateCoverage (capacity/live).
 func TestCapacityRateAgainstModel(t *testing.T) {
+	// Not parallel: it judges wall-clock latencies against the model, so
+	// it runs in the package's serial phase, beside no other test of it.
 	bin := builtBinary(t)
 	p, err := sim.LookupProfile("llamacpp-rtx5090-q4km")
 	if err != nil {
@@ -380,8 +381,7 @@ func TestCapacityRateAgainstModel(t *testing.T) {
 // with bench's flags (the range from --concurrency), its trace under
 // --results; a sweep-only flag with it is refused.
 func TestBenchFindCapacity(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	out, errs, code := runCap(t, bin, "bench", "--profile", "fast", "--max-tokens", "16", "--concurrency", "1,4", "--results", dir, "--find-capacity", "ttft_p90<=60s", "-q")
 	if code != 0 || !strings.Contains(out, "max concurrency meeting the SLO: at least 4, the top of the range") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -396,13 +396,17 @@ func TestBenchFindCapacity(t *testing.T) {
 
 // TestCapacityCtrlCKeepsRounds: Ctrl-C during a search exits 130 and the
 // trace holds every round that finished; --from on it says the trace ends
-// before the search did, and --resume finishes the search. The SLO's bound
-// (200 ms at time scale 0.1) is far above 2 users' TTFT p90 (~30 ms), so a
-// round at 2 users that finished before the Ctrl-C arrived still passes
-// on a loaded machine (at 100 ms it failed by its point estimate under
-// load, and two levels then bracketed an answer).
+// before the search did, and --resume finishes the search. The search is
+// stopped after the second round of its first level (1 user), so the
+// trace holds one undecided level whatever the machine's load (a level
+// needs 8 rounds to be decided). The SLO's bound (200 ms at time scale
+// 0.1) is far above 1 or 2 users' TTFT p90 (~30 ms), so a round that
+// finished before the Ctrl-C arrived passes on a loaded machine too
+// (stopped in the first round at 2 users with a bound of 100 ms, --from
+// judged that round alone by its point estimate, 114 ms under load, and
+// answered as if the search had ended).
 func TestCapacityCtrlCKeepsRounds(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	tr := filepath.Join(t.TempDir(), "c.trace.zst")
 	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
 		"--slo", "ttft_p90<=2s", "--grace", "0s", "-o", tr)
@@ -419,7 +423,7 @@ func TestCapacityCtrlCKeepsRounds(t *testing.T) {
 	var errLines []string
 	for sc.Scan() {
 		errLines = append(errLines, sc.Text())
-		if strings.Contains(sc.Text(), "round 1:") && strings.Contains(sc.Text(), "2 users") {
+		if strings.Contains(sc.Text(), "probe 1 user, round 2:") {
 			cmd.Process.Signal(os.Interrupt)
 			break
 		}
@@ -463,7 +467,7 @@ const simBusyText = "warning: the simulator ran behind its model"
 // is needed for: every engine step due while it is stopped ends late, so
 // the latencies the search judges are the stops', not the model's.
 func TestCapacityWarnsSimulatorBehind(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--axis", "rate",
 		"--round-duration", "2s", "--range", "44:47", "--resolution", "3", "--slo", "ttft_p90<=1s", "-q",
 		"-o", filepath.Join(t.TempDir(), "c.trace.zst"))

@@ -19,8 +19,7 @@ var capShort = []string{"capacity", "--time-scale", "0.1", "--max-tokens", "16",
 // existing file without --force (one line, exit 2, the file untouched and
 // nothing else written), and --force replaces it with a trace.
 func TestCapacityNeverOverwrites(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	kept := filepath.Join(dir, "mine.trace.zst")
 	if err := os.WriteFile(kept, []byte("my own file"), 0o644); err != nil {
 		t.Fatal(err)
@@ -88,7 +87,7 @@ var traceLineRE = regexp.MustCompile(`(?m)^trace: (\S+) \(answer again`)
 // run's file alone. The names of every second around the run are taken
 // beforehand, so the collision happens however late the binary starts.
 func TestCapacityDefaultNameTaken(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	results := t.TempDir()
 	now := time.Now()
 	taken := map[string]bool{}
@@ -130,7 +129,7 @@ func TestCapacityDefaultNameTaken(t *testing.T) {
 // server unreachable, no --model) removes the name it claimed under
 // --results.
 func TestCapacityFailedRunLeavesNothing(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	results := t.TempDir()
 	_, errs, code := runCap(t, bin, "capacity", "--url", "http://127.0.0.1:1/v1", "--slo", "ttft_p90<=1s", "--results", results)
 	if code != 2 {

@@ -13,13 +13,14 @@ import (
 // time, and the trace is a whole time-bounded run, not a partial one;
 // `analyze --by rate` shows rate phases by their rate.
 func TestReplayDurationAndByRate(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	simURL := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()
 	// Constant arrivals, 6 requests per phase: rate 2 is due at 0, 0.5,
 	// 1.0, 1.5, 2.0, 2.5 s and rate 5 at 0, 0.2, 0.4, 0.6, 0.8, 1.0 s.
 	// Bounded at 1 s (due before it): 2 + 5 = 7 of the 12 are sent.
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "rate:2,5", "--arrival", "constant", "--requests", "6", "--repeats", "1")
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "4",
+		"--schedule", "rate:2,5", "--arrival", "constant", "--requests", "6", "--repeats", "1")
 	tr := filepath.Join(dir, "d.trace.zst")
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--duration", "1s", "-o", tr)
 	if code != 0 {

@@ -15,8 +15,7 @@ import (
 // request carrying spoofID must be shown escaped by all of them; the JSON
 // outputs must still decode to the exact strings.
 func TestWorkloadInspectEscapes(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	path := filepath.Join(dir, "w.workload.zst")
 	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", path); code != 0 {
 		t.Fatalf("build: exit %d: %s", code, e)

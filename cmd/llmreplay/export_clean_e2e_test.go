@@ -11,8 +11,7 @@ import (
 // not a trace exits 2 with one line and does not create its -o folder
 // (before, the folder was made first and left empty).
 func TestExportBadInputLeavesNoFolder(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	notTrace := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notTrace, []byte("not a trace"), 0o644); err != nil {
 		t.Fatal(err)

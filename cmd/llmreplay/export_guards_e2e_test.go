@@ -51,8 +51,7 @@ func formulaTrace(t *testing.T, path, text string) {
 // model ids, finish reasons and scrape strings reached the cells as they
 // were.
 func TestExportCSVGuardsFormulas(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	var traces []string
 	for i, text := range []string{`=HYPERLINK("http://evil.example/","click")`, "+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0", "@SUM(1+1)", "\tTAB=1+1", "\rCR=1+1"} {
 		p := filepath.Join(dir, "f"+strconv.Itoa(i)+".trace.zst")
@@ -108,8 +107,7 @@ func TestExportCSVGuardsFormulas(t *testing.T) {
 // trace merge refuse it, and the trace is left as it was. Before the fix
 // the trace was replaced by the table.
 func TestExportNeverOverwritesInput(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	out := filepath.Join(dir, "tables")
 	if err := os.Mkdir(out, 0o755); err != nil {
 		t.Fatal(err)

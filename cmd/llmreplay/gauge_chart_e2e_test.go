@@ -18,8 +18,7 @@ import (
 // and why. Before the fix the queue chart drew y="-Inf" and ticks of
 // "+InfM".
 func TestReportDropsAbsurdGauges(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	tr := filepath.Join(dir, "g.trace.zst")
 	writeReportTrace(t, tr, "plain", "m", 2, 0, 1, 4)
 	// The same trace plus a scrape per absurd value.

@@ -12,8 +12,7 @@ import (
 // --fail-on-error for any failed)": a run where every request failed
 // measured nothing, so exit status 0 would tell a script it worked.
 func TestNothingSucceededExits1(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--schedule", "burst:2", "--repeats", "1", "--max-tokens", "8")
 
 	allFail := startSim(t, bin, "--profile", "fast", "--error-rate", "1")
@@ -45,7 +44,7 @@ func TestNothingSucceededExits1(t *testing.T) {
 // the same run (same start time, salt seed and workload), so check gives
 // the same verdict and n as for the file alone, and says it counted it once.
 func TestSameRunTwiceCountsOnce(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	src := filepath.Join("..", "..", "traces", "samples", "llamacpp-rtx5090-q4km.trace.zst")
 	b, err := os.ReadFile(src)
 	if err != nil {
@@ -89,7 +88,7 @@ func TestHelpSpeaksPlainly(t *testing.T) {
 // at most INCONCLUSIVE unless --accept-partial": the sample trace cut in
 // half (a crash mid-run) holds 175 of its 366 planned requests.
 func TestPartialTraceIsInconclusive(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	src := filepath.Join("..", "..", "traces", "samples", "llamacpp-rtx5090-q4km.trace.zst")
 	b, err := os.ReadFile(src)
 	if err != nil {

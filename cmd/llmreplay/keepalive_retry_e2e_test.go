@@ -96,7 +96,7 @@ func (s *closingServer) serve(c net.Conn) {
 // request after the first on a kept-alive connection was recorded as
 // "reset".
 func TestClosedKeepAliveRetried(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	srv := newClosingServer(t)
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "2", "--schedule", "closed:1", "--requests", "20", "--shape", "completion")

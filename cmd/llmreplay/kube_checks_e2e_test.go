@@ -35,8 +35,7 @@ func withFlag(args []string, flag, value string) []string {
 // echoing the secret), as a credential header after -- already is. A query
 // value that is not a credential (Azure's api-version) is kept.
 func TestKubeJobRefusesURLCredentials(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := kubeWorkload(t, bin, dir)
 	const key = "sk-kube-url-SECRET-0123456789"
 	job := filepath.Join(dir, "job.yaml")
@@ -77,8 +76,7 @@ func TestKubeJobRefusesURLCredentials(t *testing.T) {
 // the key the label of every trace. The Job's own $(JOB_COMPLETION_INDEX)
 // is still expanded.
 func TestKubeJobKeepsValuesLiteral(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := kubeWorkload(t, bin, dir)
 	job := filepath.Join(dir, "job.yaml")
 	inject := "run1\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: evil\n"
@@ -137,8 +135,7 @@ func TestKubeJobKeepsValuesLiteral(t *testing.T) {
 // API the workload's shape cannot use, resource quantities Kubernetes
 // cannot read, and an image name no registry can hold.
 func TestKubeJobChecksAsReplayWould(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := kubeWorkload(t, bin, dir) // burst:4, one repeat: 4 requests, chat-shaped
 	job := filepath.Join(dir, "job.yaml")
 	base := kubeBase(wl)

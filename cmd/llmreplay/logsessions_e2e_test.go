@@ -20,7 +20,7 @@ import (
 // the order of the trace's own clock readings and the simulator's cache
 // counts, never on durations.
 func TestLogSessionsAgainstSim(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	sim := startSim(t, bin)
 	dir := t.TempDir()
 	// At the log's own pace (5 s) the simulator answers each turn before
@@ -53,7 +53,7 @@ func replayLogSessions(t *testing.T, bin, sim, dir, scale string) {
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", sim, "-o", tr); code != 0 || !strings.Contains(e, "7 requests sent, 7 ok, 0 failed") {
 		t.Fatalf("replay: exit %d: %s", code, e)
 	}
-	_, recs := readRecords(t, tr)
+	_, recs := readTrace(t, tr)
 	if len(recs) != 7 {
 		t.Fatalf("%d records, want 7", len(recs))
 	}
@@ -137,8 +137,7 @@ func replayLogSessions(t *testing.T, bin, sim, dir, scale string) {
 // A log with a broken session structure is refused through the binary:
 // exit 2, one line naming the problem and the fix, no workload written.
 func TestLogSessionsBadInput(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	for file, want := range map[string]string{
 		"orphan.jsonl":    "request log line 2: parent_chat_id 99 is on no line of the log: restore the parent's line, set parent_chat_id to -1 to start a session there, or build with --orphan-turns first",
 		"duplicate.jsonl": "request log line 2: chat_id 7 is used again (first on line 1)",

@@ -65,8 +65,7 @@ func writeShard(t *testing.T, dir, name string, s shardFile) string {
 // of these merged, the first as "clock alignment: exact" with aggregate
 // tok/s read over a ten-minute window.
 func TestMergeRefusesShardsOfDifferentRuns(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	const at = "2026-12-03T10:00:00Z"
 	s0 := writeShard(t, dir, "s0.trace.zst", shardFile{index: 0, count: 2, startWall: "2026-12-03T10:00:00.001Z", startAt: at, lateNs: 1_000_000, indices: []int{0, 2}})
 	good1 := writeShard(t, dir, "good1.trace.zst", shardFile{index: 1, count: 2, startWall: "2026-12-03T10:00:00.002Z", startAt: at, lateNs: 2_000_000, indices: []int{1, 3}})

@@ -13,8 +13,7 @@ import (
 // "lstat …: not a directory" and workload build said the folder did not
 // exist.
 func TestOutputUnderAFile(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:1", "--repeats", "1")
 	file := filepath.Join(dir, "f")
 	if err := os.WriteFile(file, []byte("mine"), 0o644); err != nil {

@@ -14,7 +14,7 @@ import (
 // existing file or a symlink's target was overwritten silently, and
 // `-o /dev/null` failed at the end on fsync.
 func TestOutputSafety(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin)
 	dir := t.TempDir()
 	wl := filepath.Join(dir, "w.workload.zst")

@@ -15,7 +15,7 @@ import (
 // usage.completion_tokens of 9e18 gave aggregate_tps = -1.1e20. Now the
 // counts are not used, the text is counted, and the warning says so.
 func TestHostileCountsDoNotCrashAnalysis(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	path := filepath.Join(t.TempDir(), "hostile.trace.zst")
 	w, err := trace.Create(path, trace.Header{
 		Label: "hostile", Model: "m", API: "openai-chat",

@@ -23,15 +23,14 @@ import (
 // the same commands). The normal model's TTFT (36 ms plus
 // 17.2 µs a token: ≈ 40, 56, 226 ms) grows as input^~0.4 and it does not.
 func TestPrefillSuperlinearThroughTheBinary(t *testing.T) {
+	// Not parallel: it judges wall-clock latencies against the model, so
+	// it runs in the package's serial phase, beside no other test of it.
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	quad := startSim(t, bin, "--quadratic-prefill", "80ns")
 	normal := startSim(t, bin)
-	wl := filepath.Join(dir, "long.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100,1000,10000", "--max-tokens", "4",
-		"--schedule", "burst:1", "--repeats", "3", "-o", wl); code != 0 {
-		t.Fatalf("workload build: exit %d\n%s", code, e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "100,1000,10000", "--max-tokens", "4",
+		"--schedule", "burst:1", "--repeats", "3")
 	traces := map[string]string{}
 	for label, url := range map[string]string{"quad": quad, "normal": normal} {
 		tr := filepath.Join(dir, label+".trace.zst")

@@ -18,7 +18,7 @@ import (
 // judged by the simulator's cached-token counts; bad input exits 2 before
 // anything is sent.
 func TestProbePrefixCacheThroughTheBinary(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	out, e, code := run(t, nil, bin, "probe", "prefix-cache", "--profile", "vllm-rtx5090-fp8", "--input-tokens", "256")
 	if code != 0 || strings.Count(out, " PASS ") != 4 || !strings.Contains(out, "prefix cache: PASS") ||
 		!strings.Contains(out, "2 the same prompts again         HIT       HIT         PASS    6 of 6 requests HIT") {
@@ -55,7 +55,7 @@ func TestProbePrefixCacheThroughTheBinary(t *testing.T) {
 // the same for all ten), so the probe passes (exit 0); without the cache
 // no request hits and it fails (exit 1). Mode-foreign flags exit 2.
 func TestProbeSharedSystemThroughTheBinary(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	out, e, code := run(t, nil, bin, "probe", "prefix-cache", "--mode", "shared-system", "--profile", "vllm-rtx5090-fp8")
 	if code != 0 || !strings.Contains(out, "shared system prompt (286 tokens): PASS: 10 of 10 requests after the first round hit") {
 		t.Errorf("cache on: exit %d\n%s%s", code, out, e)

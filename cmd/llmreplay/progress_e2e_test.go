@@ -13,8 +13,7 @@ import (
 // progress display writes plain lines, one per phase with its own counts
 // (failures included), and -q silences it but not the summary.
 func TestProgressPlainLinesThroughTheBinary(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	_, e, code := run(t, nil, bin, "bench", "--concurrency", "1,2", "--input-tokens", "64", "--max-tokens", "4", "--repeats", "1", "--results", filepath.Join(dir, "res"))
 	if code != 0 {
 		t.Fatalf("bench exit %d: %s", code, e)

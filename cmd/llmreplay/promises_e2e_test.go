@@ -19,8 +19,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -29,10 +27,19 @@ import (
 // promise is about a flag), a server it talks to over loopback. Each test
 // quotes the sentence it proves.
 
+// buildWorkload builds a workload of args into dir (64-token prompts
+// unless args set --input-tokens) and returns its path.
 func buildWorkload(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()
 	wl := filepath.Join(dir, "w.workload.zst")
-	a := append([]string{"workload", "build", "--input-tokens", "64", "-o", wl}, args...)
+	if _, err := os.Stat(wl); err == nil {
+		t.Fatalf("%s exists: build each workload in a folder of its own", wl)
+	}
+	a := []string{"workload", "build", "-o", wl}
+	if !slices.Contains(args, "--input-tokens") {
+		a = append(a, "--input-tokens", "64")
+	}
+	a = append(a, args...)
 	if _, e, code := run(t, nil, bin, a...); code != 0 {
 		t.Fatalf("workload build: %d %s", code, e)
 	}
@@ -60,7 +67,7 @@ func countRecords(t *testing.T, path string) (n int, truncated bool) {
 // that finished more than 1.5 s before the kill is in the trace, and
 // analyze reads it.
 func TestPromiseSIGKILLLosesAtMostTheLastSecond(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	srv := &pacedServer{tokens: 20, gap: 10 * time.Millisecond}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -99,7 +106,7 @@ func TestPromiseSIGKILLLosesAtMostTheLastSecond(t *testing.T) {
 // runs under a 64 KiB file-size limit (Go ignores SIGXFSZ, so the write
 // fails with EFBIG as on a full disk).
 func TestPromiseFullDiskStopsTheRun(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	srv := &pacedServer{tokens: 40, gap: time.Millisecond}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -161,10 +168,11 @@ func TestPromiseFullDiskStopsTheRun(t *testing.T) {
 // nowhere"; a key in the URL's password is used the same way, model
 // discovery included (the first version sent /v1/models without it).
 func TestPromiseKeyFromURLOrEnvEverywhereButFiles(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	const key = "sk-e2e-URLKEY-5c1d9e7a3b20f4"
 	for _, how := range []string{"url", "env"} {
 		t.Run(how, func(t *testing.T) {
+			t.Parallel() // independent: a server and a folder of its own
 			srv := &pacedServer{tokens: 3, gap: time.Millisecond, key: key}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
@@ -195,16 +203,7 @@ func TestPromiseKeyFromURLOrEnvEverywhereButFiles(t *testing.T) {
 					t.Errorf("a request went out without the key: %q", a)
 				}
 			}
-			raw, _ := os.ReadFile(tr)
-			dec, _ := zstd.NewReader(bytes.NewReader(raw))
-			plain, _ := io.ReadAll(dec)
-			info, _, _ := run(t, nil, bin, "trace", "info", tr)
-			cat, _, _ := run(t, nil, bin, "trace", "cat", tr)
-			for name, text := range map[string]string{"stdout": out, "stderr": e, "trace": string(plain), "trace info": info, "trace cat": cat} {
-				if strings.Contains(text, key) || strings.Contains(text, key[:16]) || strings.Contains(text, key[len(key)-16:]) {
-					t.Errorf("the key appears in %s", name)
-				}
-			}
+			noneHolds(t, traceTexts(t, bin, tr, map[string]string{"stdout": out, "stderr": e}), key[:16], key[len(key)-16:])
 		})
 	}
 }
@@ -212,7 +211,7 @@ func TestPromiseKeyFromURLOrEnvEverywhereButFiles(t *testing.T) {
 // README: "Ctrl-C closes it cleanly": exit status 130, a trace that reads
 // to its end (no cut-short tail), in-flight requests recorded as cancelled.
 func TestPromiseCtrlC(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	srv := &pacedServer{tokens: 100000, gap: 20 * time.Millisecond} // never ends by itself
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -265,8 +264,7 @@ func TestPromiseCtrlC(t *testing.T) {
 // leaves the workload, trace, table and JSON under results/. The shape is
 // checked, not the numbers.
 func TestPromiseREADMEBench(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	cmd := exec.Command(bin, "bench")
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
@@ -330,7 +328,7 @@ func TestPromiseREADMEBench(t *testing.T) {
 // simulator starts or anything prints that a run began; each bad flag is
 // named alone, exit 2, and no results folder appears.
 func TestBenchBadInputBeforeStart(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -368,7 +366,7 @@ func TestBenchBadInputBeforeStart(t *testing.T) {
 // trace header records what was sent. The simulator honours cache_prompt
 // as llama-server does.
 func TestPromiseCacheStudiesReachTheCache(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km")
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--shape", "completion", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
@@ -407,8 +405,7 @@ func TestPromiseCacheStudiesReachTheCache(t *testing.T) {
 // replayed with default flags, are named by analyze; replay itself says at
 // its end that the responses were not streamed.
 func TestPromiseTrustWarnings(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:2", "--repeats", "1")
 	for _, c := range []struct {
 		fault, warning string
@@ -435,7 +432,7 @@ func TestPromiseTrustWarnings(t *testing.T) {
 // 20/s: every record has its scheduled time at 50 ms steps and a send time
 // not before it, and analyze reports ttft_sched ≥ ttft.
 func TestPromiseScheduledAndActualTimes(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "rate:20", "--arrival", "constant", "--requests", "10")
@@ -487,7 +484,7 @@ func TestPromiseScheduledAndActualTimes(t *testing.T) {
 // later: analyze's TTFT is at least 300 ms (a lower bound, which a busy
 // machine can only lengthen).
 func TestPromiseTTFTFromFirstText(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		if r.Method != http.MethodPost {

@@ -59,14 +59,7 @@ func writeReportTrace(t *testing.T, path, label, model string, step float64, fai
 			rec := trace.Record{ID: fmt.Sprintf("p%d-%d", i, j), Phase: i, InputTokens: 800, MaxTokens: maxTok,
 				Scheduled: int64(start * 1e6), Sent: int64(start * 1e6), Status: 200, FinishReason: finish,
 				Usage: fmt.Sprintf(`{"completion_tokens":%d,"prompt_tokens":800}`, n)}
-			for k := 0; k < n; k++ {
-				text := "1"
-				if k%2 == 1 {
-					text = ","
-				}
-				rec.Chunks = append(rec.Chunks, trace.Chunk{T: int64((start + ttft + float64(k)*step) * 1e6), Bytes: 60, Text: text})
-			}
-			rec.Done = rec.Chunks[n-1].T + 1e6
+			countUpChunks(&rec, n, start, ttft, step)
 			if err := w.Write(&rec); err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +147,7 @@ func TestReportCLI(t *testing.T) {
 // it (a trace named report.html, a label=path input named by -o): one line
 // on stderr naming the file and the way out, exit 2, the file untouched.
 func TestReportDefaultPath(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir := filepath.Join(t.TempDir(), "runs")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -263,6 +256,7 @@ func findChromium() string {
 // (REPORT_SHOT names the file; default in the test's temp dir). Without a
 // browser it skips locally and fails under CI=true.
 func TestReportInBrowser(t *testing.T) {
+	t.Parallel()
 	chrome := findChromium()
 	if chrome == "" {
 		if os.Getenv("CI") == "true" {
@@ -595,14 +589,7 @@ func writeInputSweep(t *testing.T, path string, inputs ...int) {
 		start := float64(1 + 1000*i)
 		rec := trace.Record{ID: fmt.Sprintf("r%d", i), Phase: i, InputTokens: in, MaxTokens: 8, Scheduled: int64(start * 1e6), Sent: int64(start * 1e6),
 			Status: 200, FinishReason: "length", Usage: `{"completion_tokens":8}`}
-		for k := 0; k < 8; k++ {
-			text := "1"
-			if k%2 == 1 {
-				text = ","
-			}
-			rec.Chunks = append(rec.Chunks, trace.Chunk{T: int64((start + 50 + float64(k)*2) * 1e6), Bytes: 60, Text: text})
-		}
-		rec.Done = rec.Chunks[7].T + 1e6
+		countUpChunks(&rec, 8, start, 50, 2)
 		if err := w.Write(&rec); err != nil {
 			t.Fatal(err)
 		}
@@ -630,14 +617,7 @@ func writeRateSweep(t *testing.T, path string, rates ...float64) {
 			at := start + float64(j)*1000/r
 			rec := trace.Record{ID: fmt.Sprintf("r%d-%d", i, j), Phase: i, InputTokens: 100, MaxTokens: 8, Scheduled: int64(at * 1e6), Sent: int64(at * 1e6),
 				Status: 200, FinishReason: "length", Usage: `{"completion_tokens":8}`}
-			for k := 0; k < 8; k++ {
-				text := "1"
-				if k%2 == 1 {
-					text = ","
-				}
-				rec.Chunks = append(rec.Chunks, trace.Chunk{T: int64((at + 50 + float64(k)*2) * 1e6), Bytes: 60, Text: text})
-			}
-			rec.Done = rec.Chunks[7].T + 1e6
+			countUpChunks(&rec, 8, at, 50, 2)
 			if err := w.Write(&rec); err != nil {
 				t.Fatal(err)
 			}

@@ -59,7 +59,7 @@ func (s *promptServer) take() []string {
 // cache studies)." Two default runs of one workload send no prompt twice;
 // two --salt off runs send the same prompts.
 func TestPromiseNoCacheTricks(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	srv := &promptServer{}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()

@@ -46,7 +46,7 @@ func TestSelftestBadInput(t *testing.T) {
 // targets table with its median, spread and floor columns. Only the presence
 // and shape of the lines are checked, never the times (the machine is busy).
 func TestSelftestNoiseFloorBinary(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	cmd := exec.Command(bin, "selftest", "--short", "--section", "4", "--repeat", "2", "--floor-wakeups", "50")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -102,7 +102,7 @@ func TestSelftestNoiseFloorBinary(t *testing.T) {
 // bounds (not measured at --short's scale). Only lines and counts are
 // checked, never times.
 func TestSelftestStampsTLSBinary(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	cmd := exec.Command(bin, "selftest", "--short", "--section", "3", "--floor-wakeups", "20")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -15,7 +15,7 @@ import (
 // usage, in words in the summary's block, beside TTFT in the wide table
 // (analyze --wide, with a note saying what the column is), and in the JSON.
 func TestBenchShowsServerState(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	res := filepath.Join(t.TempDir(), "results")
 	// 512 tokens: each burst lasts over a second, so several 250 ms
 	// scrapes fall inside it even on a loaded machine.
@@ -94,13 +94,16 @@ func TestBenchShowsServerState(t *testing.T) {
 // server queued requests and says it looks like 2 slots; trace info counts
 // the scrapes and trace cat --server-metrics prints them as JSON lines.
 func TestReplayServerMetricsQueueing(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	simURL := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km", "--slots", "2")
 	dir := t.TempDir()
-	// 256 tokens: four requests wait for about 0.8 s, many scrapes even
-	// on a loaded machine (with 48, 0.15 s of waiting fell between the 5
-	// scrapes a loaded run managed, and no queueing was seen).
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "256", "--schedule", "burst:6", "--repeats", "1")
+	// 640 tokens: four requests wait for about 2 s. A scrape that takes
+	// long spaces the next out to 10× its time (the scrape loop's
+	// backoff), so a loaded machine may read /metrics only every few
+	// hundred ms: the queue must outlive several such gaps (with 48
+	// tokens, 0.15 s of waiting fell between the 5 scrapes a loaded run
+	// managed, and no queueing was seen).
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "640", "--schedule", "burst:6", "--repeats", "1")
 	tr := filepath.Join(dir, "q.trace.zst")
 	out, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--server-metrics-interval", "50ms", "-q", "-o", tr)
 	if code != 0 {
@@ -109,20 +112,8 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 	if strings.Count(e, "server metrics: scraping "+simURL+"/metrics every 50ms") != 1 {
 		t.Errorf("stderr should say once that /metrics is scraped:\n%s", e)
 	}
-	out, e, code = run(t, nil, bin, "analyze", tr, "--format", "json")
-	if code != 0 {
-		t.Fatalf("analyze exit %d: %s", code, e)
-	}
-	var doc struct {
-		Warnings []struct {
-			Code     string         `json:"code"`
-			Message  string         `json:"message"`
-			Evidence map[string]any `json:"evidence"`
-		} `json:"warnings"`
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("%v:\n%.2000s", err, out)
-	}
+	var doc analyzeDoc
+	out = analyzeJSON(t, bin, &doc, tr)
 	found := false
 	for _, w := range doc.Warnings {
 		// server_ttft_differs is not asserted either way: the client's
@@ -137,9 +128,7 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 			}
 		}
 	}
-	if !found {
-		t.Errorf("no queueing warning: %s", out)
-	}
+	warned := out
 	out, _, code = run(t, nil, bin, "trace", "info", tr)
 	if code != 0 || !regexp.MustCompile(`metrics: +\d+ scrapes of `+regexp.QuoteMeta(simURL)+`/metrics, one every \d+ms, \d+ samples each on average, names of llmreplay-sim`).MatchString(out) {
 		t.Errorf("trace info:\n%s", out)
@@ -149,24 +138,42 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 	if code != 0 || len(lines) < 3 {
 		t.Fatalf("trace cat --server-metrics: exit %d, %d lines", code, len(lines))
 	}
+	var queued []int64 // when a reading saw a request waiting, ms
 	for _, l := range lines {
 		var s struct {
 			T       int64  `json:"t_ns"`
 			Source  string `json:"source"`
 			Samples []struct {
-				Name string `json:"name"`
+				Name  string  `json:"name"`
+				Value float64 `json:"value"`
 			} `json:"samples"`
 		}
 		if err := json.Unmarshal([]byte(l), &s); err != nil || s.Source != "metrics" || len(s.Samples) == 0 {
 			t.Errorf("line %q: %v", l, err)
 		}
+		for _, sm := range s.Samples {
+			if sm.Name == "llmreplay_sim_num_requests_waiting" && sm.Value > 0 {
+				queued = append(queued, s.T/1e6)
+			}
+		}
+	}
+	// The warning needs one reading while the queue lasts (2 s). The
+	// scrape loop spaces a reading that took long out to 10× its time,
+	// and a machine loaded enough can space them past the queue (replay's
+	// TestScrapeSimDuringBurst measured it): then the trace holds nothing
+	// to warn of, and the run says so rather than fail.
+	switch {
+	case !found && len(queued) > 0:
+		t.Errorf("readings at %v ms saw requests waiting, but analyze gave no queueing warning:\n%s", queued, warned)
+	case !found:
+		t.Skipf("no reading landed while requests queued (%d readings): the machine was too loaded to judge the queue", len(lines))
 	}
 }
 
 // TestServerMetricsFlags: off means no scrape and no announcement; a bad
 // value is bad input naming the flag (exit 2) and nothing is written.
 func TestServerMetricsFlags(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	simURL := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,8 +95,7 @@ func (s *thaiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // counts the prompts 40 tokens longer than the workload gets
 // prompt_not_exact.
 func TestServerTokenizerJudgesUsage(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	o200k, err := tokenize.Load("o200k_base")
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +121,7 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 		{name: "prompts counted differently", srv: thaiServer{usageFactor: 1, tokenize: true, promptExtra: 40}, judgement: "stream", promptWrong: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // independent: a server and a folder of its own
 			c.srv.o200k = o200k
 			ts := httptest.NewServer(&c.srv)
 			defer ts.Close()
@@ -174,50 +171,23 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 			}
 			if c.name == "honest with tokenize" {
 				// export carries the counts for DuckDB and pandas users.
-				csvDir := filepath.Join(dir, "csv")
-				if _, e, code := run(t, nil, bin, "export", tr, "--format", "csv", "-o", csvDir); code != 0 {
-					t.Fatalf("export: %d %s", code, e)
-				}
-				b, err := os.ReadFile(filepath.Join(csvDir, "requests.csv"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-				if err != nil || len(rows) != 3 {
-					t.Fatalf("requests.csv: %v, %d rows", err, len(rows))
-				}
-				col := map[string]int{}
-				for i, name := range rows[0] {
-					col[name] = i
+				rows := exportedRequests(t, bin, tr)
+				if len(rows) != 2 {
+					t.Fatalf("requests.csv: %d rows, want 2", len(rows))
 				}
 				// The server's /tokenize counts the text the workload wrote,
 				// as new_input_tokens does (this server counts English as
 				// o200k does); input_tokens is the whole prompt as the
 				// server's usage counts it, chat template included (70).
-				for _, row := range rows[1:] {
-					if row[col["server_text_tokens"]] != "24" || row[col["server_new_input_tokens"]] != row[col["new_input_tokens"]] || row[col["input_tokens"]] != "70" {
+				for _, row := range rows {
+					if row["server_text_tokens"] != "24" || row["server_new_input_tokens"] != row["new_input_tokens"] || row["input_tokens"] != "70" {
 						t.Errorf("requests.csv row: server_text_tokens %q (want 24), server_new_input_tokens %q (want new_input_tokens %q), input_tokens %q (want the usage's 70)",
-							row[col["server_text_tokens"]], row[col["server_new_input_tokens"]], row[col["new_input_tokens"]], row[col["input_tokens"]])
+							row["server_text_tokens"], row["server_new_input_tokens"], row["new_input_tokens"], row["input_tokens"])
 					}
 				}
 			}
-			out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
-			if code != 0 {
-				t.Fatalf("analyze: %d %s", code, e)
-			}
-			var doc struct {
-				Traces []struct {
-					UsageChecks map[string]int `json:"usage_checks"`
-				} `json:"traces"`
-				Warnings []struct {
-					Code     string         `json:"code"`
-					Message  string         `json:"message"`
-					Evidence map[string]any `json:"evidence"`
-				} `json:"warnings"`
-			}
-			if err := json.Unmarshal([]byte(out), &doc); err != nil {
-				t.Fatalf("analyze --format json: %v\n%s", err, out)
-			}
+			var doc analyzeDoc
+			analyzeJSON(t, bin, &doc, tr)
 			if got := doc.Traces[0].UsageChecks; got[c.judgement] != 2 || len(got) != 1 {
 				t.Errorf("usage_checks %v, want {%s: 2}", got, c.judgement)
 			}
@@ -243,8 +213,7 @@ func TestServerTokenizerJudgesUsage(t *testing.T) {
 // TestServerTokenizeBadValue: a --server-tokenize the engine does not know
 // is refused before anything is sent, naming the flag and the fix.
 func TestServerTokenizeBadValue(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:1", "--repeats", "1")
 	tr := filepath.Join(dir, "x.trace.zst")
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", "http://127.0.0.1:9", "--server-tokenize", "maybe", "-o", tr)
@@ -259,8 +228,7 @@ func TestServerTokenizeBadValue(t *testing.T) {
 // finds the count-up's usage backed by its one-token events: no
 // usage_mismatch, every response judged stream.
 func TestBenchAsksServerTokenizer(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	res := filepath.Join(dir, "res")
 	_, e, code := run(t, nil, bin, "bench", "--concurrency", "1,2", "--input-tokens", "64", "--max-tokens", "8", "--repeats", "1", "--results", res)
 	if code != 0 {
@@ -298,8 +266,7 @@ func TestBenchAsksServerTokenizer(t *testing.T) {
 // by bounds: 160 tokens claimed for a count-up of 16 tokens, "1, 2, … 8,"
 // about 2 bytes a token, far past one token per byte).
 func TestInflatedUsageCaughtEitherWay(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:2", "--repeats", "1")
 	url := startSim(t, bin, "--profile", "fast", "--inflate-usage")
 	for _, c := range []struct {
@@ -310,19 +277,8 @@ func TestInflatedUsageCaughtEitherWay(t *testing.T) {
 		if _, e, code := run(t, nil, bin, append([]string{"replay", wl, "--url", url, "-o", tr}, c.args...)...); code != 0 {
 			t.Fatalf("replay: %d %s", code, e)
 		}
-		out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
-		if code != 0 {
-			t.Fatalf("analyze: %d %s", code, e)
-		}
-		var doc struct {
-			Warnings []struct {
-				Code     string         `json:"code"`
-				Evidence map[string]any `json:"evidence"`
-			} `json:"warnings"`
-		}
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatal(err)
-		}
+		var doc analyzeDoc
+		out := analyzeJSON(t, bin, &doc, tr)
 		found := false
 		for _, w := range doc.Warnings {
 			if w.Code == "usage_mismatch" {
@@ -349,8 +305,7 @@ func TestInflatedUsageCaughtEitherWay(t *testing.T) {
 // workload's filler words are one token in both vocabularies, so here the
 // counts agree: 64 and 64).
 func TestSimulatorWithQwen3Vocabulary(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	qwenPath, err := filepath.Abs("../../workload/tokenize/testdata/qwen3/tokenizer.json.zst")
 	if err != nil {
 		t.Fatal(err)
@@ -387,21 +342,8 @@ func TestSimulatorWithQwen3Vocabulary(t *testing.T) {
 		t.Logf("%s: prompt %d tokens under o200k, %d under Qwen3", rec.ID, rec.InputTokens, rec.ServerPromptTokens)
 	}
 	r.Close()
-	out, e, code := run(t, nil, bin, "analyze", tr, "--format", "json")
-	if code != 0 {
-		t.Fatalf("analyze: %d %s", code, e)
-	}
-	var doc struct {
-		Traces []struct {
-			UsageChecks map[string]int `json:"usage_checks"`
-		} `json:"traces"`
-		Warnings []struct {
-			Code string `json:"code"`
-		} `json:"warnings"`
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
+	var doc analyzeDoc
+	analyzeJSON(t, bin, &doc, tr)
 	if doc.Traces[0].UsageChecks["stream"] != 2 {
 		t.Errorf("usage_checks %v, want stream 2", doc.Traces[0].UsageChecks)
 	}

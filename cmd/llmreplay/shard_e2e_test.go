@@ -15,10 +15,23 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
-// run runs the built binary and returns its output and exit status.
+// run runs the built binary with env added to the test's and returns
+// its output and exit status.
 func run(t *testing.T, env []string, bin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runWith(t, "", env, bin, args...)
+}
+
+// runIn is run in the folder dir.
+func runIn(t *testing.T, dir, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runWith(t, dir, nil, bin, args...)
+}
+
+func runWith(t *testing.T, dir string, env []string, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -88,25 +101,26 @@ func medianPerStream(t *testing.T, bin, path string) map[int]float64 {
 // the same workload. A missing shard is named; a killed one (its file cut
 // mid-write) is merged with a warning.
 func TestShardedRunMergesToOneRun(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	// Streams paced at a fixed 100 tok/s whatever the batch: the per-stream
 	// comparison below then tests the merge's grouping, not how a busy
 	// machine schedules two runs of a batching model (a loaded run saw the
 	// shards drift apart and a vLLM-profile batch run faster).
 	url := startSim(t, bin, "--profile", "fast", "--token-interval", "10ms")
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "sweep.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "32",
-		"--schedule", "burst:3,9", "--repeats", "2", "-o", wl); code != 0 {
-		t.Fatalf("workload build: %d %s", code, e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "100", "--max-tokens", "32", "--schedule", "burst:3,9", "--repeats", "2")
 	full := filepath.Join(dir, "full.trace.zst")
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", full); code != 0 {
 		t.Fatalf("unsharded replay: %d %s", code, e)
 	}
 
 	const n = 3
-	start := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	// The shards start at a common time far enough ahead that each has
+	// started and read its workload by then on a loaded machine (a shard
+	// that starts late is merged with a warning and its phases overlap the
+	// others' less; 3 s was too close with the package's tests running in
+	// parallel beside busy neighbours).
+	start := time.Now().Add(10 * time.Second).UTC().Format(time.RFC3339Nano)
 	shards := make([]string, n)
 	var wg sync.WaitGroup
 	errs := make([]string, n)
@@ -238,8 +252,7 @@ func kubeWorkload(t *testing.T, bin, dir string) string {
 // manifest's fields are checked against k8s.io/api's types in
 // kube. Here: the command's own behaviour and bad input.
 func TestKubeJob(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := kubeWorkload(t, bin, dir)
 	job := filepath.Join(dir, "job.yaml")
 	_, e, code := run(t, nil, bin, "kube", "job", wl, "--shards", "4", "--image", "registry.example/llmreplay:1", "--url", "http://vllm:8000",

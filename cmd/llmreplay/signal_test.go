@@ -8,13 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,24 +46,8 @@ func TestSIGINTClosesTraceCleanly(t *testing.T) {
 	}
 	// A server that streams a token every 20 ms for as long as the client
 	// listens: every request is still in flight when the signal comes.
-	var started atomic.Int64
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		if r.Method != http.MethodPost {
-			return // connection pre-warming
-		}
-		started.Add(1)
-		w.Header().Set("Content-Type", "text/event-stream")
-		for i := 0; ; i++ {
-			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d, \"},\"finish_reason\":null}]}\n\n", i+1)
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}))
+	srv := &pacedServer{tokens: 1 << 30, gap: 20 * time.Millisecond}
+	ts := httptest.NewServer(srv)
 	defer ts.Close()
 
 	dir := t.TempDir()
@@ -86,7 +68,7 @@ func TestSIGINTClosesTraceCleanly(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	deadline := time.Now().Add(30 * time.Second)
-	for started.Load() < 3 {
+	for srv.started.Load() < 3 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the child never sent its first burst: %s", stderr.String())
 		}

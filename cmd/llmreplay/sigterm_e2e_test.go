@@ -4,14 +4,10 @@ package main
 
 import (
 	"bytes"
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,25 +20,10 @@ import (
 // never end. Through the built binary; the bound (15 s against a 300 ms
 // grace and a 10-minute request timeout) is wide enough for a busy machine.
 func TestSIGTERMWithinGraceAnySchedule(t *testing.T) {
-	bin := builtBinary(t)
-	var started atomic.Int64
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		if r.Method != http.MethodPost {
-			return
-		}
-		started.Add(1)
-		w.Header().Set("Content-Type", "text/event-stream")
-		for i := 0; ; i++ {
-			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d, \"},\"finish_reason\":null}]}\n\n", i+1)
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}))
+	bin := parallelBinary(t)
+	// Streams that never end (a token every 50 ms while the client reads).
+	srv := &pacedServer{tokens: 1 << 30, gap: 50 * time.Millisecond}
+	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	for _, c := range []struct {
 		name  string
@@ -57,7 +38,7 @@ func TestSIGTERMWithinGraceAnySchedule(t *testing.T) {
 			dir := t.TempDir()
 			wl := buildWorkload(t, bin, dir, append([]string{"--max-tokens", "2000"}, c.build...)...)
 			tr := filepath.Join(dir, "t.trace.zst")
-			before := started.Load()
+			before := srv.started.Load()
 			cmd := exec.Command(bin, append([]string{"replay", wl, "--url", ts.URL, "--model", "m", "-o", tr, "--grace", "300ms"}, c.flags...)...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
@@ -66,7 +47,7 @@ func TestSIGTERMWithinGraceAnySchedule(t *testing.T) {
 			}
 			defer cmd.Process.Kill()
 			deadline := time.Now().Add(60 * time.Second)
-			for started.Load()-before < 5 {
+			for srv.started.Load()-before < 5 {
 				if time.Now().After(deadline) {
 					t.Fatalf("the replay sent nothing: %s", stderr.String())
 				}

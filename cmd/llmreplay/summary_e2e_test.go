@@ -16,10 +16,14 @@ import (
 // with --wide (or --format table); bench --wide prints the wide table.
 // Every summary line fits 100 columns.
 func TestSummaryAfterEveryRun(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	// A paced profile: the fast one writes a whole answer at once, so the
-	// client reads its chunks together and ITL rightly has no sample.
-	url := startSim(t, bin, "--profile", "vllm-rtx5090-bf16")
+	// client reads its chunks together and ITL rightly has no sample. At
+	// the profile's own pace (8 tokens in ~70 ms) a loaded machine held
+	// the client up past a whole answer and read it in one piece too: the
+	// chunks come at least 100 ms apart, so a stall of a few hundred ms
+	// still leaves gaps to measure.
+	url := startSim(t, bin, "--profile", "vllm-rtx5090-bf16", "--token-interval", "100ms")
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "8", "--schedule", "burst:1,2", "--repeats", "1")
 	tr := filepath.Join(dir, "run.trace.zst")

@@ -43,7 +43,7 @@ func csvByKey(t *testing.T, out string) []map[string]string {
 // many failed and the error class, the count agreeing with the tidy CSV's
 // requests_failed; the server's message is a note; no cell shows "— / —".
 func TestFailuresVisibleInTable(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin, "--profile", "fast", "--token-interval", "1ms", "--error-rate", "0.5")
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "8", "--schedule", "burst:1,4", "--repeats", "3")
@@ -150,15 +150,11 @@ func contextWall(maxBody int) *httptest.Server {
 // (5000 tokens) exceeds the available context size …". The JSON keeps the
 // structure: the by_value rows carry the message as a field.
 func TestServerErrorMessageInEvidence(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	ts := contextWall(12000) // 1,000 tokens of prose ≈ 5 KB of JSON; 5,000 ≈ 25 KB
 	defer ts.Close()
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "wall.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "1000,5000", "--max-tokens", "4",
-		"--schedule", "burst:1,2", "--repeats", "2", "-o", wl); code != 0 {
-		t.Fatalf("workload build: %d %s", code, e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "1000,5000", "--max-tokens", "4", "--schedule", "burst:1,2", "--repeats", "2")
 	tr := filepath.Join(dir, "wall.trace.zst")
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr); code != 0 {
 		t.Fatalf("replay: %d %s", code, e)
@@ -253,14 +249,10 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 // prefill makes TTFT most of E2E, yet the response streamed token by token
 // and analyze must not call it not_streamed.
 func TestLongPromptIsStreamed(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin) // the default, calibrated profile: ~17 µs per prompt token
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "long.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "32000", "--max-tokens", "8",
-		"--schedule", "burst:1", "--repeats", "1", "-o", wl); code != 0 {
-		t.Fatalf("workload build: %d %s", code, e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
 	tr := filepath.Join(dir, "long.trace.zst")
 	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
 		t.Fatalf("replay: %d %s", code, e)
@@ -295,7 +287,7 @@ func TestLongPromptIsStreamed(t *testing.T) {
 // hand-made trace, every figure worked out by hand; and the median of the
 // ok rows' per_stream_tps is analyze's per-stream figure.
 func TestTraceCatRequests(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	const ms = int64(1_000_000)
 	h := trace.Header{Label: "hand", Tokenizer: "o200k_base", Model: "m", Phases: []trace.Phase{
 		{Index: 0, Name: "c2", Kind: "burst", Concurrency: 2, InputTokens: 100, MaxTokens: 4, Requests: 3}}}

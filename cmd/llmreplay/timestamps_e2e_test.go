@@ -11,26 +11,6 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
-// readTrace returns a trace's header and records.
-func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
-	t.Helper()
-	r, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []trace.Record
-	for r.Scan() {
-		rec := *r.Record()
-		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
-		recs = append(recs, rec)
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return r.Header(), recs
-}
-
 // writeTrace writes a hand-made (or rewritten) trace of h and recs.
 func writeTrace(t *testing.T, path string, h trace.Header, recs []trace.Record) {
 	t.Helper()
@@ -95,6 +75,7 @@ func checkKernelStamped(t *testing.T, h trace.Header, recs []trace.Record, perCh
 // user-space time kept beside it; --timestamps user records user-space
 // times only; a source that is not one is refused before anything runs.
 func TestKernelTimestampsE2E(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}
@@ -165,6 +146,7 @@ func TestKernelTimestampsE2E(t *testing.T) {
 // delays. Moving the kernel stamps alone once left only the first
 // round's (21 of 344 requests here).
 func TestCapacityKeepsChunkUserTimes(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}
@@ -188,6 +170,7 @@ func TestCapacityKeepsChunkUserTimes(t *testing.T) {
 // Under TLS the stamp is that of the TCP read that completed the TLS
 // record holding the event's last byte: the same bound as on plain TCP.
 func TestKernelTimestampsTLS(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}

@@ -13,7 +13,7 @@ import (
 // says, results/LABEL-TIME.trace.zst (issue 12 item 7), and says so; run as
 // a user does, the built binary in a fresh folder with default flags.
 func TestDefaultTraceName(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()
 	wl := filepath.Join(dir, "w.workload.zst")

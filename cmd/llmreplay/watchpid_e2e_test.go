@@ -1,69 +1,34 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
-
-// startSimProcess starts `llmreplay sim` and returns its URL and pid.
-func startSimProcess(t *testing.T, bin string) (string, int) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "sim", "--addr", "127.0.0.1:0", "--profile", "llamacpp-rtx5090-q4km")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if u := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(sc.Text()); u != "" {
-				urls <- u
-				break
-			}
-		}
-		for sc.Scan() {
-		}
-	}()
-	select {
-	case u := <-urls:
-		return u, cmd.Process.Pid
-	case <-time.After(30 * time.Second):
-		t.Fatal("the simulator did not say its address")
-	}
-	return "", 0
-}
 
 // TestWatchPID: replay --watch-pid samples the server process (here the
 // simulator, a process of its own) into the trace; trace info counts the
 // samples and analyze reports the process's peak memory. A pid that is
 // not running is bad input naming the flag.
 func TestWatchPID(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("--watch-pid reads Linux /proc")
 	}
 	bin := builtBinary(t)
-	simURL, pid := startSimProcess(t, bin)
+	simURL, pid := startSimProcess(t, bin, "--profile", "llamacpp-rtx5090-q4km")
 	dir := t.TempDir()
-	// 200 tokens at the profile's pace keep the run open for a second or
-	// more, many sampling intervals: the peak is over samples taken inside
-	// the run, and a 48-token run on a machine running three test suites
-	// once had none there.
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "200", "--schedule", "burst:4", "--repeats", "1")
+	// The peak is over samples taken inside the run. A sample that takes
+	// long spaces the next out to 10× its time (the scrape loop's
+	// backoff), so on a loaded machine a run of a second (200 tokens) could
+	// see few or none: 600 tokens at the profile's pace keep it open for
+	// three seconds or more, whatever the load (a 48-token run on a machine
+	// running three test suites once had none).
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "600", "--schedule", "burst:4", "--repeats", "1")
 	tr := filepath.Join(dir, "w.trace.zst")
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--watch-pid", strconv.Itoa(pid), "--server-metrics-interval", "50ms", "-q", "-o", tr)
 	if code != 0 || !strings.Contains(e, "watching pid "+strconv.Itoa(pid)+" (llmreplay): memory, CPU time and threads every 50ms into the trace") {

@@ -37,8 +37,7 @@ func oneLine(t *testing.T, what, stderr string, want ...string) {
 // -o) is refused rather than silently overriding the Job's own value in
 // every pod.
 func TestKubeJobChecksReplayFlags(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	wl := kubeWorkload(t, bin, dir)
 	job := filepath.Join(dir, "job.yaml")
 	base := []string{"kube", "job", wl, "--shards", "2", "--image", "i", "--url", "http://vllm:8000", "--results-claim", "r",
@@ -93,8 +92,7 @@ func TestKubeJobChecksReplayFlags(t *testing.T) {
 // under one, is bad input: exit 2, one line naming the flag, the file and
 // the fix, before anything runs; the file is left as it was.
 func TestFolderFlagIsAFile(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	file := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -162,7 +160,7 @@ func smallWorkload(t *testing.T, bin string) string {
 // Against the simulator's working /metrics (found by the default, auto)
 // there is no such warning.
 func TestServerMetricsDeadEndpointWarns(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin)
 	wl := smallWorkload(t, bin)
 	dir := t.TempDir()
@@ -208,7 +206,7 @@ func TestServerMetricsDeadEndpointWarns(t *testing.T) {
 // shown escaped, never sent to the terminal as it is. bench (its own run
 // loop) warns about a dead endpoint the same way.
 func TestServerMetricsWarningEscaped(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin)
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
@@ -254,7 +252,7 @@ func oneWarning(t *testing.T, stderr, want string) {
 // starts now, and the run succeeds. A start more than a day past is a
 // wrong date, as one more than a day ahead is: exit 2, nothing written.
 func TestStartAtPastWarns(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin)
 	wl := smallWorkload(t, bin)
 	dir := t.TempDir()
@@ -285,7 +283,7 @@ func TestStartAtPastWarns(t *testing.T) {
 // simulator) has passed when the run can start: the warning names the
 // flag the user gave, not --start-at.
 func TestStartInPassedWarns(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	target, err := neturl.Parse(startSim(t, bin))
 	if err != nil {
 		t.Fatal(err)

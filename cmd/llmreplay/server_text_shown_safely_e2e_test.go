@@ -15,9 +15,9 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/spf13/cobra"
-
+	"github.com/llmreplay/llmreplay/internal/safetext"
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/spf13/cobra"
 )
 
 // spoofID is a model id a hostile server could send: an escape sequence
@@ -63,8 +63,7 @@ const (
 // decode to the exact id. Before the fix only the bidirectional format
 // characters were escaped, and these reached every output raw.
 func TestInvisibleFormatCharsEscaped(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	tr := spoofTrace(t, dir, "z.trace.zst", invisibleID, invisibleID)
 	page := filepath.Join(dir, "z.html")
 	for _, c := range []struct {
@@ -147,8 +146,7 @@ func spoofTrace(t *testing.T, dir, name, label, text string) string {
 // and the HTML as text. Before the fix html/template escaped the HTML but
 // passed the control and bidi characters into the page.
 func TestReportEscapesServerStrings(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	tr := spoofTrace(t, dir, "spoof.trace.zst", spoofID, spoofID)
 	page := filepath.Join(dir, "r.html")
 	out, e, code := run(t, nil, bin, "report", tr, "-o", page)
@@ -186,8 +184,7 @@ func TestReportEscapesServerStrings(t *testing.T) {
 // spreadsheet). The numbers are unchanged. Before the fix the cell held
 // the raw characters.
 func TestAnalyzeCSVEscapes(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	formula := `=HYPERLINK("http://evil.example/","click")`
 	a := spoofTrace(t, dir, "a.trace.zst", spoofID, spoofID)
 	f := spoofTrace(t, dir, "f.trace.zst", formula, "plain-model")
@@ -228,7 +225,7 @@ func TestAnalyzeCSVEscapes(t *testing.T) {
 // and a program decoding the JSON still gets the exact string. Before the
 // fix U+202E and the other bidi controls were written raw.
 func TestJSONOutputsEscapeBidi(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	tr := spoofTrace(t, t.TempDir(), "s.trace.zst", spoofID, spoofID)
 	for _, args := range [][]string{
 		{"trace", "cat", tr},
@@ -296,7 +293,7 @@ func countString(v any, s string) int {
 // token. Before the fix the named-but-unset variable was ignored and the
 // run went unauthenticated.
 func TestAPIKeyEnvUnset(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	var mu sync.Mutex
 	var auth []string
 	var hits int // every request, of any kind
@@ -321,11 +318,7 @@ func TestAPIKeyEnvUnset(t *testing.T) {
 		return append([]string(nil), auth...)
 	}
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "2",
-		"--schedule", "closed:1", "--requests", "2", "-o", wl); code != 0 {
-		t.Fatalf("workload build: %s", e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "64", "--max-tokens", "2", "--schedule", "closed:1", "--requests", "2")
 	// What each command needs besides the flag to get as far as sending;
 	// a command that gains --api-key-env must be added here.
 	common := []string{"--url", srv.URL, "--model", "m"}
@@ -436,8 +429,7 @@ func commandsWithFlag(root *cobra.Command, flag string) []string {
 // person can tell it from a server that sent U+202E itself, which is shown
 // as \u202e. Before, both printed the same.
 func TestEscapeLookalikeText(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	fake := spoofTrace(t, dir, "fake.trace.zst", "", `fake\u202e`)
 	real := spoofTrace(t, dir, "real.trace.zst", "", "fake\u202e")
 	show := func(p string) string {
@@ -452,5 +444,211 @@ func TestEscapeLookalikeText(t *testing.T) {
 	}
 	if o := show(real); !strings.Contains(o, `fake\u202e`) || strings.Contains(o, `fake\\u202e`) || strings.ContainsRune(o, '\u202e') {
 		t.Errorf("U+202E is not shown as \\u202e:\n%s", o)
+	}
+}
+
+// hostileID is issue #11 finding 10's model id: it clears the screen, sets
+// the terminal title and adds a fake result line when printed raw.
+const hostileID = "evil\x1b[2J\x1b]0;TITLE\x07\nFAKE LINE: 999999 tok/s\r"
+
+// TestServerStringsEscaped: a server whose model id and finish_reason are
+// hostile; bench, trace info and analyze (table and Markdown) and the
+// bench's .md file show them escaped, while the trace keeps them raw.
+// Before the fix each printed them raw.
+func TestServerStringsEscaped(t *testing.T) {
+	bin := parallelBinary(t)
+	idJSON, _ := json.Marshal(hostileID)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodGet && r.URL.Path != "/v1/models" {
+			return
+		}
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":%s,"object":"model"}]}`, idJSON)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 1; i <= 4; i++ {
+			fmt.Fprintf(w, "data: {\"model\":%s,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d, \"},\"finish_reason\":null}]}\n\n", idJSON, i)
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":%s}]}\n\ndata: [DONE]\n\n", idJSON)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	check := func(what, out string) {
+		t.Helper()
+		if strings.ContainsAny(out, "\x1b\x07\r") {
+			t.Errorf("%s printed a raw control character: %q", what, out)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "FAKE LINE") {
+				t.Errorf("%s printed the fake line on its own: %q", what, out)
+			}
+		}
+	}
+	o, e, code := run(t, nil, bin, "bench", "--url", srv.URL, "--results", dir, "--max-tokens", "4")
+	if code != 0 {
+		t.Fatalf("bench: exit %d\n%s\n%s", code, o, e)
+	}
+	check("bench", o+e)
+	if !strings.Contains(o, `evil\x1b[2J`) {
+		t.Errorf("bench does not show the escaped model id: %q", o)
+	}
+	traces, _ := filepath.Glob(filepath.Join(dir, "*.trace.zst"))
+	mds, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	if len(traces) != 1 || len(mds) != 1 {
+		t.Fatalf("bench left %v and %v", traces, mds)
+	}
+	md, _ := os.ReadFile(mds[0])
+	check("the bench .md", string(md))
+	// Every row of the Markdown table has as many cell separators as its
+	// header: the model id's text cannot add cells or rows.
+	cells := -1
+	for _, l := range strings.Split(string(md), "\n") {
+		if !strings.HasPrefix(l, "|") {
+			continue
+		}
+		n := strings.Count(l, "|") - strings.Count(l, `\|`)
+		if cells < 0 {
+			cells = n
+		} else if n != cells {
+			t.Errorf("a table row has %d separators, the header %d: %q", n, cells, l)
+		}
+	}
+	for _, args := range [][]string{
+		{"trace", "info", traces[0]},
+		{"analyze", traces[0]},
+		{"analyze", "--format", "markdown", traces[0]},
+	} {
+		o, e, code := run(t, nil, bin, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, e)
+		}
+		check(strings.Join(args[:2], " "), o+e)
+		if !strings.Contains(o, `evil\x1b[2J`) {
+			t.Errorf("%v does not show the escaped model id: %q", args, o)
+		}
+	}
+	// The trace keeps the raw value.
+	o, _, _ = run(t, nil, bin, "trace", "cat", traces[0])
+	if !strings.Contains(o, string(idJSON[1:len(idJSON)-1])) {
+		t.Errorf("trace cat lost the raw model id: %.300q", o)
+	}
+}
+
+// TestReplayBoundsModelAndLabel: replay takes a model id and a label of at
+// most safetext.MaxName bytes. A longer --model or --label is bad input
+// (exit 2, one line naming the flag and the bound), and a server whose
+// model list names a 1 MB model is refused before anything is sent, with
+// the fix (--model). Before the fix the 1 MB id went into the trace
+// header, and from there into every table, report and CSV row.
+func TestReplayBoundsModelAndLabel(t *testing.T) {
+	bin := parallelBinary(t)
+	huge := strings.Repeat("m", 1_000_000) // the model list itself is read up to 1 MiB
+	var posts int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model"}]}`, huge)
+			return
+		}
+		if r.Method == http.MethodPost {
+			posts++
+		}
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer srv.Close()
+	wl := smallWorkload(t, bin)
+	dir := t.TempDir()
+	long := strings.Repeat("x", safetext.MaxName+1)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--model", long}, []string{"--model", fmt.Sprint(safetext.MaxName)}},
+		{[]string{"--model", "m", "--label", long}, []string{"--label", fmt.Sprint(safetext.MaxName)}},
+		{nil, []string{"model", "1000000 bytes", "--model"}},
+	} {
+		tr := filepath.Join(dir, fmt.Sprintf("t%d.trace.zst", len(c.want)+len(c.args)))
+		_, e, code := run(t, nil, bin, append([]string{"replay", wl, "--url", srv.URL, "-o", tr}, c.args...)...)
+		if code != 2 {
+			t.Errorf("%.40q: exit %d, want 2: %.300s", c.args, code, e)
+		}
+		oneLine(t, fmt.Sprintf("%.40q", c.args), e, c.want...)
+		if len(e) > 2000 {
+			t.Errorf("%.40q: the error is %d bytes long", c.args, len(e))
+		}
+		if _, err := os.Stat(tr); err == nil {
+			t.Errorf("%.40q: a trace was written", c.args)
+		}
+	}
+	if posts != 0 {
+		t.Errorf("%d requests were sent to a server whose model id is refused", posts)
+	}
+	// At the bound, both are taken.
+	atBound := strings.Repeat("y", safetext.MaxName)
+	tr := filepath.Join(dir, "ok.trace.zst")
+	if _, e, code := run(t, nil, bin, "replay", wl, "--url", startSim(t, bin), "--model", atBound, "--label", atBound, "-o", tr); code != 0 {
+		t.Fatalf("a model and label of %d bytes: exit %d: %s", safetext.MaxName, code, e)
+	}
+}
+
+// TestLongNamesCutWhenShown: a hand-made trace with a 1 MB model id and a
+// 2 MB label (which replay would refuse) makes output of bounded size:
+// analyze (text, CSV, JSON), report and export show each cut at
+// safetext.MaxName bytes with how much was cut. Before the fix the report
+// was 50 MB and export's chunks.csv repeated the 2 MB label on every row.
+func TestLongNamesCutWhenShown(t *testing.T) {
+	bin, dir := parallelBinary(t), t.TempDir()
+	tr := filepath.Join(dir, "long.trace.zst")
+	model, label := strings.Repeat("M", 1<<20), strings.Repeat("L", 2<<20)
+	writeReportTrace(t, tr, label, model, 2, 1, 1, 4)
+	const bound = 256 << 10 // what the same trace gives with short names, and then some
+	check := func(what string, out []byte) {
+		t.Helper()
+		if len(out) > bound {
+			t.Errorf("%s: %d bytes of output from a %d-byte label", what, len(out), len(label))
+		}
+		if strings.Contains(string(out), strings.Repeat("L", safetext.MaxName+1)) || strings.Contains(string(out), strings.Repeat("M", safetext.MaxName+1)) {
+			t.Errorf("%s: a name is shown longer than %d bytes", what, safetext.MaxName)
+		}
+	}
+	for _, format := range []string{"table", "csv", "json", "markdown"} {
+		o, e, code := run(t, nil, bin, "analyze", "--format", format, tr)
+		if code != 0 {
+			t.Fatalf("analyze --format %s: exit %d: %.300s", format, code, e)
+		}
+		check("analyze --format "+format, []byte(o+e))
+		if !strings.Contains(o+e, "more bytes") {
+			t.Errorf("analyze --format %s does not say the label was cut", format)
+		}
+	}
+	page := filepath.Join(dir, "r.html")
+	if o, e, code := run(t, nil, bin, "report", tr, "-o", page); code != 0 {
+		t.Fatalf("report: exit %d: %.300s", code, e)
+	} else {
+		check("report's output", []byte(o+e))
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the report", b)
+	out := filepath.Join(dir, "tables")
+	if o, e, code := run(t, nil, bin, "export", "--format", "csv", "-o", out, tr); code != 0 {
+		t.Fatalf("export: exit %d: %.300s", code, e)
+	} else {
+		check("export's output", []byte(o+e))
+	}
+	for _, f := range []string{"requests.csv", "chunks.csv", "runs.csv"} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f, b)
+	}
+	// The trace itself is kept as it was: the cut is in what is shown.
+	if h, _ := readTrace(t, tr); h.Label != label || h.Model != model {
+		t.Error("the trace's own label or model changed")
 	}
 }

@@ -48,8 +48,7 @@ var selftestQuick = []string{"selftest", "--short", "--section", "5", "--floor-w
 // file (one line naming the fix, exit 2, the file untouched, nothing
 // measured), and --force replaces it with a profile go tool pprof reads.
 func TestSelftestCPUProfileNeverOverwrites(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	prof := filepath.Join(dir, "client.pprof")
 	if err := os.WriteFile(prof, []byte("my own file"), 0o644); err != nil {
 		t.Fatal(err)
@@ -81,8 +80,7 @@ func TestSelftestCPUProfileNeverOverwrites(t *testing.T) {
 // made far longer than the test (1,000 runs) and interrupted once its first
 // progress line shows it measuring, so the signal always comes mid-run.
 func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	prof := filepath.Join(dir, "client.pprof")
 	cmd := exec.Command(bin, "selftest", "--short", "--section", "5", "--floor-wakeups", "10", "--repeat", "1000", "--cpuprofile", prof)
 	stderr, err := cmd.StderrPipe()
@@ -106,8 +104,7 @@ func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
 // neither name behind. The first is made far longer than the test and
 // checked once it is measuring.
 func TestSelftestOutputsClaimed(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	table, prof := filepath.Join(dir, "table.txt"), filepath.Join(dir, "client.pprof")
 	cmd := exec.Command(bin, "selftest", "--short", "--section", "5", "--floor-wakeups", "10", "--repeat", "1000", "-o", table, "--cpuprofile", prof)
 	stderr, err := cmd.StderrPipe()
@@ -132,7 +129,7 @@ func TestSelftestOutputsClaimed(t *testing.T) {
 // TestSelftestRepeatZero: --repeat takes 1 or more runs; 0 (which the
 // library reads as its default) and negative counts are bad input.
 func TestSelftestRepeatZero(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, n := range []string{"0", "-1"} {
 		out, errs, code := runCap(t, bin, append(selftestQuick, "--repeat", n)...)
 		refused(t, "--repeat "+n, out, errs, code, "--repeat "+n, "give 1 or more runs")
@@ -142,15 +139,17 @@ func TestSelftestRepeatZero(t *testing.T) {
 var sectionHead = regexp.MustCompile(`(?m)^(\d)\. `)
 
 // TestSelftestSectionOnly: --section prints the sections asked for and no
-// other (0, the machine's noise floor, comes with every run). Section 1's
-// traces are sized as section 5's comparison rows only when section 5 is
-// asked for too.
+// other (0, the machine's noise floor, comes with every run): asked for 1
+// and 5, it prints 0, 1 and 5, none of 2, 3, 4 and 6 (one run proves
+// both; a second with --section 1 alone only repeated section 1's
+// measurement). Section 1's traces are sized as section 5's comparison
+// rows when section 5 is asked for too.
 func TestSelftestSectionOnly(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, tc := range []struct {
 		sections string
 		want     string
-	}{{"1", "01"}, {"1,5", "015"}} {
+	}{{"1,5", "015"}} {
 		out, errs, code := runCap(t, bin, "selftest", "--short", "--floor-wakeups", "10", "--section", tc.sections)
 		if code != 0 {
 			t.Fatalf("--section %s: exit %d: %s", tc.sections, code, errs)
@@ -184,7 +183,7 @@ var benchTraceLine = regexp.MustCompile(`(?m)^trace: (\S+)$`)
 // second around the run are taken beforehand, so the collision happens
 // however late the binary starts.
 func TestBenchDefaultNameTaken(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, tc := range []struct {
 		name  string
 		taken []string
@@ -242,8 +241,7 @@ func TestBenchDefaultNameTaken(t *testing.T) {
 // exit 2 and leaves nothing under --results: no workload, no claimed
 // name, not even the folders it made for them.
 func TestBenchUnreachableLeavesNothing(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	for _, results := range []string{dir, filepath.Join(dir, "new", "results")} {
 		out, errs, code := runCap(t, bin, "bench", "--url", "http://127.0.0.1:1", "--results", results)
 		refused(t, "--results "+results, out, errs, code, "127.0.0.1:1", "start the server")

@@ -49,8 +49,7 @@ var goNames = []string{"analyze.", "analyze:", "Options.", "Config.", "fielderr"
 // typed as --find-capacity and --concurrency). Nothing is sent: every
 // case fails before a server would be started.
 func TestWordingBadNamesNameTheFlag(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	tr := runsTrace(t, dir, 2)
 	claims := filepath.Join(dir, "bad.claims")
 	if err := os.WriteFile(claims, []byte("# a published table\nttft_p50 < 10s\n\nttftx_p50 <= 1s # a typo\n"), 0o644); err != nil {
@@ -141,8 +140,7 @@ func verdict(t *testing.T, bin string, args ...string) (string, int) {
 // top and the whole rule for a _mean or an --accept-point value; and
 // report's claims follow the same rule.
 func TestWordingCheckSamplesOneRule(t *testing.T) {
-	bin := builtBinary(t)
-	dir := t.TempDir()
+	bin, dir := parallelBinary(t), t.TempDir()
 	tr := map[int]string{}
 	for _, n := range []int{1, 2, 3, 5, 6} {
 		tr[n] = runsTrace(t, dir, n)
