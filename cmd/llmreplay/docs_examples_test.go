@@ -99,80 +99,109 @@ var toolWords = []string{"jq", "duckdb", "python3", "zstd", "chromium", "curl"}
 
 var verdictCodes = []int{0, 1, 3} // holds / does not hold / inconclusive
 
-// docExampleRules: keyed by document and the example's first command.
+// docExampleRules, keyed by document and the example's first command
+// (without its comment, spaces squeezed): what is not run, and why, and
+// what runs shortened.
 var docExampleRules = map[string]exampleRule{
 	"README.md: go install ./cmd/llmreplay": {
-		skip: map[string]string{"go install": "installs into the user's GOPATH; this test runs the binary built from the same package"},
+		skip: map[string]string{"go install": notInstalled},
 	},
+	// The fresh-machine commands and bench's transcript.
 	"README.md: go run ./cmd/llmreplay bench": {
 		skip: map[string]string{
-			"go run ./cmd/llmreplay bench": "TestPromiseREADMEBench runs it as written and checks its output's shape",
+			"go run ./cmd/llmreplay bench": "TestPromiseREADMEBench runs it as written and checks its output",
 			"go test":                      "the test suite itself",
 		},
 	},
-	"README.md: $ go run ./cmd/llmreplay bench": {why: "TestPromiseREADMEBench runs it as written and checks its output's shape"},
 	"README.md: llama-server -hf unsloth/Qwen3.5-2B-GGUF:Q4_K_M -ngl 99 -c 65536 -np 32 --port 8080": {
 		skip: map[string]string{"llama-server": "needs a GPU and the model: the simulator stands in for it"},
-		// The full sweep is minutes; two levels, one run each, say the same.
+		// Shortened: the full sweep takes minutes; two levels, one run each.
 		shorten: [][2]string{{"--concurrency 1,4,8,16,32", "--concurrency 1,2 --repeats 1 --max-tokens 16"}},
-		standIn: []string{"--profile", "fast", "--token-interval", "1ms"},
+		standIn: fastStandIn,
 	},
 	"README.md: llmreplay workload build --schedule burst:1,4,8,16,32 --repeats 6 -o sweep.workload.zst": {
-		// TestREADMEPipelineGivesVerdicts runs the full sizes (its verdicts
-		// need the 6 repeats); here two levels and one run.
+		// Shortened: TestREADMEPipelineGivesVerdicts runs the full sizes
+		// (its verdicts need the 6 repeats); here two levels, one run.
 		shorten: [][2]string{{"--schedule burst:1,4,8,16,32 --repeats 6", "--schedule burst:1,2 --repeats 1 --max-tokens 16"}},
-		standIn: []string{"--profile", "fast", "--token-interval", "1ms"},
+		standIn: fastStandIn,
 		codes:   map[string][]int{"llmreplay check": verdictCodes},
 	},
-	"README.md: $ llmreplay capacity --profile llamacpp-rtx5090-q4km --time-scale 0.1 --slo 'ttft_p90<=1s' -q -o cap.trace.zst": {
-		why: "TestREADMECapacityExample runs it as written and compares its output",
+	"README.md: llmreplay capacity --profile llamacpp-rtx5090-q4km --time-scale 0.1 --slo 'ttft_p90<=1s' -q -o cap.trace.zst": {
+		why: "TestREADMECapacityExample runs it as written and compares its output (a search of about a minute)",
 	},
-	"README.md: $ llmreplay analyze cap.trace.zst --capacity-slo 'ttft_p90<=700ms'": {
+	"README.md: llmreplay analyze cap.trace.zst --capacity-slo 'ttft_p90<=700ms'": {
 		why: "TestREADMECapacityExample runs it on the search it ran and compares its output",
 	},
-	"README.md: $ llmreplay probe prefix-cache": {},
-	"docs/CAPACITY.md: llmreplay capacity --url http://127.0.0.1:8000 --slo 'ttft_p90<=1s'            # users": {
-		why: "a summary of the forms, with placeholders (…, NAME); TestREADMECapacityExample, TestCapacityRateAgainstModel, TestBenchFindCapacity and TestAnalyzeCapacityTrace run each form",
+	"docs/CAPACITY.md: llmreplay capacity --url http://127.0.0.1:8000 --slo 'ttft_p90<=1s'": {
+		why: "a summary of the forms with placeholders (…, NAME); TestREADMECapacityExample, TestCapacityRateAgainstModel, TestBenchFindCapacity and TestAnalyzeCapacityTrace run each form",
 	},
 	"docs/CAPACITY.md: LLMREPLAY_COVERAGE=59 nice -n 19 go test -count=1 -timeout 120m -run 'TestCapacityCoverage/vllm' -v ./capacity/live/": {
 		why: "the coverage study: hours of searches, run by hand",
 	},
 	"docs/DISTRIBUTED.md: llmreplay trace merge results/shard-*.trace.zst -o merged.trace.zst": {
-		why: "the form of the command; the local run below makes shards and merges them",
+		why: "the command's form; the local run below makes its shards and merges them",
 	},
-	"docs/DISTRIBUTED.md: $ llmreplay analyze --wide merged.trace.zst": {
+	"docs/DISTRIBUTED.md: llmreplay analyze --wide merged.trace.zst": {
 		skip: map[string]string{"llmreplay analyze --wide single.trace.zst": "the unsharded run it compares with is not among the page's commands"},
 	},
 	"docs/DISTRIBUTED.md: podman build -t registry.example/llmreplay:latest -f Containerfile .": {
 		why: "needs podman and a registry",
 	},
-	"docs/DISTRIBUTED.md: kubectl apply -f job.yaml": {why: "needs a Kubernetes cluster"},
-	"docs/DISTRIBUTED.md: kubectl run copy --image=busybox --restart=Never --overrides='{\"spec\":{\"volumes\":[{\"name\":\"r\",\"persistentVolumeClaim\":{\"claimName\":\"llmreplay-results\"}}],\"containers\":[{\"name\":\"copy\",\"image\":\"busybox\",\"command\":[\"sleep\",\"3600\"],\"volumeMounts\":[{\"name\":\"r\",\"mountPath\":\"/results\"}]}]}}'": {
-		why: "needs a Kubernetes cluster",
-	},
+	"docs/DISTRIBUTED.md: kubectl apply -f job.yaml": {why: needsCluster},
+	"docs/DISTRIBUTED.md: kubectl run copy --image=busybox --restart=Never --overrides='{\"spec\":{\"volumes\":[{\"name\":\"r\",\"persistentVolumeClaim\":{\"claimName\":\"llmreplay-results\"}}],\"containers\":[{\"name\":\"copy\",\"image\":\"busybox\",\"command\":[\"sleep\",\"3600\"],\"volumeMounts\":[{\"name\":\"r\",\"mountPath\":\"/results\"}]}]}}'": {why: needsCluster},
 	"docs/DISTRIBUTED.md: llmreplay trace merge run1/shard-*.trace.zst -o run1/merged.trace.zst": {
 		why: "merges the traces a cluster's Job wrote",
 	},
 	"docs/EXPORT.md: duckdb -c \"SELECT r.label, r.concurrency, median(r.per_stream_tps) AS per_stream, (SELECT median(aggregate_tps) FROM 'out/runs.parquet' u WHERE u.label = r.label AND u.concurrency = r.concurrency) AS aggregate, median(r.ttft_ms) AS ttft_p50 FROM 'out/requests.parquet' r WHERE r.ok AND NOT r.warmup GROUP BY ALL ORDER BY ALL\"": {
 		setup: "llmreplay export traces/samples/vllm-rtx5090-bf16.trace.zst traces/samples/llamacpp-rtx5090-q4km.trace.zst --format parquet -o out/",
 	},
-	"docs/SERVERS.md: go install ./cmd/llmreplay": {
-		skip: map[string]string{"go install": "installs into the user's GOPATH; this test runs the binary built from the same package"},
+	"docs/GUIDE.md: llmreplay check --accept-point traces/samples/vllm-rtx5090-bf16.trace.zst --claims traces/claims/vllm-rtx5090-bf16.claims": {
+		codes: map[string][]int{"llmreplay check": verdictCodes},
 	},
-	"docs/SERVERS.md: export OPENAI_API_KEY=KEY                          # the default variable": {
+	"docs/GUIDE.md: go run ./cmd/llmreplay report vllm=traces/samples/vllm-rtx5090-bf16.trace.zst": {
+		skip: map[string]string{"chromium": "rewrites the screenshot in the repository; TestReportInBrowser drives the browser"},
+	},
+	"docs/PERFORMANCE.md: llmreplay selftest": {
+		why: "the full harness takes about half an hour and a section minutes; the README's selftest --short runs here and go test ./selftest in the suite",
+	},
+	"docs/PERFORMANCE.md: cat /proc/loadavg; nice -n -20 llmreplay selftest --section 1,3,4,5,6 --repeat 3 --floor-wakeups 5000 -o full.txt; cat /proc/loadavg": {
+		why: "the quiet-machine measurement, about eight minutes",
+	},
+	"docs/PERFORMANCE.md: llmreplay sim --addr 127.0.0.1:18484 --profile fast --overrun 1000 --token-interval 100ms &": {
+		why: "a memory measurement: 2,000 streams for about a minute",
+	},
+	"docs/PROBES.md: llmreplay probe prefix-cache": {
+		codes: map[string][]int{"llmreplay probe prefix-cache --no-prefix-cache": {1}},
+	},
+	"docs/PROBES.md: llmreplay probe prefix-cache --mode shared-system": {
+		codes: map[string][]int{"llmreplay probe prefix-cache --mode shared-system --no-prefix-cache": {1}},
+	},
+	"docs/SERVERS.md: go install ./cmd/llmreplay": {
+		skip: map[string]string{"go install": notInstalled},
+	},
+	"docs/SERVERS.md: export OPENAI_API_KEY=KEY": {
 		why: "a placeholder server (https://host) that needs a key",
 	},
-	"docs/SERVERS.md: llmreplay replay w.workload.zst --url http://127.0.0.1:8000 \\": {
+	"docs/SERVERS.md: llmreplay replay w.workload.zst --url http://127.0.0.1:8000": {
 		setup:   "llmreplay workload build --schedule burst:1 --repeats 1 --max-tokens 8 -o w.workload.zst",
-		standIn: []string{"--profile", "fast"},
+		standIn: fastStandIn,
 	},
-	"docs/SIMULATOR.md: go test -race ./sim/          # everything; real-time calibration at max_tokens 64": {
-		why: "the simulator's own test suite and benchmarks, run by go test ./...",
+	"docs/SIMULATOR.md: go test -race ./sim/": {
+		why: "the simulator's own tests and benchmarks, which go test ./... runs",
 	},
 	"docs/WORKLOAD_FORMAT.md: llmreplay workload cat seeds.workload.zst > seeds.jsonl": {
 		setup: "llmreplay workload build --schedule burst:1,2 --repeats 1 -o seeds.workload.zst",
 	},
 }
+
+const (
+	notInstalled = "installs into the user's GOPATH; this test runs the binary built from the same package"
+	needsCluster = "needs a Kubernetes cluster"
+)
+
+// fastStandIn is the simulator standing in for a server an example names
+// but does not start: no modelled delay, paced so that streams stream.
+var fastStandIn = []string{"--profile", "fast", "--token-interval", "1ms"}
 
 var (
 	fenceRE   = regexp.MustCompile("^( *)```(\\w*)")
@@ -182,7 +211,7 @@ var (
 
 // docExamples returns the shell examples of one document: fenced blocks
 // marked sh (or bash, shell, console), and unmarked ones whose first line
-// is a command or a "$ " prompt.
+// is a command or that hold a "$ " prompt.
 func docExamples(t *testing.T, path, rel string) []docExample {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -205,14 +234,18 @@ func docExamples(t *testing.T, path, rel string) []docExample {
 			continue
 		}
 		shell := lang == "sh" || lang == "bash" || lang == "shell" || lang == "console"
-		if !shell && (lang != "" || !commandRE.MatchString(body[0])) {
+		prompt := false
+		for _, l := range body {
+			prompt = prompt || strings.HasPrefix(l, "$ ")
+		}
+		if !shell && (lang != "" || !commandRE.MatchString(body[0]) && !prompt) {
 			continue
 		}
 		ex := docExample{file: rel, line: start, cmds: docCommands(body)}
 		if len(ex.cmds) == 0 {
 			continue
 		}
-		ex.key = rel + ": " + strings.SplitN(ex.cmds[0].text, "\n", 2)[0]
+		ex.key = rel + ": " + exampleKey(ex.cmds[0].text)
 		out = append(out, ex)
 	}
 	return out
@@ -274,7 +307,7 @@ func runDocExample(t *testing.T, bin, dir string, ex docExample, rule exampleRul
 	var run []docCommand
 	for _, c := range ex.cmds {
 		text := strings.Replace(c.text, "go run ./cmd/llmreplay ", "llmreplay ", 1)
-		if why := ruleSkip(rule, text); why != "" {
+		if why := ruleSkip(rule, c.text); why != "" {
 			t.Logf("%s: %q not run: %s", where, text, why)
 			continue
 		}
@@ -351,10 +384,10 @@ func ruleSkip(rule exampleRule, text string) string {
 }
 
 func allowedCode(rule exampleRule, text string, code int) bool {
-	want := []int{0}
+	want, longest := []int{0}, -1
 	for prefix, codes := range rule.codes {
-		if strings.HasPrefix(text, prefix) {
-			want = codes
+		if strings.HasPrefix(text, prefix) && len(prefix) > longest {
+			want, longest = codes, len(prefix)
 		}
 	}
 	for _, c := range want {
@@ -426,6 +459,16 @@ func splitDocOutput(out string) (map[int]string, map[int]int) {
 		}
 	}
 	return outputs, codes
+}
+
+// exampleKey is a command's first line without its comment, spaces
+// squeezed: what a rule is keyed by.
+func exampleKey(cmd string) string {
+	first, _, _ := strings.Cut(cmd, "\n")
+	if i := strings.Index(first, " #"); i >= 0 {
+		first = first[:i]
+	}
+	return squeezeSpace(strings.TrimSuffix(strings.TrimSpace(first), "\\"))
 }
 
 func squeezeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
