@@ -44,7 +44,14 @@ func TestDocsExamplesRun(t *testing.T) {
 		if len(examples) == 0 {
 			continue
 		}
+		for _, ex := range examples {
+			_, ok := docExampleRules[ex.key]
+			used[ex.key] = used[ex.key] || ok
+		}
+		// The documents run side by side: most of their time is the
+		// simulator's real-time pace, not CPU.
 		t.Run(strings.ReplaceAll(rel, "/", "_"), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			for _, d := range []string{"traces", "workload"} {
 				if err := os.Symlink(filepath.Join(root, d), filepath.Join(dir, d)); err != nil {
@@ -53,13 +60,14 @@ func TestDocsExamplesRun(t *testing.T) {
 			}
 			sims := map[string]string{} // the document's address → the simulator's
 			for _, ex := range examples {
-				rule, ok := docExampleRules[ex.key]
-				used[ex.key] = used[ex.key] || ok
+				rule := docExampleRules[ex.key]
 				if rule.why != "" {
 					t.Logf("%s:%d not run: %s", ex.file, ex.line, rule.why)
 					continue
 				}
+				start := time.Now()
 				runDocExample(t, bin, dir, ex, rule, sims)
+				t.Logf("%s:%d ran in %s", ex.file, ex.line, time.Since(start).Round(time.Millisecond))
 			}
 		})
 	}
@@ -131,6 +139,14 @@ var docExampleRules = map[string]exampleRule{
 	},
 	"README.md: llmreplay analyze cap.trace.zst --capacity-slo 'ttft_p90<=700ms'": {
 		why: "TestREADMECapacityExample runs it on the search it ran and compares its output",
+	},
+	"README.md: llmreplay selftest --short": {
+		why: "about a minute on a busy machine; selftest's TestShort runs the same plan, and TestSelftestNoiseFloorBinary and TestSelftestStampsTLSBinary run its sections through the binary",
+	},
+	"docs/GUIDE.md: llmreplay sim --quadratic-prefill 80ns --addr 127.0.0.1:8080 &": {
+		// Shortened: the 10,000-token prompts take 4 s each at the
+		// profile's pace; a tenth of it keeps the same exponents.
+		shorten: [][2]string{{"--quadratic-prefill 80ns", "--quadratic-prefill 80ns --time-scale 0.1"}},
 	},
 	"docs/CAPACITY.md: llmreplay capacity --url http://127.0.0.1:8000 --slo 'ttft_p90<=1s'": {
 		why: "a summary of the forms with placeholders (…, NAME); TestREADMECapacityExample, TestCapacityRateAgainstModel, TestBenchFindCapacity and TestAnalyzeCapacityTrace run each form",
@@ -311,6 +327,9 @@ func runDocExample(t *testing.T, bin, dir string, ex docExample, rule exampleRul
 			t.Logf("%s: %q not run: %s", where, text, why)
 			continue
 		}
+		for _, r := range rule.shorten {
+			text = strings.ReplaceAll(text, r[0], r[1])
+		}
 		if simLineRE.MatchString(text) {
 			startDocSim(t, bin, where, text, sims)
 			continue
@@ -318,9 +337,6 @@ func runDocExample(t *testing.T, bin, dir string, ex docExample, rule exampleRul
 		if tool := missingTool(text); tool != "" {
 			t.Logf("%s: %q not run: %s is not installed here", where, text, tool)
 			continue
-		}
-		for _, r := range rule.shorten {
-			text = strings.ReplaceAll(text, r[0], r[1])
 		}
 		for _, addr := range docAddrRE.FindAllString(text, -1) {
 			if _, ok := sims[addr]; !ok && rule.standIn != nil {
