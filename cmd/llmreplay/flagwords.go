@@ -78,12 +78,6 @@ func goodputBoundsError(flag string, err error) error {
 	return usagef("%s: %v", flag, err)
 }
 
-// sloFlagError is capacity.ParseSLO's error for the flag that held the
-// SLO (--slo, --capacity-slo, bench's --find-capacity).
-func sloFlagError(flag string, err error) error {
-	return usageError(fmt.Errorf("%s: %w", flag, err))
-}
-
 // flagOf names the flag that sets each field of the libraries' configs
 // that replay, bench and workload build fill (replay.Config,
 // workload.BuildConfig, bench.Config): their errors name the field, the
