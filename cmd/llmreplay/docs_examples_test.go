@@ -152,8 +152,8 @@ var docExampleRules = map[string]exampleRule{
 	"docs/CAPACITY.md: llmreplay capacity --url http://127.0.0.1:8000 --slo 'ttft_p90<=1s'": {
 		why: "a summary of the forms with placeholders (…, NAME); TestREADMECapacityExample, TestCapacityRateAgainstModel, TestBenchFindCapacity and TestAnalyzeCapacityTrace run each form",
 	},
-	"docs/CAPACITY.md: LLMREPLAY_COVERAGE=59 nice -n 19 go test -count=1 -timeout 120m -run 'TestCapacityCoverage/vllm' -v ./capacity/live/": {
-		why: "the coverage study: hours of searches, run by hand",
+	"docs/CAPACITY.md: go test -run '^$' -bench 'CapacityCoverage|RateCoverage' -benchtime 60x -timeout 150m ./capacity/live/": {
+		why: "the coverage benchmarks: hours of real-time searches, run by hand",
 	},
 	"docs/DISTRIBUTED.md: llmreplay trace merge results/shard-*.trace.zst -o merged.trace.zst": {
 		why: "the command's form; the local run below makes its shards and merges them",
