@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/replay"
 )
 
@@ -31,10 +32,7 @@ func TestStatedRefusesWhatWouldBeIgnored(t *testing.T) {
 		{"negative is Check's", Config{MaxTokens: -1, Repeats: 1}, stated("MaxTokens", "Repeats"), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := ""
-			if err := c.cfg.Stated(c.given); err != nil {
-				got = err.Error()
-			}
+			got := testutil.ErrText(c.cfg.Stated(c.given))
 			if got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}

@@ -1,6 +1,10 @@
 package capacity
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
+)
 
 // TestUndeterminedOnlyWithoutAnAnswer: a search that answered (even "none
 // meets" or "all meet") is no error; one that ran out of budget, hit
@@ -17,10 +21,7 @@ func TestUndeterminedOnlyWithoutAnAnswer(t *testing.T) {
 		{ErrorsHit, "could not determine the capacity: the reason"},
 		{NoDecision, "could not determine the capacity: the reason"},
 	} {
-		got := ""
-		if err := (&Result{Outcome: c.outcome, Reason: "the reason"}).Undetermined(); err != nil {
-			got = err.Error()
-		}
+		got := testutil.ErrText((&Result{Outcome: c.outcome, Reason: "the reason"}).Undetermined())
 		if got != c.want {
 			t.Errorf("%s: got %q, want %q", c.outcome, got, c.want)
 		}

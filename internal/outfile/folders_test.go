@@ -1,9 +1,10 @@
 package outfile
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // The folder checks say which part of a path is a file in the way, or
@@ -11,10 +12,7 @@ import (
 // for CheckFolder a missing one (the command creates it), pass.
 func TestFolderChecksNameTheFileInTheWay(t *testing.T) {
 	dir := t.TempDir()
-	file := filepath.Join(dir, "notes.txt")
-	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := testutil.WriteFile(t, dir, "notes.txt", "x")
 	for _, c := range []struct {
 		name  string
 		check func() error
@@ -36,10 +34,7 @@ func TestFolderChecksNameTheFileInTheWay(t *testing.T) {
 			"-o " + filepath.Join(file, "tables") + ": " + file + " is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := ""
-			if err := c.check(); err != nil {
-				got = err.Error()
-			}
+			got := testutil.ErrText(c.check())
 			if got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}
