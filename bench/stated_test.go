@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
-	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/replay"
 )
 
@@ -32,7 +31,10 @@ func TestStatedRefusesWhatWouldBeIgnored(t *testing.T) {
 		{"negative is Check's", Config{MaxTokens: -1, Repeats: 1}, stated("MaxTokens", "Repeats"), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := testutil.ErrText(c.cfg.Stated(c.given))
+			got := ""
+			if err := c.cfg.Stated(c.given); err != nil {
+				got = err.Error()
+			}
 			if got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}

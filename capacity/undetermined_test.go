@@ -1,10 +1,6 @@
 package capacity
 
-import (
-	"testing"
-
-	"github.com/llmreplay/llmreplay/internal/testutil"
-)
+import "testing"
 
 // TestUndeterminedOnlyWithoutAnAnswer: a search that answered (even "none
 // meets" or "all meet") is no error; one that ran out of budget, hit
@@ -21,7 +17,10 @@ func TestUndeterminedOnlyWithoutAnAnswer(t *testing.T) {
 		{ErrorsHit, "could not determine the capacity: the reason"},
 		{NoDecision, "could not determine the capacity: the reason"},
 	} {
-		got := testutil.ErrText((&Result{Outcome: c.outcome, Reason: "the reason"}).Undetermined())
+		got := ""
+		if err := (&Result{Outcome: c.outcome, Reason: "the reason"}).Undetermined(); err != nil {
+			got = err.Error()
+		}
 		if got != c.want {
 			t.Errorf("%s: got %q, want %q", c.outcome, got, c.want)
 		}

@@ -1,10 +1,9 @@
 package selftest
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestFoldersAreCheckedBeforeMeasuring: a --dir that is a file, or lies
@@ -12,7 +11,8 @@ import (
 // their setting, before the harness measures anything.
 func TestFoldersAreCheckedBeforeMeasuring(t *testing.T) {
 	dir := t.TempDir()
-	file := testutil.WriteFile(t, dir, "notes.txt", "x")
+	file := filepath.Join(dir, "notes.txt")
+	os.WriteFile(file, []byte("x"), 0o644)
 	for _, c := range []struct {
 		name  string
 		check func() error
@@ -32,7 +32,10 @@ func TestFoldersAreCheckedBeforeMeasuring(t *testing.T) {
 		}, "selftest: Config: cannot write " + filepath.Join(dir, "nope", "t.txt") + ": folder " + filepath.Join(dir, "nope") + " does not exist (create it first)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := testutil.ErrText(c.check())
+			got := ""
+			if err := c.check(); err != nil {
+				got = err.Error()
+			}
 			if got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}

@@ -1,12 +1,12 @@
 package selftest
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
-	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestCheckRefusesBeforeMeasuring: a bad timestamp source, a stated 0 or
@@ -39,7 +39,8 @@ func TestCheckRefusesBeforeMeasuring(t *testing.T) {
 // run never wrote is given up on Close.
 func TestOutputsAreClaimedBeforeTheRun(t *testing.T) {
 	dir := t.TempDir()
-	taken := testutil.WriteFile(t, dir, "taken.txt", "x")
+	taken := filepath.Join(dir, "taken.txt")
+	os.WriteFile(taken, []byte("x"), 0o644)
 	for _, c := range []struct {
 		o     Outputs
 		field string

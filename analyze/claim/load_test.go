@@ -3,12 +3,12 @@ package claim
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/analyze"
-	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestLoadSaysWhereABadClaimCameFrom: claims given as text come first,
@@ -16,8 +16,10 @@ import (
 // text) and its line, and a file that cannot be opened says so.
 func TestLoadSaysWhereABadClaimCameFrom(t *testing.T) {
 	dir := t.TempDir()
-	good := testutil.WriteFile(t, dir, "good.claims", "# published\nttft_p50{concurrency=1} <= 200ms\n\nper_stream_tps >= 10 # floor\n")
-	bad := testutil.WriteFile(t, dir, "bad.claims", "ttft_p50 <= 1s\nspeed >= 3\n")
+	good := filepath.Join(dir, "good.claims")
+	os.WriteFile(good, []byte("# published\nttft_p50{concurrency=1} <= 200ms\n\nper_stream_tps >= 10 # floor\n"), 0o644)
+	bad := filepath.Join(dir, "bad.claims")
+	os.WriteFile(bad, []byte("ttft_p50 <= 1s\nspeed >= 3\n"), 0o644)
 	for _, c := range []struct {
 		name     string
 		texts    []string
@@ -80,7 +82,10 @@ func TestCheckStatedRefusesWhatCannotBeUsed(t *testing.T) {
 		{-2, "json", "claim: CheckOptions: MinSamples -2: give at least 1"},
 		{3, "yaml", `claim: CheckOptions: unknown Format "yaml": use text or json`},
 	} {
-		got := testutil.ErrText((CheckOptions{MinSamples: c.min}).CheckStated(c.format))
+		got := ""
+		if err := (CheckOptions{MinSamples: c.min}).CheckStated(c.format); err != nil {
+			got = err.Error()
+		}
 		if got != c.want {
 			t.Errorf("%d %s: %q, want %q", c.min, c.format, got, c.want)
 		}

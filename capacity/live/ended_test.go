@@ -2,10 +2,11 @@ package live
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/capacity"
-	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestEndedSaysWhereTheRoundsAre: a run's ending names the trace that
@@ -13,8 +14,14 @@ import (
 // Stopped, and otherwise is the search's own verdict.
 func TestEndedSaysWhereTheRoundsAre(t *testing.T) {
 	dir := t.TempDir()
-	written := testutil.WriteFile(t, dir, "w.capacity.trace.zst", "rounds")
-	empty := testutil.WriteFile(t, dir, "e.capacity.trace.zst", "")
+	written := filepath.Join(dir, "w.capacity.trace.zst")
+	if err := os.WriteFile(written, []byte("rounds"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "e.capacity.trace.zst")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cut := errors.New("server went away")
 	for _, c := range []struct {
 		name        string
@@ -34,7 +41,10 @@ func TestEndedSaysWhereTheRoundsAre(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := &Result{Trace: c.trace, Result: &capacity.Result{Outcome: c.outcome, Reason: "why"}}
 			end := r.Ended(c.err, c.stopped)
-			got := testutil.ErrText(end)
+			got := ""
+			if end != nil {
+				got = end.Error()
+			}
 			if got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}

@@ -1,10 +1,9 @@
 package outfile
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // The folder checks say which part of a path is a file in the way, or
@@ -12,7 +11,10 @@ import (
 // for CheckFolder a missing one (the command creates it), pass.
 func TestFolderChecksNameTheFileInTheWay(t *testing.T) {
 	dir := t.TempDir()
-	file := testutil.WriteFile(t, dir, "notes.txt", "x")
+	file := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name  string
 		check func() error
@@ -34,7 +36,10 @@ func TestFolderChecksNameTheFileInTheWay(t *testing.T) {
 			"-o " + filepath.Join(file, "tables") + ": " + file + " is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := testutil.ErrText(c.check())
+			got := ""
+			if err := c.check(); err != nil {
+				got = err.Error()
+			}
 			if got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}

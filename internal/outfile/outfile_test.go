@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
-	in := testutil.WriteFile(t, dir, "in.workload.zst", "workload")
-	existing := testutil.WriteFile(t, dir, "old.txt", "notes")
+	in := filepath.Join(dir, "in.workload.zst")
+	os.WriteFile(in, []byte("workload"), 0o644)
+	existing := filepath.Join(dir, "old.txt")
+	os.WriteFile(existing, []byte("notes"), 0o644)
 	toIn := filepath.Join(dir, "to-in")
 	os.Symlink(in, toIn)
 	hard := filepath.Join(dir, "hard")
@@ -51,7 +51,8 @@ func TestCheck(t *testing.T) {
 
 func TestReplaceRemovesOnlySymlinks(t *testing.T) {
 	dir := t.TempDir()
-	target := testutil.WriteFile(t, dir, "t", "x")
+	target := filepath.Join(dir, "t")
+	os.WriteFile(target, []byte("x"), 0o644)
 	link := filepath.Join(dir, "l")
 	os.Symlink(target, link)
 	if err := Replace(link); err != nil {

@@ -1,32 +1,20 @@
-// Package testutil holds the few steps that tests across the tree set up
-// the same way: a file written into a test's folder, an error read as the
-// text a user would see. It imports no product package, so any package's
-// tests may use it.
+// Package testutil holds the checks that tests across the tree make the
+// same way, such as "this output holds each of these pieces". It imports
+// no product package, so any package's tests may use it.
 package testutil
 
 import (
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// WriteFile writes content to name inside dir with mode 0644, failing the
-// test when it cannot, and returns the file's path. A test that builds its
-// inputs with it never runs on a file that was silently not written.
-func WriteFile(t testing.TB, dir, name, content string) string {
+// Contains fails the test for each of wants that text, named what in the
+// message, does not hold, and shows text once.
+func Contains(t testing.TB, what, text string, wants ...string) {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, text)
+		}
 	}
-	return path
-}
-
-// ErrText is err's message, or "" for no error: the form a table of cases
-// compares against, "" meaning the case is allowed.
-func ErrText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
