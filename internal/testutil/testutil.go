@@ -18,3 +18,12 @@ func Contains(t testing.TB, what, text string, wants ...string) {
 		}
 	}
 }
+
+// ErrText is err's message, or "" for no error: the form a table of cases
+// compares against, "" meaning the case is allowed.
+func ErrText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
