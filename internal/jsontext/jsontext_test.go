@@ -6,6 +6,15 @@ import (
 	"unicode/utf8"
 )
 
+// TestSpaceEnd: where white space ends.
+func TestSpaceEnd(t *testing.T) {
+	for in, want := range map[string]int{"": 0, " \t\r\n{": 4, "x ": 0, "   ": 3} {
+		if got := SpaceEnd([]byte(in), 0); got != want {
+			t.Errorf("SpaceEnd(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
 // TestNumberEnd: where a number ends, and where a malformed one stops
 // being one (the scanners report that byte).
 func TestNumberEnd(t *testing.T) {
@@ -42,12 +51,4 @@ func FuzzUnescape(f *testing.F) {
 			t.Fatalf("Unescape(%q) = %q, encoding/json %q", body, got, want)
 		}
 	})
-}
-
-func TestSpaceEnd(t *testing.T) {
-	for in, want := range map[string]int{"": 0, " \t\r\n{": 4, "x ": 0, "   ": 3} {
-		if got := SpaceEnd([]byte(in), 0); got != want {
-			t.Errorf("SpaceEnd(%q) = %d, want %d", in, got, want)
-		}
-	}
 }
