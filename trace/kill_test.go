@@ -82,11 +82,7 @@ func TestSIGKILL(t *testing.T) {
 		t.Fatal("the child reported no flush")
 	}
 
-	r, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTest(t, path)
 	n := 0
 	for r.Scan() {
 		want := killRecord(n)
