@@ -70,6 +70,58 @@ func (m *Metric) Stats() []string {
 
 func okOnly(f *facts) bool { return f.ok }
 
+// sample is one request's value of a per-request metric under a
+// definition set, or false when the request has none.
+type sample func(f *facts, d *DefinitionSet) (float64, bool)
+
+// okSample is the request function of a metric with at most one sample
+// per successful request.
+func okSample(own sample) func(*facts, *DefinitionSet, *Dist) {
+	return peerOr(nil, own)
+}
+
+// peerOr is okSample whose value, under a peer's definition set, is
+// peer's, of the requests that set counts as successful; a nil peer means
+// the metric reads the same under every set.
+func peerOr(peer, own sample) func(*facts, *DefinitionSet, *Dist) {
+	return func(f *facts, d *DefinitionSet, out *Dist) {
+		if d.peer && peer != nil {
+			if v, ok := peer(f, d); ok && f.peerOK(d) {
+				out.AddN(v, 1)
+			}
+			return
+		}
+		if !okOnly(f) {
+			return
+		}
+		if v, ok := own(f, d); ok {
+			out.AddN(v, 1)
+		}
+	}
+}
+
+// runRate is the run function of a per-run rate: under a peer's
+// definition set, that set's rate of what; otherwise n over the seconds
+// span gives, none when that span is empty.
+func runRate(what string, n func(r *run) float64, span func(r *run, d *DefinitionSet) float64) func(*run, *DefinitionSet) (float64, bool) {
+	return func(r *run, d *DefinitionSet) (float64, bool) {
+		if d.peer {
+			return r.peerRate(d, what)
+		}
+		w := span(r, d)
+		if w <= 0 {
+			return 0, false
+		}
+		return n(r) / w, true
+	}
+}
+
+// doneSpan is the seconds from the run's first send to its last response
+// end, the span of the request rates.
+func (r *run) doneSpan(*DefinitionSet) float64 {
+	return float64(r.lastDone-r.firstSend) / 1e9
+}
+
 // Metrics is the registry, in display order. The server-timer metrics live
 // in server.go beside their parsing and come after the client metrics they
 // are set beside.
@@ -77,121 +129,63 @@ var Metrics = append([]*Metric{
 	{
 		Name: "ttft", Unit: "ms", Scope: PerRequest,
 		Doc: "time to first token: arrival of the first chunk carrying text or reasoning − the actual send (successful requests)",
-		request: func(f *facts, d *DefinitionSet, out *Dist) {
-			if d.peer {
-				if f.peerOK(d) && (!d.ttftNeedsTokens || f.pv.tokens > 0) {
-					if v, ok := f.peerTTFT(d); ok {
-						out.AddN(v, 1)
-					}
-				}
-				return
-			}
-			if okOnly(f) && f.content > 0 {
-				out.AddN(ms(f.ttft), 1)
-			}
-		},
+		request: peerOr(func(f *facts, d *DefinitionSet) (float64, bool) {
+			v, ok := f.peerTTFT(d)
+			return v, ok && (!d.ttftNeedsTokens || f.pv.tokens > 0)
+		}, func(f *facts, _ *DefinitionSet) (float64, bool) { return ms(f.ttft), f.content > 0 }),
 	},
 	{
 		Name: "ttft_sched", Unit: "ms", Scope: PerRequest,
-		Doc: "time to first token from the scheduled send: first content chunk − scheduled time (includes the client's lateness; what an open-loop user sees)",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) && f.content > 0 {
-				out.AddN(ms(f.first-f.rec.Scheduled), 1)
-			}
-		},
+		Doc:     "time to first token from the scheduled send: first content chunk − scheduled time (includes the client's lateness; what an open-loop user sees)",
+		request: okSample(func(f *facts, _ *DefinitionSet) (float64, bool) { return ms(f.first - f.rec.Scheduled), f.content > 0 }),
 	},
 	{
 		Name: "e2e", Unit: "ms", Scope: PerRequest,
 		Doc: "end-to-end latency: response end − actual send (successful requests)",
-		request: func(f *facts, d *DefinitionSet, out *Dist) {
-			if d.peer {
-				if v, ok := f.peerE2E(); ok && f.peerOK(d) {
-					out.AddN(v, 1)
-				}
-				return
-			}
-			if okOnly(f) && f.e2e > 0 {
-				out.AddN(ms(f.e2e), 1)
-			}
-		},
+		request: peerOr(func(f *facts, _ *DefinitionSet) (float64, bool) { return f.peerE2E() },
+			func(f *facts, _ *DefinitionSet) (float64, bool) { return ms(f.e2e), f.e2e > 0 }),
 	},
 	{
 		Name: "output_tokens", Unit: "tokens", Scope: PerRequest, HigherIsBetter: true,
 		Doc: "output tokens of a successful request: server usage completion_tokens, else the server's per-chunk counts, else the tokenizer count of the received text (summed per chunk), else the number of content chunks; the source is reported per group",
-		request: func(f *facts, d *DefinitionSet, out *Dist) {
-			if d.peer {
-				if f.peerOK(d) && f.pv.tokens >= 0 {
-					out.AddN(float64(f.pv.tokens), 1)
-				}
-				return
-			}
-			if okOnly(f) {
-				out.AddN(float64(f.tokens), 1)
-			}
-		},
+		request: peerOr(func(f *facts, _ *DefinitionSet) (float64, bool) { return float64(f.pv.tokens), f.pv.tokens >= 0 },
+			func(f *facts, _ *DefinitionSet) (float64, bool) { return float64(f.tokens), true }),
 	},
 	{
 		Name: "output_tokens_text", Unit: "tokens", Scope: PerRequest,
-		Doc: "output tokens counted in the received text (text + reasoning, per chunk, with the trace's tokenizer; chunks when it cannot be loaded), whatever the server reported: set beside output_tokens it shows the mismatch between sources",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) {
-				out.AddN(float64(f.tokenizerTokens), 1)
-			}
-		},
+		Doc:     "output tokens counted in the received text (text + reasoning, per chunk, with the trace's tokenizer; chunks when it cannot be loaded), whatever the server reported: set beside output_tokens it shows the mismatch between sources",
+		request: okSample(func(f *facts, _ *DefinitionSet) (float64, bool) { return float64(f.tokenizerTokens), true }),
 	},
 	{
 		Name: "ttft_reasoning", Unit: "ms", Scope: PerRequest,
 		Doc: "time to first reasoning token: arrival of the first chunk carrying reasoning (reasoning_content, Anthropic thinking, Responses reasoning events) − the actual send; successful requests that streamed reasoning",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) && f.firstReasoning > 0 {
-				out.AddN(ms(f.firstReasoning-f.rec.Sent), 1)
-			}
-		},
+		request: okSample(func(f *facts, _ *DefinitionSet) (float64, bool) {
+			return ms(f.firstReasoning - f.rec.Sent), f.firstReasoning > 0
+		}),
 	},
 	{
 		Name: "ttft_answer", Unit: "ms", Scope: PerRequest,
 		Doc: "time to first answer token: arrival of the first chunk carrying answer text (not reasoning) − the actual send, what a user waits for before the answer starts (AIPerf's time_to_first_output_token); equal to ttft without reasoning; successful requests that streamed answer text",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) && f.firstAnswer > 0 {
-				out.AddN(ms(f.firstAnswer-f.rec.Sent), 1)
-			}
-		},
+		request: okSample(func(f *facts, _ *DefinitionSet) (float64, bool) {
+			return ms(f.firstAnswer - f.rec.Sent), f.firstAnswer > 0
+		}),
 	},
 	{
 		Name: "reasoning_tokens", Unit: "tokens", Scope: PerRequest,
-		Doc: "reasoning tokens of a successful request: the server's count inside its usage (completion_tokens_details or output_tokens_details .reasoning_tokens) when it sends one with its output count, else the reasoning chunks' tokens (a reasoning-only chunk's server count, else the tokenizer's count of its reasoning); 0 without reasoning; never above output_tokens",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) {
-				out.AddN(float64(f.reasoningTokens()), 1)
-			}
-		},
+		Doc:     "reasoning tokens of a successful request: the server's count inside its usage (completion_tokens_details or output_tokens_details .reasoning_tokens) when it sends one with its output count, else the reasoning chunks' tokens (a reasoning-only chunk's server count, else the tokenizer's count of its reasoning); 0 without reasoning; never above output_tokens",
+		request: okSample(func(f *facts, _ *DefinitionSet) (float64, bool) { return float64(f.reasoningTokens()), true }),
 	},
 	{
 		Name: "answer_tokens", Unit: "tokens", Scope: PerRequest,
 		Doc: "answer tokens of a successful request: output_tokens − reasoning_tokens, so the two add up to output_tokens",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) {
-				out.AddN(float64(max(f.tokens, 0)-f.reasoningTokens()), 1)
-			}
-		},
+		request: okSample(func(f *facts, _ *DefinitionSet) (float64, bool) {
+			return float64(max(f.tokens, 0) - f.reasoningTokens()), true
+		}),
 	},
 	{
 		Name: "per_stream_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
-		Doc: "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT, as a chat user feels the stream (the per-stream half of the concurrency sweep; each --definitions set's own: docs/METRICS.md, Definition sets)",
-		request: func(f *facts, d *DefinitionSet, out *Dist) {
-			if d.peer {
-				if v, ok := f.peerStream(d); ok && f.peerOK(d) {
-					out.AddN(v, 1)
-				}
-				return
-			}
-			if !okOnly(f) {
-				return
-			}
-			if v, ok := f.perStream(d); ok {
-				out.AddN(v, 1)
-			}
-		},
+		Doc:     "one stream's generation speed: (output_tokens − 1) / (last content chunk − first content chunk); excludes TTFT, as a chat user feels the stream (the per-stream half of the concurrency sweep; each --definitions set's own: docs/METRICS.md, Definition sets)",
+		request: peerOr((*facts).peerStream, (*facts).perStream),
 	},
 	{
 		Name: "tpot", Unit: "ms", Scope: PerRequest,
@@ -242,11 +236,9 @@ var Metrics = append([]*Metric{
 	{
 		Name: "prefill_tps", Unit: "tok/s", Scope: PerRequest, HigherIsBetter: true,
 		Doc: "prefill speed: input tokens / TTFT, input tokens from usage prompt_tokens when present, else the workload's count (an upper bound on queueing-free prefill: TTFT includes network and queueing)",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) && f.content > 0 && f.ttft > 0 && f.input > 0 {
-				out.AddN(float64(f.input)/(float64(f.ttft)/1e9), 1)
-			}
-		},
+		request: okSample(func(f *facts, _ *DefinitionSet) (float64, bool) {
+			return float64(f.input) / (float64(f.ttft) / 1e9), f.content > 0 && f.ttft > 0 && f.input > 0
+		}),
 	},
 	{
 		Name: "lateness", Unit: "ms", Scope: PerRequest,
@@ -270,58 +262,22 @@ var Metrics = append([]*Metric{
 	{
 		Name: "aggregate_tps", Unit: "tok/s", Scope: PerRun, HigherIsBetter: true,
 		Doc: "all streams together: output tokens of the run's successful requests / (last content chunk − first send) (the sum over all streams, the aggregate half of the concurrency sweep; each --definitions set's own window: docs/METRICS.md, Definition sets)",
-		run: func(r *run, d *DefinitionSet) (float64, bool) {
-			if d.peer {
-				return r.peerRate(d, "out")
-			}
-			w := r.window(d)
-			if w <= 0 {
-				return 0, false
-			}
-			return float64(r.outTokens) / w, true
-		},
+		run: runRate("out", func(r *run) float64 { return float64(r.outTokens) }, (*run).window),
 	},
 	{
 		Name: "total_tps", Unit: "tok/s", Scope: PerRun, HigherIsBetter: true,
 		Doc: "input and output tokens of the run's successful requests / the aggregate_tps window",
-		run: func(r *run, d *DefinitionSet) (float64, bool) {
-			if d.peer {
-				return r.peerRate(d, "total")
-			}
-			w := r.window(d)
-			if w <= 0 {
-				return 0, false
-			}
-			return float64(r.outTokens+r.inTokens) / w, true
-		},
+		run: runRate("total", func(r *run) float64 { return float64(r.outTokens + r.inTokens) }, (*run).window),
 	},
 	{
 		Name: "requests_per_s", Unit: "req/s", Scope: PerRun, HigherIsBetter: true,
 		Doc: "successful requests / (last response end − first send)",
-		run: func(r *run, d *DefinitionSet) (float64, bool) {
-			if d.peer {
-				return r.peerRate(d, "requests")
-			}
-			w := float64(r.lastDone-r.firstSend) / 1e9
-			if w <= 0 {
-				return 0, false
-			}
-			return float64(r.ok) / w, true
-		},
+		run: runRate("requests", func(r *run) float64 { return float64(r.ok) }, (*run).doneSpan),
 	},
 	{
 		Name: "goodput", Unit: "req/s", Scope: PerRun, HigherIsBetter: true,
 		Doc: "successful requests meeting every SLO bound (default ttft ≤ 2 s and tpot ≤ 50 ms; a request with fewer than 2 tokens has tpot 0) / (last response end − first send)",
-		run: func(r *run, d *DefinitionSet) (float64, bool) {
-			if d.peer {
-				return r.peerRate(d, "good")
-			}
-			w := float64(r.lastDone-r.firstSend) / 1e9
-			if w <= 0 {
-				return 0, false
-			}
-			return float64(r.good) / w, true
-		},
+		run: runRate("good", func(r *run) float64 { return float64(r.good) }, (*run).doneSpan),
 	},
 	{
 		Name: "speedup", Unit: "x", Scope: PerGroup, HigherIsBetter: true,

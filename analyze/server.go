@@ -130,13 +130,10 @@ func (f *facts) timers() serverTimers {
 // serverRate adds a successful request's speed by the server's own timers,
 // the one pick gives, where the server reports one.
 func serverRate(pick func(serverTimers) float64) func(*facts, *DefinitionSet, *Dist) {
-	return func(f *facts, _ *DefinitionSet, out *Dist) {
-		if okOnly(f) {
-			if r := pick(f.timers()); r > 0 {
-				out.AddN(r, 1)
-			}
-		}
-	}
+	return okSample(func(f *facts, _ *DefinitionSet) (float64, bool) {
+		r := pick(f.timers())
+		return r, r > 0
+	})
 }
 
 // serverMetrics are the metrics from servers' own timers (docs/METRICS.md).
@@ -154,38 +151,27 @@ var serverMetrics = []*Metric{
 	{
 		Name: "cache_hit_rate", Unit: "fraction", Scope: PerRequest, HigherIsBetter: true,
 		Doc: "the share of a request's prompt the server says it served from its cache: server_cached_tokens / input tokens (the server's prompt count where it sends one), successful requests whose server reports a count (a count above the prompt is not used)",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) && f.input > 0 {
-				if c := f.timers().cached; c >= 0 && c <= f.input {
-					out.AddN(float64(c)/float64(f.input), 1)
-				}
-			}
-		},
+		request: okSample(func(f *facts, _ *DefinitionSet) (float64, bool) {
+			c := f.timers().cached
+			return float64(c) / float64(f.input), f.input > 0 && c >= 0 && c <= f.input
+		}),
 	},
 	{
 		Name: "server_cached_tokens", Unit: "tokens", Scope: PerRequest,
 		Doc: "prompt tokens the server says it served from its cache (llama.cpp cache_n or tokens_cached; OpenAI-style usage.prompt_tokens_details.cached_tokens)",
-		request: func(f *facts, _ *DefinitionSet, out *Dist) {
-			if okOnly(f) {
-				if c := f.timers().cached; c >= 0 {
-					out.AddN(float64(c), 1)
-				}
-			}
-		},
+		request: okSample(func(f *facts, _ *DefinitionSet) (float64, bool) {
+			c := f.timers().cached
+			return float64(c), c >= 0
+		}),
 	},
 	{
 		Name: "serving_overhead", Unit: "x", Scope: PerRequest,
 		Doc: "what the serving layer takes from the engine's speed, per request: 1 − per_stream_tps / server_decode_tps (0: the stream delivers what the engine decodes; 0.3: the client sees 30% less); median over requests with its interval",
-		request: func(f *facts, d *DefinitionSet, out *Dist) {
-			if !okOnly(f) {
-				return
-			}
+		request: okSample(func(f *facts, d *DefinitionSet) (float64, bool) {
 			sd := f.timers().decodeTPS
 			ps, ok := f.perStream(d)
-			if sd > 0 && ok {
-				out.AddN(1-ps/sd, 1)
-			}
-		},
+			return 1 - ps/sd, sd > 0 && ok
+		}),
 	},
 }
 

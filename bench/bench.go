@@ -7,6 +7,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,15 +119,9 @@ func (c Config) resolve() (*resolved, error) {
 	if len(c.InputTokens) == 0 {
 		c.InputTokens = DefaultInputTokens
 	}
-	if c.MaxTokens == 0 {
-		c.MaxTokens = DefaultMaxTokens
-	}
-	if c.Repeats == 0 {
-		c.Repeats = DefaultRepeats
-	}
-	if c.Results == "" {
-		c.Results = DefaultResults
-	}
+	c.MaxTokens = cmp.Or(c.MaxTokens, DefaultMaxTokens)
+	c.Repeats = cmp.Or(c.Repeats, DefaultRepeats)
+	c.Results = cmp.Or(c.Results, DefaultResults)
 	if c.Now.IsZero() {
 		c.Now = time.Now()
 	}
@@ -155,9 +150,7 @@ func (c Config) resolve() (*resolved, error) {
 	check := c.Replay
 	check.Workload, check.Trace = wl, "unused"
 	if c.Replay.URL == "" {
-		if r.Profile == "" {
-			r.Profile = DefaultProfile
-		}
+		r.Profile = cmp.Or(r.Profile, DefaultProfile)
 		if r.profile, err = sim.LookupProfile(r.Profile); err != nil {
 			return nil, err
 		}
@@ -191,9 +184,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		p := r.profile
 		sc := cfg.Sim
 		sc.Profile = p
-		if sc.Tokenizer == "" {
-			sc.Tokenizer = wl.Header.Tokenizer
-		}
+		sc.Tokenizer = cmp.Or(sc.Tokenizer, wl.Header.Tokenizer)
 		srv, err := sim.New(sc)
 		if err != nil {
 			return nil, err
@@ -205,9 +196,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		rc.URL = srv.URL()
 		rc.Simulated = true
 		rc.SimProfile = p.Name
-		if rc.Label == "" {
-			rc.Label = "sim " + p.Name
-		}
+		rc.Label = cmp.Or(rc.Label, "sim "+p.Name)
 		res.Simulated, res.Profile = true, p.Name
 	}
 	res.URL = replay.RedactURL(rc.URL)

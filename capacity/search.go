@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -107,29 +108,21 @@ func (c Config) Resolve() (Config, error) {
 	if c.Resolution <= 0 {
 		c.Resolution = math.Max(c.Lo/20, 1e-3)
 	}
-	if c.Conf == 0 {
-		c.Conf = DefaultConf
-	}
+	c.Conf = cmp.Or(c.Conf, DefaultConf)
 	if c.Conf <= 0.5 || c.Conf >= 1 {
 		return c, fmt.Errorf("capacity: probe confidence %g must lie in (0.5, 1)", c.Conf)
 	}
 	if c.PerRound {
-		if c.Batch == 0 {
-			c.Batch = DefaultRoundBatch
-		}
+		c.Batch = cmp.Or(c.Batch, DefaultRoundBatch)
 		if c.Batch < 1 {
 			return c, fmt.Errorf("capacity: %d requests per round: use at least 1", c.Batch)
 		}
 		k := MinRounds(c.Conf)
-		if c.MaxRounds == 0 {
-			c.MaxRounds = k + k/2
-		}
+		c.MaxRounds = cmp.Or(c.MaxRounds, k+k/2)
 		if c.MaxRounds < k {
 			return c, fmt.Errorf("capacity: %d rounds per probe cannot decide the median round at %g%% confidence; use at least %d", c.MaxRounds, 100*c.Conf, k)
 		}
-		if c.MaxErrorRate == 0 {
-			c.MaxErrorRate = DefaultMaxErrorRate
-		}
+		c.MaxErrorRate = cmp.Or(c.MaxErrorRate, DefaultMaxErrorRate)
 		return c, nil
 	}
 	minN := 0
@@ -140,18 +133,12 @@ func (c Config) Resolve() (Config, error) {
 			minN = max(minN, MinSamples(t.Q, c.Conf))
 		}
 	}
-	if c.Batch == 0 {
-		c.Batch = minN
-	}
+	c.Batch = cmp.Or(c.Batch, minN)
 	if c.Batch < minN {
 		return c, fmt.Errorf("capacity: %d requests per probe cannot decide the SLO at %g%% confidence; use at least %d", c.Batch, 100*c.Conf, minN)
 	}
-	if c.MaxRounds == 0 {
-		c.MaxRounds = DefaultMaxRounds
-	}
-	if c.MaxErrorRate == 0 {
-		c.MaxErrorRate = DefaultMaxErrorRate
-	}
+	c.MaxRounds = cmp.Or(c.MaxRounds, DefaultMaxRounds)
+	c.MaxErrorRate = cmp.Or(c.MaxErrorRate, DefaultMaxErrorRate)
 	return c, nil
 }
 

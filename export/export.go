@@ -214,32 +214,18 @@ func Export(o Options, inputs ...analyze.Input) (c *Counts, err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	create := func(name string) (*os.File, error) {
-		f, err := os.CreateTemp(o.Dir, "."+name+"-*.tmp")
+	for _, n := range names {
+		f, err := os.CreateTemp(o.Dir, "."+n+"-*.tmp")
 		if err == nil {
 			files = append(files, f)
 			err = f.Chmod(0o644) // CreateTemp's 0600 is for secrets; tables are to share
 		}
-		return f, err
+		if err != nil {
+			return nil, err
+		}
 	}
-	rf, err := create("requests")
-	if err != nil {
-		return nil, err
-	}
-	cf, err := create("chunks")
-	if err != nil {
-		return nil, err
-	}
-	uf, err := create("runs")
-	if err != nil {
-		return nil, err
-	}
-	mf, err := create("server_metrics")
-	if err != nil {
-		return nil, err
-	}
-	reqs, chunks, runs := newTable[RequestRow](o.Format, rf), table[ChunkRow](newAsync(newTable[ChunkRow](o.Format, cf))), newTable[RunRow](o.Format, uf)
-	metrics := newTable[MetricRow](o.Format, mf)
+	reqs, chunks, runs := newTable[RequestRow](o.Format, files[0]), table[ChunkRow](newAsync(newTable[ChunkRow](o.Format, files[1]))), newTable[RunRow](o.Format, files[2])
+	metrics := newTable[MetricRow](o.Format, files[3])
 	closed := false
 	defer func() {
 		if !closed {

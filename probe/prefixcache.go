@@ -8,6 +8,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -97,15 +98,9 @@ var steps = []struct{ name, expected string }{
 // resolve applies the defaults and checks the settings: the one place
 // either happens.
 func (cfg Config) resolve() (Config, error) {
-	if cfg.InputTokens == 0 {
-		cfg.InputTokens = DefaultInputTokens
-	}
-	if cfg.MaxTokens == 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
-	if cfg.Repeats == 0 {
-		cfg.Repeats = DefaultRepeats
-	}
+	cfg.InputTokens = cmp.Or(cfg.InputTokens, DefaultInputTokens)
+	cfg.MaxTokens = cmp.Or(cfg.MaxTokens, DefaultMaxTokens)
+	cfg.Repeats = cmp.Or(cfg.Repeats, DefaultRepeats)
 	switch {
 	case cfg.Repeats < 1 || cfg.Repeats > 1000:
 		return cfg, fieldErr("Repeats", fmt.Sprintf("is %d", cfg.Repeats), "give 1 to 1000 prompts per step (6 or more for a TTFT verdict)")
@@ -150,9 +145,7 @@ func PrefixCache(ctx context.Context, cfg Config) (*Result, error) {
 func runCached(ctx context.Context, rc replay.Config, wl *workload.Workload) ([]*trace.Record, *replay.Summary, error) {
 	rc.Workload = wl
 	rc.Salt = false // the point is to reach the cache
-	if rc.ServerCache == "" {
-		rc.ServerCache = "on"
-	}
+	rc.ServerCache = cmp.Or(rc.ServerCache, "on")
 	var mu sync.Mutex
 	var recs []*trace.Record
 	prev := rc.OnRecord
@@ -391,9 +384,7 @@ func (r *Result) Render(w io.Writer) error {
 	fmt.Fprintf(w, "%-32s %-9s %-11s %-7s %s\n", "step", "expected", "actual", "status", "evidence")
 	for _, s := range r.Steps {
 		actual := s.Actual
-		if actual == "" {
-			actual = "—"
-		}
+		actual = cmp.Or(actual, "—")
 		if _, err := fmt.Fprintf(w, "%-32s %-9s %-11s %-7s %s\n", s.Name, s.Expected, actual, s.Status, s.Why); err != nil {
 			return err
 		}

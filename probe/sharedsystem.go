@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -40,21 +41,11 @@ type SharedConfig struct {
 }
 
 func (cfg SharedConfig) resolve() (SharedConfig, error) {
-	if cfg.SystemTokens == 0 {
-		cfg.SystemTokens = DefaultSystemTokens
-	}
-	if cfg.UserTokens == 0 {
-		cfg.UserTokens = DefaultUserTokens
-	}
-	if cfg.MaxTokens == 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
-	if cfg.Rounds == 0 {
-		cfg.Rounds = DefaultRounds
-	}
-	if cfg.Requests == 0 {
-		cfg.Requests = DefaultRoundRequests
-	}
+	cfg.SystemTokens = cmp.Or(cfg.SystemTokens, DefaultSystemTokens)
+	cfg.UserTokens = cmp.Or(cfg.UserTokens, DefaultUserTokens)
+	cfg.MaxTokens = cmp.Or(cfg.MaxTokens, DefaultMaxTokens)
+	cfg.Rounds = cmp.Or(cfg.Rounds, DefaultRounds)
+	cfg.Requests = cmp.Or(cfg.Requests, DefaultRoundRequests)
 	switch {
 	case cfg.Rounds < 2 || cfg.Rounds > 100:
 		return cfg, fieldErr("Rounds", fmt.Sprintf("is %d", cfg.Rounds), "give 2 to 100 rounds (the first is the cold one)")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -43,16 +44,12 @@ func TestJudgeSharedByCounts(t *testing.T) {
 	if err := res.Render(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
+	testutil.Contains(t, "render", b.String(),
 		"2      10        10     2720           14.5 [11.0, 18.0]",
 		"hits: 10 of 20 requests; tokens saved: 2720",
 		"speed-up 3.07 [2.28, 4.36]×",
 		"shared system prompt (286 tokens): PASS: 10 of 10 requests after the first round hit",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("render lacks %q:\n%s", want, b.String())
-		}
-	}
+	)
 
 	// 143 tokens is exactly half: a hit; 142 is not. One miss in ten
 	// after the first round: UNSURE; all missing: FAIL.

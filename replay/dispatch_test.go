@@ -237,22 +237,18 @@ func TestWaiterNeverEarly(t *testing.T) {
 	e := &engine{start: time.Now()}
 	w := e.newWaiter()
 	w.yield = true
-	for i := range 20 {
-		d := e.now() + int64(i)*100*us
-		if !w.wait(context.Background(), d) {
-			t.Fatal("wait returned false")
-		}
-		if now := e.now(); now < d {
-			t.Fatalf("wait %d returned %d ns early", i, d-now)
-		}
-	}
-	for i := range 20 {
-		d := e.now() + int64(i)*100*us
-		if !e.waitUntil(context.Background(), d) {
-			t.Fatal("waitUntil returned false")
-		}
-		if now := e.now(); now < d {
-			t.Fatalf("waitUntil %d returned %d ns early", i, d-now)
+	for _, c := range []struct {
+		name string
+		wait func(context.Context, int64) bool
+	}{{"wait", w.wait}, {"waitUntil", e.waitUntil}} {
+		for i := range 20 {
+			d := e.now() + int64(i)*100*us
+			if !c.wait(context.Background(), d) {
+				t.Fatalf("%s returned false", c.name)
+			}
+			if now := e.now(); now < d {
+				t.Fatalf("%s %d returned %d ns early", c.name, i, d-now)
+			}
 		}
 	}
 }

@@ -3,20 +3,17 @@
 package replay
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -70,17 +67,7 @@ func TestSIGKILLReplay(t *testing.T) {
 	defer ts.Close()
 
 	path := filepath.Join(t.TempDir(), "killed.trace.zst")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGKILLReplay$")
-	cmd.Env = append(os.Environ(), killURLEnv+"="+ts.URL, killTraceEnv+"="+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	child := testutil.StartChild(t, "TestSIGKILLReplay", killURLEnv+"="+ts.URL, killTraceEnv+"="+path)
 
 	type report struct {
 		id string
@@ -91,31 +78,19 @@ func TestSIGKILLReplay(t *testing.T) {
 	var first time.Time
 	// A random moment 2–3.5 s into the run: past at least two flushes.
 	after := 2*time.Second + time.Duration(rand.Int64N(int64(1500*time.Millisecond)))
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		line := lines.Text()
-		if strings.HasPrefix(line, "ERROR") {
-			t.Fatal("child:", line)
-		}
-		id, ok := strings.CutPrefix(line, "REC ")
-		if !ok {
-			continue
-		}
+	for id := range child.Reports("REC ") {
 		now := time.Now()
 		reports = append(reports, report{id, now})
 		if first.IsZero() {
 			first = now
 		}
 		if killedAt.IsZero() && now.Sub(first) >= after {
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
+			child.Kill()
 			killedAt = time.Now()
 		}
 	}
-	err = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the child did not die of SIGKILL: %v (%d records reported)", err, len(reports))
+	if err := child.WaitKilled(); err != nil {
+		t.Fatalf("%v (%d records reported)", err, len(reports))
 	}
 
 	r, err := trace.Open(path)

@@ -14,13 +14,10 @@ import (
 // none is lost. Counters and equalities, not clocks.
 func TestSameInstantReleasedTogether(t *testing.T) {
 	srv := startSim(t, "fast", nil)
-	wl, err := workload.Build(workload.BuildConfig{
+	wl := mustBuild(t, workload.BuildConfig{
 		Shape: workload.ShapeChat, InputTokens: []int{64}, MaxTokens: 4,
 		Schedule: "rate:100", Arrival: "constant", Requests: 8, Repeats: 1, Seed: 3,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Two instants, four requests each (as a request log's bursts).
 	for i := range wl.Requests {
 		wl.Requests[i].Offset = int64(i/4) * int64(20*time.Millisecond)

@@ -18,13 +18,10 @@ import (
 // answer ended, and the trace holds every turn in order.
 func TestSessionsRate(t *testing.T) {
 	srv := startSim(t, "fast", nil)
-	wl, err := workload.Build(workload.BuildConfig{
+	wl := mustBuild(t, workload.BuildConfig{
 		InputTokens: []int{100}, MaxTokens: 8, Schedule: "rate:20", Arrival: "constant",
 		Sessions: 4, Turns: "3", ThinkTime: "20ms", Seed: 3,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sum, _, recs, _ := run(t, wl, srv.URL(), "openai-chat", nil)
 	if sum.OK != 12 || sum.Failed != 0 || len(recs) != 12 {
 		t.Fatalf("summary %s, %d records", sum, len(recs))
@@ -69,13 +66,10 @@ func TestSessionsStopped(t *testing.T) {
 		stopAt int // records written when the run is stopped
 	}{{"thinking", "200ms", 2}, {"in flight", "0", 1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			wl, err := workload.Build(workload.BuildConfig{
+			wl := mustBuild(t, workload.BuildConfig{
 				InputTokens: []int{100}, MaxTokens: 4, Schedule: "burst:2", Repeats: 1,
 				Turns: "5", ThinkTime: tc.think, Seed: 3,
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
 			ctx, cancel := context.WithCancel(context.Background())
 			n := 0
 			cfg := replay.Config{

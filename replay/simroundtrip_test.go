@@ -46,10 +46,16 @@ func startSim(t *testing.T, profile string, mod func(*sim.Config)) *sim.Server {
 
 func build(t *testing.T, shape workload.Shape, schedule string, maxTokens int, prefix string) *workload.Workload {
 	t.Helper()
-	wl, err := workload.Build(workload.BuildConfig{
+	return mustBuild(t, workload.BuildConfig{
 		Shape: shape, InputTokens: []int{200}, MaxTokens: maxTokens,
 		Schedule: schedule, Repeats: 1, Prefix: prefix, Seed: 3,
 	})
+}
+
+// mustBuild is the workload cfg builds; the test fails if it cannot.
+func mustBuild(t *testing.T, cfg workload.BuildConfig) *workload.Workload {
+	t.Helper()
+	wl, err := workload.Build(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,13 +265,10 @@ func TestEachSimFaultShowsUp(t *testing.T) {
 // which a loaded machine blurs.
 func TestPrefixCacheShortensSecondTTFT(t *testing.T) {
 	srv := startSim(t, "vllm-rtx5090-bf16", nil)
-	wl, err := workload.Build(workload.BuildConfig{
+	wl := mustBuild(t, workload.BuildConfig{
 		Shape: workload.ShapeCompletion, InputTokens: []int{8000}, MaxTokens: 4,
 		Schedule: "burst:1", Repeats: 2, Prefix: "shared", Seed: 5,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	_, _, recs, _ := run(t, wl, srv.URL(), "llamacpp", func(c *replay.Config) { c.Salt = false })
 	if len(recs) != 2 || recs[0].Error != nil || recs[1].Error != nil {
 		t.Fatalf("records: %+v", recs)

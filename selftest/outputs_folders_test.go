@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestFoldersAreCheckedBeforeMeasuring: a --dir that is a file, or lies
@@ -32,10 +34,7 @@ func TestFoldersAreCheckedBeforeMeasuring(t *testing.T) {
 		}, "selftest: Config: cannot write " + filepath.Join(dir, "nope", "t.txt") + ": folder " + filepath.Join(dir, "nope") + " does not exist (create it first)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := ""
-			if err := c.check(); err != nil {
-				got = err.Error()
-			}
+			got := testutil.ErrText(c.check())
 			if got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}

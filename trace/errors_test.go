@@ -315,11 +315,7 @@ func TestTimedFlush(t *testing.T) {
 	}
 	// The open trace reads as cut short (the run is still going), with
 	// every flushed record and the progress entry of the flush.
-	r, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTest(t, path)
 	n := 0
 	for r.Scan() {
 		n++

@@ -407,11 +407,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, name := range files {
 		t.Run(filepath.Base(name), func(t *testing.T) {
-			r, err := Open(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r := openTest(t, name)
 			major, _ := r.Version()
 			var wantH Header
 			var want []Record
@@ -472,11 +468,7 @@ func TestGolden(t *testing.T) {
 // unknown tags the same way) gets exactly the records of a 1.3 trace, and
 // learns how many scrapes it passed.
 func TestScrapesSkippedByDefault(t *testing.T) {
-	r, err := Open(goldenName(1, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTest(t, goldenName(1, 3))
 	var got []Record
 	for r.Scan() {
 		if r.Scrape() != nil {

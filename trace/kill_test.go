@@ -3,19 +3,16 @@
 package trace
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // killChildEnv makes the test binary, re-executed by TestSIGKILL, act as a
@@ -65,52 +62,27 @@ func TestSIGKILL(t *testing.T) {
 		killChild(path)
 	}
 	path := filepath.Join(t.TempDir(), "killed.trace.zst")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGKILL$")
-	cmd.Env = append(os.Environ(), killChildEnv+"="+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(out)
+	child := testutil.StartChild(t, "TestSIGKILL", killChildEnv+"="+path)
 	flushed, flushes := 0, 0
 	killed := false
-	for lines.Scan() {
-		line := lines.Text()
-		if strings.HasPrefix(line, "ERROR") {
-			t.Fatal("child:", line)
-		}
-		n, ok := strings.CutPrefix(line, "FLUSHED ")
-		if !ok {
-			continue
-		}
+	for n := range child.Reports("FLUSHED ") {
 		flushed, _ = strconv.Atoi(n)
 		flushes++
 		if flushes == 3 && !killed {
 			// Kill at a random moment between two flushes.
 			time.Sleep(time.Duration(rand.IntN(100)) * time.Millisecond)
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
+			child.Kill()
 			killed = true
 		}
 	}
-	err = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("child did not die of SIGKILL: %v", err)
+	if err := child.WaitKilled(); err != nil {
+		t.Fatal(err)
 	}
 	if flushed == 0 {
 		t.Fatal("the child reported no flush")
 	}
 
-	r, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTest(t, path)
 	n := 0
 	for r.Scan() {
 		want := killRecord(n)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/internal/filekind"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // The magic line filekind recognises a trace by is the one traces start with.
@@ -29,15 +30,10 @@ func TestOtherKindsNamed(t *testing.T) {
 		{"json", []byte(`{"version":"1.0","model":{}}`), []string{"JSON file"}},
 	} {
 		_, err := NewReader(strings.NewReader(string(c.data)))
-		var m *filekind.Mismatch
-		if !errors.As(err, &m) {
+		if _, ok := errors.AsType[*filekind.Mismatch](err); !ok {
 			t.Errorf("%s: %v is not a filekind.Mismatch", c.name, err)
 			continue
 		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: %q lacks %q", c.name, err, w)
-			}
-		}
+		testutil.Contains(t, c.name, err.Error(), c.want...)
 	}
 }

@@ -258,11 +258,7 @@ func TestMergedGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTest(t, name)
 	var got []string
 	for r.Scan() {
 		rec := r.Record()

@@ -233,3 +233,15 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// openTest opens the trace at path for a test, which fails if it cannot;
+// the reader is closed when the test ends.
+func openTest(t *testing.T, path string) *Reader {
+	t.Helper()
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -129,12 +130,8 @@ type plannedRequest struct {
 // under the tokenizer, laid out in phases by the schedule. The same config
 // gives the same workload, byte for byte, on any machine.
 func Build(cfg BuildConfig) (*Workload, error) {
-	if cfg.Tokenizer == "" {
-		cfg.Tokenizer = DefaultTokenizer
-	}
-	if cfg.Shape == "" {
-		cfg.Shape = ShapeChat
-	}
+	cfg.Tokenizer = cmp.Or(cfg.Tokenizer, DefaultTokenizer)
+	cfg.Shape = cmp.Or(cfg.Shape, ShapeChat)
 	if cfg.Shape != ShapeChat && cfg.Shape != ShapeCompletion {
 		return nil, fieldErr("Shape", fmt.Sprintf("%q is not a shape", cfg.Shape), "use chat or completion")
 	}
@@ -149,18 +146,12 @@ func Build(cfg BuildConfig) (*Workload, error) {
 			return nil, fieldErr("InputTokens", fmt.Sprintf("%d is not an input length", n), fmt.Sprintf("use 1 to %d tokens", MaxInputTokens))
 		}
 	}
-	if cfg.MaxTokens == 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
+	cfg.MaxTokens = cmp.Or(cfg.MaxTokens, DefaultMaxTokens)
 	if cfg.MaxTokens < 1 || cfg.MaxTokens > MaxOutputTokens {
 		return nil, fieldErr("MaxTokens", fmt.Sprintf("%d is out of range", cfg.MaxTokens), fmt.Sprintf("use 1 to %d", MaxOutputTokens))
 	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
-	if cfg.Schedule == "" {
-		cfg.Schedule = DefaultSchedule
-	}
+	cfg.Prefix = cmp.Or(cfg.Prefix, DefaultPrefix)
+	cfg.Schedule = cmp.Or(cfg.Schedule, DefaultSchedule)
 	switch {
 	case cfg.SaltWords == 0:
 		cfg.SaltWords = DefaultSaltWords
@@ -175,9 +166,7 @@ func Build(cfg BuildConfig) (*Workload, error) {
 	if cfg.Requests < 0 || cfg.Requests > MaxRequests {
 		return nil, fieldErr("Requests", fmt.Sprintf("%d is out of range", cfg.Requests), fmt.Sprintf("use 1 to %d", MaxRequests))
 	}
-	if cfg.TimeScale == 0 {
-		cfg.TimeScale = DefaultTimeScale
-	}
+	cfg.TimeScale = cmp.Or(cfg.TimeScale, DefaultTimeScale)
 	if !(cfg.TimeScale > 0 && cfg.TimeScale <= 1000) {
 		return nil, fieldErr("TimeScale", fmt.Sprintf("%g is out of range", cfg.TimeScale), "use a factor above 0 and at most 1000 (0.5 replays a log twice as fast)")
 	}
@@ -377,9 +366,7 @@ func layPhases(h *Header, sp schedSpec, arr arrival, cfg BuildConfig, asked int,
 				count := c
 				if sp.kind == KindClosed {
 					count = asked
-					if count == 0 {
-						count = 4 * c
-					}
+					count = cmp.Or(count, 4*c)
 				}
 				ms := make([]member, count)
 				for i := range ms {
@@ -397,9 +384,7 @@ func layPhases(h *Header, sp schedSpec, arr arrival, cfg BuildConfig, asked int,
 			}
 		case KindRate:
 			count := asked
-			if count == 0 {
-				count = 100
-			}
+			count = cmp.Or(count, 100)
 			for ri := range sp.rates {
 				one, count := sp.atRate(ri, count, cfg.Duration)
 				for r := 1; r <= cfg.Repeats; r++ {

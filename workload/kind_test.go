@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/internal/filekind"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // The magic line filekind recognises a workload by is the one workloads
@@ -38,16 +39,11 @@ func TestOtherKindsNamed(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := Open(path)
-		var m *filekind.Mismatch
-		if !errors.As(err, &m) {
+		if _, ok := errors.AsType[*filekind.Mismatch](err); !ok {
 			t.Errorf("%s: %v is not a filekind.Mismatch", c.name, err)
 			continue
 		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: %q lacks %q", c.name, err, w)
-			}
-		}
+		testutil.Contains(t, c.name, err.Error(), c.want...)
 	}
 	// Decode, without a path, still says what the file is.
 	_, err := Decode(bytes.NewReader(compress(t, "llmreplay-trace\x01\x06")))

@@ -9,6 +9,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -147,27 +148,19 @@ func (c Config) Resolve() (Config, error) {
 	// round's requests share one engine (users that end together restart
 	// together) as an open-loop round's share one queue.
 	c.Search.PerRound = true
-	if c.TimeScale == 0 {
-		c.TimeScale = 1
-	}
+	c.TimeScale = cmp.Or(c.TimeScale, 1)
 	if !(c.TimeScale > 0 && c.TimeScale <= 1) {
 		return c, fmt.Errorf("time scale %g is out of range: use a factor above 0 and at most 1", c.TimeScale)
 	}
 	if c.TimeScale != 1 && c.Replay.URL != "" {
 		return c, fmt.Errorf("a time scale applies to the built-in simulator only: drop it, or drop the URL")
 	}
-	if c.RoundDuration == 0 {
-		c.RoundDuration = DefaultRoundDuration
-	}
+	c.RoundDuration = cmp.Or(c.RoundDuration, DefaultRoundDuration)
 	if c.RoundDuration < 0 {
 		return c, fmt.Errorf("round duration %v: give a positive duration", c.RoundDuration)
 	}
-	if c.InputTokens == 0 {
-		c.InputTokens = 800
-	}
-	if c.MaxTokens == 0 {
-		c.MaxTokens = 256
-	}
+	c.InputTokens = cmp.Or(c.InputTokens, 800)
+	c.MaxTokens = cmp.Or(c.MaxTokens, 256)
 	if c.GoodputBounds == (analyze.SLO{}) {
 		c.GoodputBounds = analyze.DefaultSLO
 	}
@@ -177,9 +170,7 @@ func (c Config) Resolve() (Config, error) {
 		return c, err
 	}
 	if c.Replay.URL == "" {
-		if c.Profile == "" {
-			c.Profile = DefaultProfile
-		}
+		c.Profile = cmp.Or(c.Profile, DefaultProfile)
 		if _, err := sim.LookupProfile(c.Profile); err != nil {
 			return c, err
 		}
@@ -224,9 +215,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		p, _ := sim.LookupProfile(c.Profile)
 		sc := c.Sim
 		sc.Profile = p.Scaled(c.TimeScale)
-		if sc.Tokenizer == "" {
-			sc.Tokenizer = tok.Name()
-		}
+		sc.Tokenizer = cmp.Or(sc.Tokenizer, tok.Name())
 		srv, err := sim.New(sc)
 		if err != nil {
 			return nil, err
@@ -237,9 +226,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		defer func() { res.SimLate = srv.Lateness() }()
 		defer srv.Close()
 		rc.URL, rc.Simulated, rc.SimProfile = srv.URL(), true, p.Name
-		if rc.Label == "" {
-			rc.Label = "sim " + p.Name
-		}
+		rc.Label = cmp.Or(rc.Label, "sim "+p.Name)
 		res.Simulated, res.Profile = true, p.Name
 	}
 	res.URL = replay.RedactURL(rc.URL)

@@ -5,11 +5,24 @@ import (
 	"testing"
 )
 
+// kindCase is a file's first bytes and the kind they are.
+type kindCase struct {
+	bytes string
+	want  Kind
+}
+
+// checkKinds holds of, named name, to every case.
+func checkKinds(t *testing.T, name string, of func([]byte) Kind, cases []kindCase) {
+	t.Helper()
+	for _, c := range cases {
+		if got := of([]byte(c.bytes)); got != c.want {
+			t.Errorf("%s(%q) = %q, want %q", name, c.bytes, got, c.want)
+		}
+	}
+}
+
 func TestOfRaw(t *testing.T) {
-	for _, c := range []struct {
-		head string
-		want Kind
-	}{
+	checkKinds(t, "OfRaw", OfRaw, []kindCase{
 		{"", Empty},
 		{"\x28\xb5\x2f\xfd\x00", Zstd},
 		{"\x50\x2a\x4d\x18\x00", Zstd}, // a skippable frame
@@ -20,29 +33,18 @@ func TestOfRaw(t *testing.T) {
 		{"[1,2]", JSON},
 		{"id,value\n1,2\n", Other},
 		{"\x1f\x8b\x08", Other}, // gzip
-	} {
-		if got := OfRaw([]byte(c.head)); got != c.want {
-			t.Errorf("OfRaw(%q) = %q, want %q", c.head, got, c.want)
-		}
-	}
+	})
 }
 
 func TestOfContent(t *testing.T) {
-	for _, c := range []struct {
-		inner string
-		want  Kind
-	}{
+	checkKinds(t, "OfContent", OfContent, []kindCase{
 		{"llmreplay-trace\x01\x06", Trace},
 		{"llmreplay-workload 1.3\n", Workload},
 		{"llmreplay-workl", Workload}, // as far as a trace reader reads
 		{`{"version":"1.0"}`, JSON},
 		{"hello", Zstd},
 		{"", Zstd},
-	} {
-		if got := OfContent([]byte(c.inner)); got != c.want {
-			t.Errorf("OfContent(%q) = %q, want %q", c.inner, got, c.want)
-		}
-	}
+	})
 }
 
 // Every mismatch names what the file is and, for the pipeline's two

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // The folder checks say which part of a path is a file in the way, or
@@ -36,10 +38,7 @@ func TestFolderChecksNameTheFileInTheWay(t *testing.T) {
 			"-o " + filepath.Join(file, "tables") + ": " + file + " is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := ""
-			if err := c.check(); err != nil {
-				got = err.Error()
-			}
+			got := testutil.ErrText(c.check())
 			if got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}

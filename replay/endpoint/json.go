@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/llmreplay/llmreplay/internal/jsontext"
 )
 
 // jscan is a validating, pull-style reader of one JSON document. The
@@ -55,14 +55,7 @@ func (s *jscan) ws() {
 	if s.i < len(s.b) && s.b[s.i] > ' ' {
 		return // compact JSON: the usual case
 	}
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
+	s.i = jsontext.SpaceEnd(s.b, s.i)
 }
 
 // peek returns the next byte after white space, or 0 at the end.
@@ -123,7 +116,7 @@ func (s *jscan) key(n int) ([]byte, bool) {
 		return nil, false
 	}
 	if esc {
-		s.kbuf = unescape(s.kbuf[:0], raw)
+		s.kbuf = jsontext.Unescape(s.kbuf[:0], raw)
 		raw = s.kbuf
 	}
 	if s.peek() != ':' {
@@ -194,7 +187,7 @@ func (s *jscan) rawString() (raw []byte, esc bool) {
 					s.fail("unterminated string")
 					return nil, false
 				}
-				if !hex4(b[i+2 : i+6]) {
+				if !jsontext.IsHex4(b[i+2 : i+6]) {
 					s.fail(`invalid \u escape in a string`)
 					return nil, false
 				}
@@ -247,75 +240,6 @@ func quoteOrBackslash(x uint64) uint64 {
 	return ((q-ones)&^q | (s-ones)&^s) & highs
 }
 
-func hex4(b []byte) bool {
-	for _, c := range b[:4] {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-func unhex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c <= '9':
-			c -= '0'
-		case c <= 'F':
-			c -= 'A' - 10
-		default:
-			c -= 'a' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
-// unescape appends the decoded form of a string body that rawString has
-// already validated.
-func unescape(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		k := bytes.IndexByte(raw[i:], '\\')
-		if k < 0 {
-			return append(dst, raw[i:]...)
-		}
-		dst = append(dst, raw[i:i+k]...)
-		i += k
-		c := raw[i+1]
-		i += 2
-		switch c {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := unhex4(raw[i:])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2 := rune(utf8.RuneError)
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					if dec := utf16.DecodeRune(r, unhex4(raw[i+2:])); dec != utf8.RuneError {
-						r2 = dec
-						i += 6
-					}
-				}
-				r = r2
-			}
-			dst = utf8.AppendRune(dst, r)
-		default: // '"', '\\', '/'
-			dst = append(dst, c)
-		}
-	}
-	return dst
-}
-
 // str reads a string or null. For a string it returns its decoded bytes,
 // unescaped into *buf only if it holds escapes (else a slice of the input).
 // ok is false if the value is neither (nothing is consumed then).
@@ -324,7 +248,7 @@ func (s *jscan) str(buf *[]byte) (v []byte, null, ok bool) {
 	case '"':
 		raw, esc := s.rawString()
 		if esc {
-			*buf = unescape((*buf)[:0], raw)
+			*buf = jsontext.Unescape((*buf)[:0], raw)
 			return *buf, false, true
 		}
 		return raw, false, true
@@ -374,58 +298,13 @@ func (s *jscan) number() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i
-	b := s.b
-	i := s.i
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-	default:
-		s.i = i
+	end, ok := jsontext.NumberEnd(s.b, start)
+	s.i = end
+	if !ok {
 		s.fail("invalid number")
 		return nil, false
 	}
-	if i < len(b) && b[i] == '.' {
-		j := digitsEnd(b, i+1)
-		if j == i+1 {
-			return s.badNumber(j)
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digitsEnd(b, i)
-		if j == i {
-			return s.badNumber(j)
-		}
-		i = j
-	}
-	s.i = i
-	return b[start:i], true
-}
-
-// digitsEnd returns the end of the run of ASCII digits at b[i:].
-func digitsEnd(b []byte, i int) int {
-	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-// badNumber fails the scan at i, inside a number.
-func (s *jscan) badNumber(i int) ([]byte, bool) {
-	s.i = i
-	s.fail("invalid number")
-	return nil, false
+	return s.b[start:end], true
 }
 
 // skip reads and discards one value of any kind, checking its syntax.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/llmreplay/llmreplay/internal/golden"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -72,11 +73,7 @@ func TestInfoOfCutShortTrace(t *testing.T) {
 	var b strings.Builder
 	Read(r, "-").WriteText(&b)
 	out := b.String()
-	for _, want := range []string{"cut-short tail", "records:    6 (", "file:       format 1.0"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no %q:\n%s", want, out)
-		}
-	}
+	testutil.Contains(t, "trace info", out, "cut-short tail", "records:    6 (", "file:       format 1.0")
 	if notes := Notes("-", r); len(notes) != 1 || !strings.Contains(notes[0], "cut-short tail") {
 		t.Errorf("notes %q, want the cut-short tail's", notes)
 	}

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/llmreplay/llmreplay/internal/jsontext"
 )
 
 // A tokenizer.json is 5-30 MB, nearly all of it model.vocab and
@@ -27,16 +27,7 @@ func (s *jsonScanner) errf(format string, args ...any) error {
 	return fmt.Errorf("not valid JSON at byte %d: %s", s.pos, fmt.Sprintf(format, args...))
 }
 
-func (s *jsonScanner) ws() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
-		}
-	}
-}
+func (s *jsonScanner) ws() { s.pos = jsontext.SpaceEnd(s.data, s.pos) }
 
 // expect consumes c after optional white space.
 func (s *jsonScanner) expect(c byte) error {
@@ -83,19 +74,19 @@ func (s *jsonScanner) str() (string, error) {
 	return "", s.errf("unterminated string")
 }
 
-// strSlow finishes a string that has escapes, from its first byte start.
+// strSlow finishes a string that has escapes, from its first byte start:
+// it checks the rest of the string, then decodes it whole.
 func (s *jsonScanner) strSlow(start int) (string, error) {
-	buf := append([]byte(nil), s.data[start:s.pos]...)
 	for s.pos < len(s.data) {
 		c := s.data[s.pos]
 		switch {
 		case c == '"':
+			raw := s.data[start:s.pos]
 			s.pos++
-			return string(buf), nil
+			return string(jsontext.Unescape(make([]byte, 0, len(raw)), raw)), nil
 		case c < 0x20:
 			return "", s.errf("control character in string")
 		case c != '\\':
-			buf = append(buf, c)
 			s.pos++
 			continue
 		}
@@ -105,57 +96,17 @@ func (s *jsonScanner) strSlow(start int) (string, error) {
 		e := s.data[s.pos+1]
 		s.pos += 2
 		switch e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		case 'u':
-			r, ok := s.hex4()
-			if !ok {
+			if !jsontext.IsHex4(s.data[s.pos:]) {
 				return "", s.errf("bad \\u escape")
 			}
-			if utf16.IsSurrogate(r) {
-				// A pair is two escapes; a lone half becomes U+FFFD,
-				// as encoding/json does.
-				save := s.pos
-				if s.pos+1 < len(s.data) && s.data[s.pos] == '\\' && s.data[s.pos+1] == 'u' {
-					s.pos += 2
-					if r2, ok := s.hex4(); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							buf = utf8.AppendRune(buf, d)
-							continue
-						}
-					}
-				}
-				s.pos = save
-				r = utf8.RuneError
-			}
-			buf = utf8.AppendRune(buf, r)
+			s.pos += 4
 		default:
 			return "", s.errf("bad escape \\%c", e)
 		}
 	}
 	return "", s.errf("unterminated string")
-}
-
-func (s *jsonScanner) hex4() (rune, bool) {
-	if s.pos+4 > len(s.data) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(s.data[s.pos:s.pos+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	s.pos += 4
-	return rune(v), true
 }
 
 // integer parses a JSON number that must be an integer.
@@ -244,37 +195,10 @@ func (s *jsonScanner) literal(w string) error {
 
 // number checks -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?.
 func (s *jsonScanner) number() error {
-	d := s.data
-	digits := func() int {
-		n := 0
-		for s.pos < len(d) && '0' <= d[s.pos] && d[s.pos] <= '9' {
-			s.pos++
-			n++
-		}
-		return n
-	}
-	if s.pos < len(d) && d[s.pos] == '-' {
-		s.pos++
-	}
-	if s.pos < len(d) && d[s.pos] == '0' {
-		s.pos++
-	} else if digits() == 0 {
+	end, ok := jsontext.NumberEnd(s.data, s.pos)
+	s.pos = end
+	if !ok {
 		return s.errf("bad number")
-	}
-	if s.pos < len(d) && d[s.pos] == '.' {
-		s.pos++
-		if digits() == 0 {
-			return s.errf("bad number")
-		}
-	}
-	if s.pos < len(d) && (d[s.pos] == 'e' || d[s.pos] == 'E') {
-		s.pos++
-		if s.pos < len(d) && (d[s.pos] == '+' || d[s.pos] == '-') {
-			s.pos++
-		}
-		if digits() == 0 {
-			return s.errf("bad number")
-		}
 	}
 	return nil
 }
