@@ -133,9 +133,7 @@ func TestAPIAutoThroughTheBinary(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
 	chat := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
 	raw := filepath.Join(dir, "raw.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--shape", "completion", "--input-tokens", "100", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", raw); code != 0 {
-		t.Fatalf("workload build: %s", e)
-	}
+	mustRun(t, bin, "workload", "build", "--shape", "completion", "--input-tokens", "100", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", raw)
 	for _, c := range []struct {
 		identity, workload, api, evidence string
 	}{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,6 +148,74 @@ func startSimProcess(t *testing.T, bin string, args ...string) (string, int) {
 		t.Fatal("the simulator printed no address within 60 s")
 	}
 	return "", 0
+}
+
+// run runs the built binary with env added to the test's and returns
+// its output and exit status.
+func run(t *testing.T, env []string, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runWith(t, "", env, bin, args...)
+}
+
+// runIn is run in the folder dir.
+func runIn(t *testing.T, dir, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runWith(t, dir, nil, bin, args...)
+}
+
+func runWith(t *testing.T, dir string, env []string, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return o.String(), e.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), 0
+}
+
+// mustRun runs the built binary and fails the test unless it exits 0;
+// it returns stdout and stderr.
+func mustRun(t *testing.T, bin string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	stdout, stderr, code := run(t, nil, bin, args...)
+	if code != 0 {
+		t.Fatalf("llmreplay %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+	return stdout, stderr
+}
+
+// buildWorkload builds a workload of args into dir (64-token prompts
+// unless args set --input-tokens) and returns its path.
+func buildWorkload(t *testing.T, bin, dir string, args ...string) string {
+	t.Helper()
+	wl := filepath.Join(dir, "w.workload.zst")
+	if _, err := os.Stat(wl); err == nil {
+		t.Fatalf("%s exists: build each workload in a folder of its own", wl)
+	}
+	a := []string{"workload", "build", "-o", wl}
+	if !slices.Contains(args, "--input-tokens") {
+		a = append(a, "--input-tokens", "64")
+	}
+	a = append(a, args...)
+	mustRun(t, bin, a...)
+	return wl
+}
+
+// traceHeader is the header of the trace at path.
+func traceHeader(t *testing.T, path string) trace.Header {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return r.Header()
 }
 
 // pacedServer streams `tokens` one-token chunks `gap` apart per request and
@@ -311,9 +381,7 @@ type analyzeDoc struct {
 func exportedRequests(t *testing.T, bin, tr string) []map[string]string {
 	t.Helper()
 	dir := t.TempDir()
-	if _, e, code := run(t, nil, bin, "export", tr, "--format", "csv", "-o", filepath.Join(dir, "csv")); code != 0 {
-		t.Fatalf("export: %d %s", code, e)
-	}
+	mustRun(t, bin, "export", tr, "--format", "csv", "-o", filepath.Join(dir, "csv"))
 	b, err := os.ReadFile(filepath.Join(dir, "csv", "requests.csv"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,7 @@ import (
 func TestHandEditedWorkloadRefused(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
 	good := filepath.Join(dir, "good.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", good); code != 0 {
-		t.Fatalf("workload build: %s", e)
-	}
+	mustRun(t, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", good)
 	for _, c := range []struct {
 		name, want string
 		edit       func(*workload.Workload)

@@ -22,10 +22,7 @@ func TestReplaySaysDispatcherPolicy(t *testing.T) {
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "rate:50", "--arrival", "constant", "--requests", "4", "--repeats", "1")
 	tr := filepath.Join(dir, "p.trace.zst")
-	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tr)
-	if code != 0 {
-		t.Fatalf("replay exit %d: %s", code, e)
-	}
+	_, e := mustRun(t, bin, "replay", wl, "--url", simURL, "-o", tr)
 	lines := regexp.MustCompile(`(?m)^dispatcher thread: (SCHED_FIFO|SCHED_RR|nice -20|SCHED_OTHER)\b.*$`).FindAllStringSubmatch(e, -1)
 	if len(lines) != 1 {
 		t.Fatalf("want one dispatcher line on stderr, got %d:\n%s", len(lines), e)
@@ -40,22 +37,11 @@ func TestReplaySaysDispatcherPolicy(t *testing.T) {
 	}
 	// --normal-priority asks for nothing: the line and the trace say so.
 	tr2 := filepath.Join(dir, "n.trace.zst")
-	_, e, code = run(t, nil, bin, "replay", wl, "--url", simURL, "--normal-priority", "-o", tr2)
+	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--normal-priority", "-o", tr2)
 	if code != 0 || !regexp.MustCompile(`(?m)^dispatcher thread: SCHED_OTHER$`).MatchString(e) {
 		t.Fatalf("replay --normal-priority: exit %d, want the line 'dispatcher thread: SCHED_OTHER':\n%s", code, e)
 	}
 	if got := traceHeader(t, tr2).Options[trace.OptDispatcherPolicy]; got != "SCHED_OTHER" {
 		t.Errorf("--normal-priority's trace records %q, want SCHED_OTHER", got)
 	}
-}
-
-// traceHeader is the header of the trace at path.
-func traceHeader(t *testing.T, path string) trace.Header {
-	t.Helper()
-	r, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	return r.Header()
 }

@@ -17,9 +17,7 @@ import (
 func TestWorkloadInspectEscapes(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
 	path := filepath.Join(dir, "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", path); code != 0 {
-		t.Fatalf("build: exit %d: %s", code, e)
-	}
+	mustRun(t, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", path)
 	wl, err := workload.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -52,9 +52,7 @@ func TestExportReadsRequestsAsAnalyzeDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "tables")
-	if _, e, code := run(t, nil, bin, "export", tr, "-o", out); code != 0 {
-		t.Fatal(e)
-	}
+	mustRun(t, bin, "export", tr, "-o", out)
 	rows, err := parquet.ReadFile[export.RequestRow](filepath.Join(out, "requests.parquet"))
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("%d rows, %v", len(rows), err)
@@ -72,10 +70,7 @@ func TestExportReadsRequestsAsAnalyzeDoes(t *testing.T) {
 		t.Errorf("r1: input %d, new %d, sent %d, cached %d, turn %d; want 300, 20, 300, -1, 2", y.InputTokens, y.NewInputTokens, y.SentInputTokens, y.CachedTokens, y.Turn)
 	}
 	// trace cat --requests says the same of each request.
-	o, e, code := run(t, nil, bin, "trace", "cat", "--requests", tr)
-	if code != 0 {
-		t.Fatal(e)
-	}
+	o, _ := mustRun(t, bin, "trace", "cat", "--requests", tr)
 	for i, line := range strings.Split(strings.TrimSpace(o), "\n") {
 		var c struct {
 			TTFTS     float64 `json:"ttft_s"`

@@ -69,9 +69,7 @@ func TestKubeJobChecksReplayFlags(t *testing.T) {
 	}
 	// Good flags pass as they are; a value that looks like a flag is a
 	// value (replay's parser says so), and the Job keeps its own --url.
-	if _, e, code := run(t, nil, bin, append(base, "--label", "--url", "--timeout", "5m", "-q")...); code != 0 {
-		t.Fatalf("good replay flags: exit %d: %s", code, e)
-	}
+	mustRun(t, bin, append(base, "--label", "--url", "--timeout", "5m", "-q")...)
 	y, err := os.ReadFile(job)
 	if err != nil {
 		t.Fatal(err)
@@ -98,9 +96,7 @@ func TestFolderFlagIsAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	wl := filepath.Join(dir, "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1", "-o", wl); code != 0 {
-		t.Fatal(e)
-	}
+	mustRun(t, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1", "-o", wl)
 	under := filepath.Join(file, "sub")
 	for _, c := range []struct {
 		args []string
@@ -147,9 +143,7 @@ func TestFolderFlagIsAFile(t *testing.T) {
 func smallWorkload(t *testing.T, bin string) string {
 	t.Helper()
 	wl := filepath.Join(t.TempDir(), "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:2", "--repeats", "1", "-o", wl); code != 0 {
-		t.Fatal(e)
-	}
+	mustRun(t, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:2", "--repeats", "1", "-o", wl)
 	return wl
 }
 

@@ -16,10 +16,8 @@ func TestSameLabelRefused(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		// Each run writes its own timestamped files; the second may land
 		// in the same second, so each gets its own folder.
-		if _, e, code := run(t, nil, bin, "bench", "--profile", "fast", "--max-tokens", "16", "--concurrency", "1", "--repeats", "1", "-q",
-			"--results", filepath.Join(dir, string(rune('a'+i)))); code != 0 {
-			t.Fatalf("bench: exit %d\n%s", code, e)
-		}
+		mustRun(t, bin, "bench", "--profile", "fast", "--max-tokens", "16", "--concurrency", "1", "--repeats", "1", "-q",
+			"--results", filepath.Join(dir, string(rune('a'+i))))
 	}
 	traces, _ := filepath.Glob(filepath.Join(dir, "*", "*.trace.zst"))
 	if len(traces) != 2 {

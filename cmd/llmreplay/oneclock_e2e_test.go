@@ -18,9 +18,7 @@ func replaySim(t *testing.T, bin string, simArgs []string, wlArgs ...string) (di
 	dir = t.TempDir()
 	wl := buildWorkload(t, bin, dir, wlArgs...)
 	tr = filepath.Join(dir, "run.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tr, "-q"); code != 0 {
-		t.Fatalf("replay exit %d: %s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", simURL, "-o", tr, "-q")
 	return dir, simURL, tr
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,35 +13,6 @@ import (
 
 	"github.com/llmreplay/llmreplay/trace"
 )
-
-// run runs the built binary with env added to the test's and returns
-// its output and exit status.
-func run(t *testing.T, env []string, bin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	return runWith(t, "", env, bin, args...)
-}
-
-// runIn is run in the folder dir.
-func runIn(t *testing.T, dir, bin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	return runWith(t, dir, nil, bin, args...)
-}
-
-func runWith(t *testing.T, dir string, env []string, bin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return o.String(), e.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), 0
-}
 
 // traceIDs reads a trace's record IDs (with how often each occurs) and
 // shard indices.
@@ -110,9 +80,7 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--input-tokens", "100", "--max-tokens", "32", "--schedule", "burst:3,9", "--repeats", "2")
 	full := filepath.Join(dir, "full.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", full); code != 0 {
-		t.Fatalf("unsharded replay: %d %s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", url, "-o", full)
 
 	const n = 3
 	// The shards start at a common time far enough ahead that each has
@@ -242,9 +210,7 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 func kubeWorkload(t *testing.T, bin, dir string) string {
 	t.Helper()
 	wl := filepath.Join(dir, "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:4", "--repeats", "1", "-o", wl); code != 0 {
-		t.Fatal(e)
-	}
+	mustRun(t, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:4", "--repeats", "1", "-o", wl)
 	return wl
 }
 
@@ -255,11 +221,8 @@ func TestKubeJob(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
 	wl := kubeWorkload(t, bin, dir)
 	job := filepath.Join(dir, "job.yaml")
-	_, e, code := run(t, nil, bin, "kube", "job", wl, "--shards", "4", "--image", "registry.example/llmreplay:1", "--url", "http://vllm:8000",
+	mustRun(t, bin, "kube", "job", wl, "--shards", "4", "--image", "registry.example/llmreplay:1", "--url", "http://vllm:8000",
 		"--results-claim", "results", "--start-at", "2030-01-02T03:04:05Z", "-o", job, "--", "--label", "vLLM bf16")
-	if code != 0 {
-		t.Fatalf("kube job: exit %d: %s", code, e)
-	}
 	y, _ := os.ReadFile(job)
 	for _, want := range []string{"completionMode: Indexed", "completions: 4", "parallelism: 4", "backoffLimitPerIndex: 1",
 		"- --start-at\n        - \"2030-01-02T03:04:05Z\"", "shard-$(JOB_COMPLETION_INDEX).trace.zst", "- vLLM bf16", "kind: ConfigMap"} {

@@ -156,9 +156,7 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--input-tokens", "1000,5000", "--max-tokens", "4", "--schedule", "burst:1,2", "--repeats", "2")
 	tr := filepath.Join(dir, "wall.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr); code != 0 {
-		t.Fatalf("replay: %d %s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr)
 	summary, e, code := run(t, nil, bin, "analyze", tr)
 	if code != 0 {
 		t.Fatalf("analyze: %d %s", code, e)
@@ -200,9 +198,7 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 	}
 	// The HTML report shows the same plain-words evidence.
 	page := filepath.Join(dir, "wall.html")
-	if _, e, code := run(t, nil, bin, "report", tr, "-o", page); code != 0 {
-		t.Fatalf("report: %d %s", code, e)
-	}
+	mustRun(t, bin, "report", tr, "-o", page)
 	html, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
@@ -258,9 +254,7 @@ func TestLongPromptIsStreamed(t *testing.T) {
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
 	tr := filepath.Join(dir, "long.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
-		t.Fatalf("replay: %d %s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", url, "-o", tr)
 	r, err := trace.Open(tr)
 	if err != nil {
 		t.Fatal(err)
@@ -278,10 +272,7 @@ func TestLongPromptIsStreamed(t *testing.T) {
 		}
 	}
 	r.Close()
-	out, e, code := run(t, nil, bin, "analyze", tr)
-	if code != 0 {
-		t.Fatalf("analyze: %d %s", code, e)
-	}
+	out, e := mustRun(t, bin, "analyze", tr)
 	if strings.Contains(out+e, "not_streamed") {
 		t.Errorf("a streamed 32k-prompt response is called not_streamed:\n%s%s", out, e)
 	}
@@ -339,10 +330,7 @@ func TestTraceCatRequests(t *testing.T) {
 	}
 	// The median of the ok rows' per-stream speeds, (150 + 50)/2 = 100,
 	// is analyze's per-stream figure for the same requests.
-	csvOut, e, code := run(t, nil, bin, "analyze", p, "--format", "csv")
-	if code != 0 {
-		t.Fatalf("analyze: %d %s", code, e)
-	}
+	csvOut, _ := mustRun(t, bin, "analyze", p, "--format", "csv")
 	if r := csvByKey(t, csvOut)[0]; r["per_stream_tps"] != "100" || r["requests_failed"] != "1" {
 		t.Errorf("analyze's per-stream %s, failed %s; want 100 and 1", r["per_stream_tps"], r["requests_failed"])
 	}

@@ -20,18 +20,14 @@ func TestSeparateSimulatorTimeScaleSaid(t *testing.T) {
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:1", "--repeats", "2")
 	tr := filepath.Join(dir, "run.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
-		t.Fatalf("replay: exit %d\n%s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", url, "-o", tr)
 	const note = "ran at time scale 0.1: every duration is 0.1× the profile's, so these latencies read 0.1× and these speeds 10×"
 	out, e, code := run(t, nil, bin, "analyze", tr)
 	if code != 0 || !strings.Contains(unwrapped(out), note) || !strings.Contains(unwrapped(out), "profile llamacpp-rtx5090-q4km") {
 		t.Errorf("analyze (exit %d) does not say the simulator's time scale:\n%s\n%s", code, out, e)
 	}
 	html := filepath.Join(dir, "r.html")
-	if _, e, code := run(t, nil, bin, "report", tr, "-o", html); code != 0 {
-		t.Fatalf("report: exit %d\n%s", code, e)
-	}
+	mustRun(t, bin, "report", tr, "-o", html)
 	page, err := os.ReadFile(html)
 	if err != nil {
 		t.Fatal(err)
