@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/llmreplay/llmreplay/internal/hfhubtest"
 )
 
 // fakeHubCache lays out a Hugging Face hub cache under a temp folder as
@@ -19,41 +19,11 @@ func fakeHubCache(t *testing.T, repo, rev string, withRef bool) string {
 	return cache
 }
 
+// writeHubSnapshot adds revision rev of repo, holding the test copy of
+// Qwen3's tokenizer.json, to the hub cache folder cache.
 func writeHubSnapshot(t *testing.T, cache, repo, rev string, withRef bool) string {
 	t.Helper()
-	raw, err := os.ReadFile(hfPath("qwen3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	js, err := dec.DecodeAll(raw, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(cache, "models--"+strings.ReplaceAll(repo, "/", "--"))
-	blob := filepath.Join(dir, "blobs", "b1"+rev)
-	snap := filepath.Join(dir, "snapshots", rev)
-	for _, d := range []string{filepath.Dir(blob), snap, filepath.Join(dir, "refs")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(blob, js, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join("..", "..", "blobs", "b1"+rev), filepath.Join(snap, "tokenizer.json")); err != nil {
-		t.Fatal(err)
-	}
-	if withRef {
-		if err := os.WriteFile(filepath.Join(dir, "refs", "main"), []byte(rev), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(snap, "tokenizer.json")
+	return hfhubtest.Snapshot(t, cache, repo, rev, hfPath("qwen3"), withRef)
 }
 
 // A model id resolves, offline, to the tokenizer.json of the revision
