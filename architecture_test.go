@@ -35,7 +35,7 @@ var layers = map[string]int{
 	"trace": 5, "workload": 5, "workload/tokenize": 5, "replay/stream": 5,
 	// 6. ground: helpers that import no product package.
 	"internal/atomicfile": 6, "internal/complete": 6, "internal/cputime": 6, "internal/fielderr": 6, "internal/filekind": 6,
-	"internal/golden": 6, "internal/hfhubtest": 6, "internal/outfile": 6, "internal/safetext": 6,
+	"internal/golden": 6, "internal/hfhubtest": 6, "internal/outfile": 6, "internal/safetext": 6, "internal/zstdtest": 6,
 	"internal/suggest": 6, "internal/version": 6,
 }
 

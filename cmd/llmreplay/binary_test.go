@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/llmreplay/llmreplay/internal/zstdtest"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -307,20 +307,7 @@ func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
 // file with zstd -d reads, for tests that look for what must not be there.
 func plainTrace(t *testing.T, path string) string {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	plain, err := dec.DecodeAll(raw, nil)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return string(plain)
+	return string(zstdtest.ReadFile(t, path))
 }
 
 // traceTexts is everything of a trace a person can read through the

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/internal/hfhubtest"
+	"github.com/llmreplay/llmreplay/internal/zstdtest"
 )
 
 // hubCache lays out a Hugging Face hub cache under root as
@@ -17,7 +18,7 @@ import (
 func hubCache(t *testing.T, root string) string {
 	t.Helper()
 	return hfhubtest.Snapshot(t, root, "Qwen/Qwen3-8B", "9c925d64d72725edaf899c6cb9c377fd0709d9c5",
-		filepath.Join("..", "..", "workload", "tokenize", "testdata", "qwen3", "tokenizer.json.zst"), true)
+		zstdtest.ReadFile(t, filepath.Join("..", "..", "workload", "tokenize", "testdata", "qwen3", "tokenizer.json.zst")), true)
 }
 
 // TestTokenizerByModelID: --tokenizer takes a Hugging Face model id and

@@ -13,17 +13,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/klauspost/compress/zstd"
 )
 
-// Snapshot writes the tokenizer.json compressed at zst (the repository
-// keeps its test tokenizers zstd-compressed) into the hub cache folder
-// cache as revision rev of repo ("Org/Name"), and refs/main naming rev when
-// main is set. It returns the snapshot's tokenizer.json.
-func Snapshot(t testing.TB, cache, repo, rev, zst string, main bool) string {
+// Snapshot writes js as the tokenizer.json of revision rev of repo
+// ("Org/Name") into the hub cache folder cache, and refs/main naming rev
+// when main is set. It returns the snapshot's tokenizer.json.
+func Snapshot(t testing.TB, cache, repo, rev string, js []byte, main bool) string {
 	t.Helper()
-	js := decompress(t, zst)
 	sum := sha256.Sum256(js)
 	blob := hex.EncodeToString(sum[:])
 	dir := filepath.Join(cache, "models--"+strings.ReplaceAll(repo, "/", "--"))
@@ -46,22 +42,4 @@ func Snapshot(t testing.TB, cache, repo, rev, zst string, main bool) string {
 		}
 	}
 	return file
-}
-
-func decompress(t testing.TB, path string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	js, err := dec.DecodeAll(raw, nil)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return js
 }

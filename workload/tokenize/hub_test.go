@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/internal/hfhubtest"
+	"github.com/llmreplay/llmreplay/internal/zstdtest"
 )
 
 // fakeHubCache lays out a Hugging Face hub cache under a temp folder as
@@ -23,7 +24,7 @@ func fakeHubCache(t *testing.T, repo, rev string, withRef bool) string {
 // Qwen3's tokenizer.json, to the hub cache folder cache.
 func writeHubSnapshot(t *testing.T, cache, repo, rev string, withRef bool) string {
 	t.Helper()
-	return hfhubtest.Snapshot(t, cache, repo, rev, hfPath("qwen3"), withRef)
+	return hfhubtest.Snapshot(t, cache, repo, rev, zstdtest.ReadFile(t, hfPath("qwen3")), withRef)
 }
 
 // A model id resolves, offline, to the tokenizer.json of the revision
