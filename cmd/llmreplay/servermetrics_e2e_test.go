@@ -200,3 +200,31 @@ func TestServerMetricsFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestSeparateSimulatorTimeScaleSaid: a replay with default flags against a
+// separately started `llmreplay sim --time-scale 0.1` records nothing in
+// its header about the scale, yet analyze and the report say the numbers
+// are the profile's scaled: the simulator reports its scale on /metrics,
+// which replay scrapes by default into the trace.
+func TestSeparateSimulatorTimeScaleSaid(t *testing.T) {
+	bin := builtBinary(t)
+	url := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1")
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:1", "--repeats", "2")
+	tr := filepath.Join(dir, "run.trace.zst")
+	mustRun(t, bin, "replay", wl, "--url", url, "-o", tr)
+	const note = "ran at time scale 0.1: every duration is 0.1× the profile's, so these latencies read 0.1× and these speeds 10×"
+	out, e, code := run(t, nil, bin, "analyze", tr)
+	if code != 0 || !strings.Contains(unwrapped(out), note) || !strings.Contains(unwrapped(out), "profile llamacpp-rtx5090-q4km") {
+		t.Errorf("analyze (exit %d) does not say the simulator's time scale:\n%s\n%s", code, out, e)
+	}
+	html := filepath.Join(dir, "r.html")
+	mustRun(t, bin, "report", tr, "-o", html)
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "time scale 0.1") {
+		t.Errorf("the report does not say the simulator's time scale")
+	}
+}
