@@ -363,6 +363,15 @@ type analyzeDoc struct {
 	} `json:"warnings"`
 }
 
+// analyzedGroup is one group of `analyze --format json`: its keys and
+// each metric's value (nil where the metric has none).
+type analyzedGroup struct {
+	Keys    map[string]any `json:"keys"`
+	Metrics map[string]struct {
+		Value *float64 `json:"value"`
+	} `json:"metrics"`
+}
+
 // exportedRequests runs `export --format csv` on a trace and returns
 // requests.csv's rows keyed by column name.
 func exportedRequests(t *testing.T, bin, tr string) []map[string]string {

@@ -39,10 +39,7 @@ func TestAnyPercentileThroughTheBinary(t *testing.T) {
 
 	out, _, code = run("analyze", "--metrics", "ttft_p95,e2e_p99.9", "--format", "json", tr)
 	var doc struct {
-		Groups []struct {
-			Keys    map[string]any
-			Metrics map[string]struct{ Value *float64 } `json:"metrics"`
-		}
+		Groups []analyzedGroup `json:"groups"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, out)

@@ -63,12 +63,7 @@ func TestBenchShowsServerState(t *testing.T) {
 			Scrapes int    `json:"server_scrapes"`
 			Engine  string `json:"server_engine"`
 		} `json:"traces"`
-		Groups []struct {
-			Keys    map[string]any `json:"keys"`
-			Metrics map[string]struct {
-				Value *float64 `json:"value"`
-			} `json:"metrics"`
-		} `json:"groups"`
+		Groups []analyzedGroup `json:"groups"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)

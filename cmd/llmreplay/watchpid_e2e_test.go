@@ -43,11 +43,7 @@ func TestWatchPID(t *testing.T) {
 		t.Fatalf("analyze exit %d: %s", code, e)
 	}
 	var doc struct {
-		Groups []struct {
-			Metrics map[string]struct {
-				Value *float64 `json:"value"`
-			} `json:"metrics"`
-		} `json:"groups"`
+		Groups []analyzedGroup `json:"groups"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Groups) == 0 {
 		t.Fatalf("%v:\n%.1500s", err, out)
