@@ -278,6 +278,19 @@ func (s *pacedServer) doneBefore(t time.Time) int {
 	return n
 }
 
+// replaySim replays, with default flags, a workload built with wlArgs
+// against a simulator started with simArgs, and returns the test's
+// folder, the simulator's URL and the trace's path.
+func replaySim(t *testing.T, bin string, simArgs []string, wlArgs ...string) (dir, simURL, tr string) {
+	t.Helper()
+	simURL = startSim(t, bin, simArgs...)
+	dir = t.TempDir()
+	wl := buildWorkload(t, bin, dir, wlArgs...)
+	tr = filepath.Join(dir, "run.trace.zst")
+	mustRun(t, bin, "replay", wl, "--url", simURL, "-o", tr)
+	return dir, simURL, tr
+}
+
 // readTrace returns a trace's header and records (copies: the reader
 // reuses its record).
 func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {

@@ -411,11 +411,7 @@ func TestPromiseTrustWarnings(t *testing.T) {
 // not before it, and analyze reports ttft_sched ≥ ttft.
 func TestPromiseScheduledAndActualTimes(t *testing.T) {
 	bin := parallelBinary(t)
-	url := startSim(t, bin, "--profile", "fast")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "rate:20", "--arrival", "constant", "--requests", "10")
-	tr := filepath.Join(dir, "rate.trace.zst")
-	mustRun(t, bin, "replay", wl, "--url", url, "-o", tr)
+	_, _, tr := replaySim(t, bin, []string{"--profile", "fast"}, "--max-tokens", "4", "--schedule", "rate:20", "--arrival", "constant", "--requests", "10")
 	r, err := trace.Open(tr)
 	if err != nil {
 		t.Fatal(err)

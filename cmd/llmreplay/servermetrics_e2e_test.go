@@ -203,11 +203,7 @@ func TestServerMetricsFlags(t *testing.T) {
 // which replay scrapes by default into the trace.
 func TestSeparateSimulatorTimeScaleSaid(t *testing.T) {
 	bin := builtBinary(t)
-	url := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:1", "--repeats", "2")
-	tr := filepath.Join(dir, "run.trace.zst")
-	mustRun(t, bin, "replay", wl, "--url", url, "-o", tr)
+	dir, _, tr := replaySim(t, bin, []string{"--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1"}, "--max-tokens", "16", "--schedule", "burst:1", "--repeats", "2")
 	const note = "ran at time scale 0.1: every duration is 0.1× the profile's, so these latencies read 0.1× and these speeds 10×"
 	out, e, code := run(t, nil, bin, "analyze", tr)
 	if code != 0 || !strings.Contains(unwrapped(out), note) || !strings.Contains(unwrapped(out), "profile llamacpp-rtx5090-q4km") {

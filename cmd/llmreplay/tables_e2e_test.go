@@ -250,11 +250,7 @@ func TestLongPromptIsStreamed(t *testing.T) {
 	// prefill), its tokens paced 20 ms apart: a client stalled by a loaded
 	// machine for a few ms would otherwise read the profile's fast decode
 	// in one read, which is the not-streamed shape this test must not see.
-	url := startSim(t, bin, "--token-interval", "20ms")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
-	tr := filepath.Join(dir, "long.trace.zst")
-	mustRun(t, bin, "replay", wl, "--url", url, "-o", tr)
+	_, _, tr := replaySim(t, bin, []string{"--token-interval", "20ms"}, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
 	r, err := trace.Open(tr)
 	if err != nil {
 		t.Fatal(err)
