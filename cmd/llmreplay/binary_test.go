@@ -278,14 +278,22 @@ func (s *pacedServer) doneBefore(t time.Time) int {
 	return n
 }
 
+// simWorkload starts a simulator with simArgs and builds a workload of
+// wlArgs in a fresh folder; it returns the simulator's URL, the folder and
+// the workload.
+func simWorkload(t *testing.T, bin string, simArgs []string, wlArgs ...string) (simURL, dir, wl string) {
+	t.Helper()
+	simURL = startSim(t, bin, simArgs...)
+	dir = t.TempDir()
+	return simURL, dir, buildWorkload(t, bin, dir, wlArgs...)
+}
+
 // replaySim replays, with default flags, a workload built with wlArgs
 // against a simulator started with simArgs, and returns the test's
 // folder, the simulator's URL and the trace's path.
 func replaySim(t *testing.T, bin string, simArgs []string, wlArgs ...string) (dir, simURL, tr string) {
 	t.Helper()
-	simURL = startSim(t, bin, simArgs...)
-	dir = t.TempDir()
-	wl := buildWorkload(t, bin, dir, wlArgs...)
+	simURL, dir, wl := simWorkload(t, bin, simArgs, wlArgs...)
 	tr = filepath.Join(dir, "run.trace.zst")
 	mustRun(t, bin, "replay", wl, "--url", simURL, "-o", tr)
 	return dir, simURL, tr

@@ -17,9 +17,7 @@ import (
 // a user does, the built binary in a fresh folder with default flags.
 func TestDefaultTraceName(t *testing.T) {
 	bin := parallelBinary(t)
-	url := startSim(t, bin, "--profile", "fast")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--schedule", "burst:1", "--repeats", "1", "--input-tokens", "100", "--max-tokens", "4")
+	url, dir, wl := simWorkload(t, bin, []string{"--profile", "fast"}, "--schedule", "burst:1", "--repeats", "1", "--input-tokens", "100", "--max-tokens", "4")
 	_, stderr, code := runIn(t, dir, bin, "replay", wl, "--url", url, "--label", "my run")
 	if code != 0 {
 		t.Fatalf("replay: exit %d\n%s", code, stderr)
@@ -54,9 +52,7 @@ func TestSummaryAfterEveryRun(t *testing.T) {
 	// the client up past a whole answer and read it in one piece too: the
 	// chunks come at least 100 ms apart, so a stall of a few hundred ms
 	// still leaves gaps to measure.
-	url := startSim(t, bin, "--profile", "vllm-rtx5090-bf16", "--token-interval", "100ms")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "8", "--schedule", "burst:1,2", "--repeats", "1")
+	url, dir, wl := simWorkload(t, bin, []string{"--profile", "vllm-rtx5090-bf16", "--token-interval", "100ms"}, "--max-tokens", "8", "--schedule", "burst:1,2", "--repeats", "1")
 	tr := filepath.Join(dir, "run.trace.zst")
 	out, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr)
 	if code != 0 {

@@ -348,9 +348,7 @@ func TestBenchBadInputBeforeStart(t *testing.T) {
 // as llama-server does.
 func TestPromiseCacheStudiesReachTheCache(t *testing.T) {
 	bin := parallelBinary(t)
-	url := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--shape", "completion", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
+	url, dir, wl := simWorkload(t, bin, []string{"--profile", "llamacpp-rtx5090-q4km"}, "--shape", "completion", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
 	cached := func(name string, args ...string) (float64, string) {
 		tr := filepath.Join(dir, name)
 		a := append([]string{"replay", wl, "--url", url, "--api", "llamacpp", "--model", "m", "-o", tr}, args...)

@@ -21,9 +21,7 @@ import (
 // --normal-priority both say SCHED_OTHER.
 func TestReplaySaysDispatcherPolicy(t *testing.T) {
 	bin := builtBinary(t)
-	simURL := startSim(t, bin, "--profile", "fast")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "rate:50", "--arrival", "constant", "--requests", "4", "--repeats", "1")
+	simURL, dir, wl := simWorkload(t, bin, []string{"--profile", "fast"}, "--max-tokens", "4", "--schedule", "rate:50", "--arrival", "constant", "--requests", "4", "--repeats", "1")
 	tr := filepath.Join(dir, "p.trace.zst")
 	_, e := mustRun(t, bin, "replay", wl, "--url", simURL, "-o", tr)
 	lines := regexp.MustCompile(`(?m)^dispatcher thread: (SCHED_FIFO|SCHED_RR|nice -20|SCHED_OTHER)\b.*$`).FindAllStringSubmatch(e, -1)

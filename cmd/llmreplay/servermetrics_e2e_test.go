@@ -169,9 +169,7 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 // value is bad input naming the flag (exit 2) and nothing is written.
 func TestServerMetricsFlags(t *testing.T) {
 	bin := parallelBinary(t)
-	simURL := startSim(t, bin, "--profile", "fast")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
+	simURL, dir, wl := simWorkload(t, bin, []string{"--profile", "fast"}, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
 	tr := filepath.Join(dir, "off.trace.zst")
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--server-metrics", "off", "-q", "-o", tr)
 	if code != 0 || strings.Contains(e, "server metrics") {

@@ -76,9 +76,7 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 	// comparison below then tests the merge's grouping, not how a busy
 	// machine schedules two runs of a batching model (a loaded run saw the
 	// shards drift apart and a vLLM-profile batch run faster).
-	url := startSim(t, bin, "--profile", "fast", "--token-interval", "10ms")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--input-tokens", "100", "--max-tokens", "32", "--schedule", "burst:3,9", "--repeats", "2")
+	url, dir, wl := simWorkload(t, bin, []string{"--profile", "fast", "--token-interval", "10ms"}, "--input-tokens", "100", "--max-tokens", "32", "--schedule", "burst:3,9", "--repeats", "2")
 	full := filepath.Join(dir, "full.trace.zst")
 	mustRun(t, bin, "replay", wl, "--url", url, "-o", full)
 

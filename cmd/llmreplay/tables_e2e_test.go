@@ -44,9 +44,7 @@ func csvByKey(t *testing.T, out string) []map[string]string {
 // requests_failed; the server's message is a note; no cell shows "— / —".
 func TestFailuresVisibleInTable(t *testing.T) {
 	bin := parallelBinary(t)
-	url := startSim(t, bin, "--profile", "fast", "--token-interval", "1ms", "--error-rate", "0.5")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "8", "--schedule", "burst:1,4", "--repeats", "3")
+	url, dir, wl := simWorkload(t, bin, []string{"--profile", "fast", "--token-interval", "1ms", "--error-rate", "0.5"}, "--max-tokens", "8", "--schedule", "burst:1,4", "--repeats", "3")
 	tr := filepath.Join(dir, "half.trace.zst")
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr)
 	if code != 0 && !strings.Contains(e, " 0 ok") {
