@@ -95,8 +95,7 @@ func TestFolderFlagIsAFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wl := filepath.Join(dir, "w.workload.zst")
-	mustRun(t, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1", "-o", wl)
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
 	under := filepath.Join(file, "sub")
 	for _, c := range []struct {
 		args []string
@@ -142,9 +141,7 @@ func TestFolderFlagIsAFile(t *testing.T) {
 // simulator.
 func smallWorkload(t *testing.T, bin string) string {
 	t.Helper()
-	wl := filepath.Join(t.TempDir(), "w.workload.zst")
-	mustRun(t, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:2", "--repeats", "1", "-o", wl)
-	return wl
+	return buildWorkload(t, bin, t.TempDir(), "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:2", "--repeats", "1")
 }
 
 // TestServerMetricsDeadEndpointWarns: a --server-metrics URL that never

@@ -333,8 +333,7 @@ func TestURLQueryKeptAndSecret(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "w.workload.zst")
-	mustRun(t, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:1", "--repeats", "1", "-o", wl)
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:1", "--repeats", "1")
 	tr := filepath.Join(dir, "t.trace.zst")
 	o, e, code := run(t, nil, bin, "replay", wl, "--url", srv.URL+"/?api-version=2024-10-21&api_key="+secret, "-o", tr)
 	if code != 1 { // every request failed (the server answers 400): exit 1

@@ -207,9 +207,7 @@ func TestShardedRunMergesToOneRun(t *testing.T) {
 // kubeWorkload builds the small workload the kube job tests hand out.
 func kubeWorkload(t *testing.T, bin, dir string) string {
 	t.Helper()
-	wl := filepath.Join(dir, "w.workload.zst")
-	mustRun(t, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:4", "--repeats", "1", "-o", wl)
-	return wl
+	return buildWorkload(t, bin, dir, "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:4", "--repeats", "1")
 }
 
 // TestKubeJob writes the Job for a workload through the binary; the

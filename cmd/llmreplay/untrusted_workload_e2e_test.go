@@ -18,8 +18,7 @@ import (
 // 2 at once with one line naming the field, before any request.
 func TestHandEditedWorkloadRefused(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
-	good := filepath.Join(dir, "good.workload.zst")
-	mustRun(t, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", good)
+	good := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
 	for _, c := range []struct {
 		name, want string
 		edit       func(*workload.Workload)
@@ -57,8 +56,7 @@ func TestHandEditedWorkloadRefused(t *testing.T) {
 // outputs must still decode to the exact strings.
 func TestWorkloadInspectEscapes(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
-	path := filepath.Join(dir, "w.workload.zst")
-	mustRun(t, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", path)
+	path := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
 	wl, err := workload.Open(path)
 	if err != nil {
 		t.Fatal(err)
