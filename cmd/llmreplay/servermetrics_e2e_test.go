@@ -125,7 +125,7 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 	}
 	warned := out
 	out, _, code = run(t, nil, bin, "trace", "info", tr)
-	if code != 0 || !regexp.MustCompile(`metrics: +\d+ scrapes of `+regexp.QuoteMeta(simURL)+`/metrics, one every \d+ms, \d+ samples each on average, names of llmreplay-sim`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`metrics: +\d+ scrapes of `+regexp.QuoteMeta(simURL)+`/metrics, one every \S+, \d+ samples each on average, names of llmreplay-sim`).MatchString(out) {
 		t.Errorf("trace info:\n%s", out)
 	}
 	out, _, code = run(t, nil, bin, "trace", "cat", "--server-metrics", tr)

@@ -35,7 +35,7 @@ func TestWatchPID(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, e)
 	}
 	out, _, code := run(t, nil, bin, "trace", "info", tr)
-	if code != 0 || !regexp.MustCompile(`process: +\d+ scrapes of pid \d+ \(llmreplay\), one every \d+ms, \d+ samples each`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`process: +\d+ scrapes of pid \d+ \(llmreplay\), one every \S+, \d+ samples each`).MatchString(out) {
 		t.Errorf("trace info:\n%s", out)
 	}
 	out, e, code = run(t, nil, bin, "analyze", tr, "--metrics", "process_rss_peak,process_cpu_cores", "--format", "json")
