@@ -185,7 +185,7 @@ func mustRun(t *testing.T, bin string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	stdout, stderr, code := run(t, nil, bin, args...)
 	if code != 0 {
-		t.Fatalf("llmreplay %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+		t.Fatalf("llmreplay %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
 	}
 	return stdout, stderr
 }
