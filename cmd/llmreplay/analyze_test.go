@@ -103,15 +103,10 @@ func TestAnalyzeFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Schema      string `json:"schema"`
-		Version     int    `json:"version"`
-		Definitions string `json:"definitions"`
-		Groups      []struct {
-			Keys    map[string]any `json:"keys"`
-			Metrics map[string]struct {
-				Value *float64 `json:"value"`
-			} `json:"metrics"`
-		} `json:"groups"`
+		Schema      string          `json:"schema"`
+		Version     int             `json:"version"`
+		Definitions string          `json:"definitions"`
+		Groups      []analyzedGroup `json:"groups"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)

@@ -201,9 +201,7 @@ func TestWordingCheckSamplesOneRule(t *testing.T) {
 	// report --claim judges as check does: 3 runs with --accept-point
 	// hold there too (its own floor of 6 refused them).
 	html := filepath.Join(dir, "r.html")
-	if _, errs, code := run(t, nil, bin, "report", tr[3], "-o", html, "--accept-point", "--claim", agg); code != 0 {
-		t.Fatalf("report: exit %d: %s", code, errs)
-	}
+	mustRun(t, bin, "report", tr[3], "-o", html, "--accept-point", "--claim", agg)
 	page, err := os.ReadFile(html)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -148,6 +150,74 @@ func startSimProcess(t *testing.T, bin string, args ...string) (string, int) {
 	return "", 0
 }
 
+// run runs the built binary with env added to the test's and returns
+// its output and exit status.
+func run(t *testing.T, env []string, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runWith(t, "", env, bin, args...)
+}
+
+// runIn is run in the folder dir.
+func runIn(t *testing.T, dir, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runWith(t, dir, nil, bin, args...)
+}
+
+func runWith(t *testing.T, dir string, env []string, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return o.String(), e.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), 0
+}
+
+// mustRun runs the built binary and fails the test unless it exits 0;
+// it returns stdout and stderr.
+func mustRun(t *testing.T, bin string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	stdout, stderr, code := run(t, nil, bin, args...)
+	if code != 0 {
+		t.Fatalf("llmreplay %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	return stdout, stderr
+}
+
+// buildWorkload builds a workload of args into dir (64-token prompts
+// unless args set --input-tokens) and returns its path.
+func buildWorkload(t *testing.T, bin, dir string, args ...string) string {
+	t.Helper()
+	wl := filepath.Join(dir, "w.workload.zst")
+	if _, err := os.Stat(wl); err == nil {
+		t.Fatalf("%s exists: build each workload in a folder of its own", wl)
+	}
+	a := []string{"workload", "build", "-o", wl}
+	if !slices.Contains(args, "--input-tokens") {
+		a = append(a, "--input-tokens", "64")
+	}
+	a = append(a, args...)
+	mustRun(t, bin, a...)
+	return wl
+}
+
+// traceHeader is the header of the trace at path.
+func traceHeader(t *testing.T, path string) trace.Header {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return r.Header()
+}
+
 // pacedServer streams `tokens` one-token chunks `gap` apart per request and
 // remembers when each response ended, on the server's side.
 type pacedServer struct {
@@ -208,6 +278,27 @@ func (s *pacedServer) doneBefore(t time.Time) int {
 	return n
 }
 
+// simWorkload starts a simulator with simArgs and builds a workload of
+// wlArgs in a fresh folder; it returns the simulator's URL, the folder and
+// the workload.
+func simWorkload(t *testing.T, bin string, simArgs []string, wlArgs ...string) (simURL, dir, wl string) {
+	t.Helper()
+	simURL = startSim(t, bin, simArgs...)
+	dir = t.TempDir()
+	return simURL, dir, buildWorkload(t, bin, dir, wlArgs...)
+}
+
+// replaySim replays, with default flags, a workload built with wlArgs
+// against a simulator started with simArgs, and returns the test's
+// folder, the simulator's URL and the trace's path.
+func replaySim(t *testing.T, bin string, simArgs []string, wlArgs ...string) (dir, simURL, tr string) {
+	t.Helper()
+	simURL, dir, wl := simWorkload(t, bin, simArgs, wlArgs...)
+	tr = filepath.Join(dir, "run.trace.zst")
+	mustRun(t, bin, "replay", wl, "--url", simURL, "-o", tr)
+	return dir, simURL, tr
+}
+
 // readTrace returns a trace's header and records (copies: the reader
 // reuses its record).
 func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
@@ -237,20 +328,7 @@ func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
 // file with zstd -d reads, for tests that look for what must not be there.
 func plainTrace(t *testing.T, path string) string {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	plain, err := dec.DecodeAll(raw, nil)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return string(plain)
+	return string(testutil.ReadZstd(t, path))
 }
 
 // traceTexts is everything of a trace a person can read through the
@@ -306,14 +384,21 @@ type analyzeDoc struct {
 	} `json:"warnings"`
 }
 
+// analyzedGroup is one group of `analyze --format json`: its keys and
+// each metric's value (nil where the metric has none).
+type analyzedGroup struct {
+	Keys    map[string]any `json:"keys"`
+	Metrics map[string]struct {
+		Value *float64 `json:"value"`
+	} `json:"metrics"`
+}
+
 // exportedRequests runs `export --format csv` on a trace and returns
 // requests.csv's rows keyed by column name.
 func exportedRequests(t *testing.T, bin, tr string) []map[string]string {
 	t.Helper()
 	dir := t.TempDir()
-	if _, e, code := run(t, nil, bin, "export", tr, "--format", "csv", "-o", filepath.Join(dir, "csv")); code != 0 {
-		t.Fatalf("export: %d %s", code, e)
-	}
+	mustRun(t, bin, "export", tr, "--format", "csv", "-o", filepath.Join(dir, "csv"))
 	b, err := os.ReadFile(filepath.Join(dir, "csv", "requests.csv"))
 	if err != nil {
 		t.Fatal(err)

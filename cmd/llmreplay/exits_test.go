@@ -8,8 +8,8 @@ import (
 )
 
 // TestBadInputExits: bad input anywhere is exit status 2 with one line that
-// names the problem and the fix, before anything starts or is written
-// (issue 12 item 7), run through the in-process command tree with default
+// names the problem and the fix, before anything starts, is printed on
+// stdout or is written (issue 12 item 7), run through the in-process command tree with default
 // flags except the one under test.
 func TestBadInputExits(t *testing.T) {
 	dir := t.TempDir()
@@ -49,12 +49,21 @@ func TestBadInputExits(t *testing.T) {
 			[]string{"--max-tokens 0"}},
 		{"analyze bad tokenizer", []string{"analyze", "--tokenizer", filepath.Join(dir, "nope.json"), wl},
 			[]string{"--tokenizer"}},
+		{"selftest section past the last", []string{"selftest", "--section", "7"},
+			[]string{"sections are numbered 1 to 6"}},
+		{"selftest section not a number", []string{"selftest", "--section", "x"},
+			[]string{"--section"}},
+		{"selftest takes no argument", []string{"selftest", "extra"},
+			[]string{"unknown command"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			stdout, stderr, err := runCLI(t, nil, c.args...)
 			if code := exitCode(err); code != 2 {
 				t.Fatalf("exit %d (%v), want 2\nstdout: %s\nstderr: %s", code, err, stdout, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("printed %q before failing", stdout)
 			}
 			msg := err.Error()
 			if strings.Contains(msg, "\n") {

@@ -80,11 +80,8 @@ func TestHeaderAndExtraBodyReachEveryAPI(t *testing.T) {
 			}
 			wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "--shape", shape)
 			tr := filepath.Join(dir, "x.trace.zst")
-			out, e, code := run(t, nil, bin, "replay", wl, "--url", srv, "--api", api, "--model", "ensemble", "-o", tr,
+			out, e := mustRun(t, bin, "replay", wl, "--url", srv, "--api", api, "--model", "ensemble", "-o", tr,
 				"--header", "X-Route: pool-a", "--header", "X-Auth-Token:"+secret, "--extra-body", extra)
-			if code != 0 {
-				t.Fatalf("replay exit %d: %s", code, e)
-			}
 			posts := 0
 			for _, s := range seen() {
 				if got := s.header.Get("X-Route"); got != "pool-a" {

@@ -69,9 +69,7 @@ func TestKubeJobChecksReplayFlags(t *testing.T) {
 	}
 	// Good flags pass as they are; a value that looks like a flag is a
 	// value (replay's parser says so), and the Job keeps its own --url.
-	if _, e, code := run(t, nil, bin, append(base, "--label", "--url", "--timeout", "5m", "-q")...); code != 0 {
-		t.Fatalf("good replay flags: exit %d: %s", code, e)
-	}
+	mustRun(t, bin, append(base, "--label", "--url", "--timeout", "5m", "-q")...)
 	y, err := os.ReadFile(job)
 	if err != nil {
 		t.Fatal(err)
@@ -97,10 +95,7 @@ func TestFolderFlagIsAFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wl := filepath.Join(dir, "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1", "-o", wl); code != 0 {
-		t.Fatal(e)
-	}
+	wl := buildWorkload(t, bin, dir, "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
 	under := filepath.Join(file, "sub")
 	for _, c := range []struct {
 		args []string
@@ -146,11 +141,7 @@ func TestFolderFlagIsAFile(t *testing.T) {
 // simulator.
 func smallWorkload(t *testing.T, bin string) string {
 	t.Helper()
-	wl := filepath.Join(t.TempDir(), "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:2", "--repeats", "1", "-o", wl); code != 0 {
-		t.Fatal(e)
-	}
-	return wl
+	return buildWorkload(t, bin, t.TempDir(), "--input-tokens", "100", "--max-tokens", "8", "--schedule", "burst:2", "--repeats", "1")
 }
 
 // TestServerMetricsDeadEndpointWarns: a --server-metrics URL that never

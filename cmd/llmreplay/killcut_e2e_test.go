@@ -112,10 +112,7 @@ func TestKilledBetweenFlushesThroughTheBinary(t *testing.T) {
 	if err := os.WriteFile(cutPath, data[:cut], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	info, e, code := run(t, nil, bin, "trace", "info", cutPath)
-	if code != 0 {
-		t.Fatalf("trace info exit %d: %s", code, e)
-	}
+	info, e := mustRun(t, bin, "trace", "info", cutPath)
 	want := []string{
 		"cut off after " + strconv.FormatInt(records, 10) + " of 8 requests",
 		"at least " + strconv.FormatInt(inFlight, 10) + " " + map[bool]string{true: "was", false: "were"}[inFlight == 1] + " in flight and lost",

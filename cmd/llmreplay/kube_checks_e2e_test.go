@@ -58,9 +58,7 @@ func TestKubeJobRefusesURLCredentials(t *testing.T) {
 			t.Fatalf("--url %s: a manifest was written", u)
 		}
 	}
-	if _, e, code := run(t, nil, bin, append(withFlag(kubeBase(wl), "--url", "https://x.openai.azure.com/openai?api-version=2024-10-21"), "-o", job)...); code != 0 {
-		t.Fatalf("a URL with api-version: exit %d: %s", code, e)
-	}
+	mustRun(t, bin, append(withFlag(kubeBase(wl), "--url", "https://x.openai.azure.com/openai?api-version=2024-10-21"), "-o", job)...)
 	if y, _ := os.ReadFile(job); !strings.Contains(string(y), "api-version=2024-10-21") {
 		t.Errorf("the api-version query was not kept:\n%s", y)
 	}
@@ -92,9 +90,7 @@ func TestKubeJobKeepsValuesLiteral(t *testing.T) {
 	}
 	args := append(kubeBase(wl), "--api-key-secret", "vllm-key", "--results-path", "runs/$(HOME)", "-o", job,
 		"--", "--label", "$(OPENAI_API_KEY)", "--model", "a$$b")
-	if _, e, code := run(t, nil, bin, args...); code != 0 {
-		t.Fatalf("kube job: exit %d: %s", code, e)
-	}
+	mustRun(t, bin, args...)
 	y, err := os.ReadFile(job)
 	if err != nil {
 		t.Fatal(err)
@@ -174,9 +170,7 @@ func TestKubeJobChecksAsReplayWould(t *testing.T) {
 	// for 4 requests, quantities and an image with a digest.
 	ok := withFlag(withFlag(withFlag(withFlag(base, "--shards", "4"), "--cpu", "500m"), "--memory", "512Mi"),
 		"--image", "registry.example:5000/team/llmreplay@sha256:"+strings.Repeat("a", 64))
-	if _, e, code := run(t, nil, bin, append(append(ok, "-o", job), "--", "--api", "openai-chat")...); code != 0 {
-		t.Fatalf("a good Job: exit %d: %s", code, e)
-	}
+	mustRun(t, bin, append(append(ok, "-o", job), "--", "--api", "openai-chat")...)
 }
 
 func indexOf(xs []string, s string) int {

@@ -42,9 +42,7 @@ func replayLogSessions(t *testing.T, bin, sim, dir, scale string) {
 	if scale != "" {
 		args = append(args, "--time-scale", scale)
 	}
-	if _, e, code := run(t, nil, bin, args...); code != 0 {
-		t.Fatalf("workload build: exit %d: %s", code, e)
-	}
+	mustRun(t, bin, args...)
 	if out, e, code := run(t, nil, bin, "workload", "inspect", wl); code != 0 || !strings.Contains(out, "format:     llmreplay-workload 1.3") ||
 		!strings.Contains(out, "sessions:   4 from the log's chats") || !strings.Contains(out, "log:        qwen-bailian bailian_sessions.jsonl") {
 		t.Fatalf("workload inspect: exit %d: %s%s", code, out, e)

@@ -1,28 +1,12 @@
 package main
 
 import (
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
 )
-
-// replaySim replays, with default flags, a workload built with wlArgs
-// against a simulator started with simArgs, and returns the test's
-// folder, the simulator's URL and the trace's path.
-func replaySim(t *testing.T, bin string, simArgs []string, wlArgs ...string) (dir, simURL, tr string) {
-	t.Helper()
-	simURL = startSim(t, bin, simArgs...)
-	dir = t.TempDir()
-	wl := buildWorkload(t, bin, dir, wlArgs...)
-	tr = filepath.Join(dir, "run.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tr, "-q"); code != 0 {
-		t.Fatalf("replay exit %d: %s", code, e)
-	}
-	return dir, simURL, tr
-}
 
 // One clock per request: with default flags on Linux a response's end is
 // the kernel stamp of the read that ended it, like its chunks. The

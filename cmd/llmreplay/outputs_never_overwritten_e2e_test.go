@@ -75,14 +75,13 @@ func TestSelftestCPUProfileNeverOverwrites(t *testing.T) {
 	noTemps(t, dir, "client.pprof")
 }
 
-// TestSelftestStoppedLeavesNoProfile: a selftest stopped by Ctrl-C leaves
-// no profile, whole or half, and no temporary file beside it. The run is
-// made far longer than the test (1,000 runs) and interrupted once its first
-// progress line shows it measuring, so the signal always comes mid-run.
-func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
-	bin, dir := parallelBinary(t), t.TempDir()
-	prof := filepath.Join(dir, "client.pprof")
-	cmd := exec.Command(bin, "selftest", "--short", "--section", "5", "--floor-wakeups", "10", "--repeat", "1000", "--cpuprofile", prof)
+// selftestMeasuring starts a selftest made far longer than any test
+// (1,000 runs of section 5) with args added, and returns once its first
+// progress line shows it measuring, with the scanner of the rest of its
+// stderr.
+func selftestMeasuring(t *testing.T, bin string, args ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"selftest", "--short", "--section", "5", "--floor-wakeups", "10", "--repeat", "1000"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +92,17 @@ func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() && !strings.Contains(sc.Text(), "5. trace size") {
 	}
+	return cmd, sc
+}
+
+// TestSelftestStoppedLeavesNoProfile: a selftest stopped by Ctrl-C leaves
+// no profile, whole or half, and no temporary file beside it. The run is
+// made far longer than the test (1,000 runs) and interrupted once its first
+// progress line shows it measuring, so the signal always comes mid-run.
+func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
+	bin, dir := parallelBinary(t), t.TempDir()
+	prof := filepath.Join(dir, "client.pprof")
+	cmd, sc := selftestMeasuring(t, bin, "--cpuprofile", prof)
 	interruptSelftest(t, cmd, sc)
 	noTemps(t, dir)
 }
@@ -106,18 +116,8 @@ func TestSelftestStoppedLeavesNoProfile(t *testing.T) {
 func TestSelftestOutputsClaimed(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
 	table, prof := filepath.Join(dir, "table.txt"), filepath.Join(dir, "client.pprof")
-	cmd := exec.Command(bin, "selftest", "--short", "--section", "5", "--floor-wakeups", "10", "--repeat", "1000", "-o", table, "--cpuprofile", prof)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc := selftestMeasuring(t, bin, "-o", table, "--cpuprofile", prof)
 	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() && !strings.Contains(sc.Text(), "5. trace size") {
-	}
 	out, errs, code := runCap(t, bin, append(selftestQuick, "-o", table)...)
 	refused(t, "-o held by a running selftest", out, errs, code, table, "exists", "--force")
 	out, errs, code = runCap(t, bin, append(selftestQuick, "--cpuprofile", prof)...)

@@ -27,25 +27,6 @@ import (
 // promise is about a flag), a server it talks to over loopback. Each test
 // quotes the sentence it proves.
 
-// buildWorkload builds a workload of args into dir (64-token prompts
-// unless args set --input-tokens) and returns its path.
-func buildWorkload(t *testing.T, bin, dir string, args ...string) string {
-	t.Helper()
-	wl := filepath.Join(dir, "w.workload.zst")
-	if _, err := os.Stat(wl); err == nil {
-		t.Fatalf("%s exists: build each workload in a folder of its own", wl)
-	}
-	a := []string{"workload", "build", "-o", wl}
-	if !slices.Contains(args, "--input-tokens") {
-		a = append(a, "--input-tokens", "64")
-	}
-	a = append(a, args...)
-	if _, e, code := run(t, nil, bin, a...); code != 0 {
-		t.Fatalf("workload build: %d %s", code, e)
-	}
-	return wl
-}
-
 func countRecords(t *testing.T, path string) (n int, truncated bool) {
 	t.Helper()
 	r, err := trace.Open(path)
@@ -367,19 +348,14 @@ func TestBenchBadInputBeforeStart(t *testing.T) {
 // as llama-server does.
 func TestPromiseCacheStudiesReachTheCache(t *testing.T) {
 	bin := parallelBinary(t)
-	url := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--shape", "completion", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
+	url, dir, wl := simWorkload(t, bin, []string{"--profile", "llamacpp-rtx5090-q4km"}, "--shape", "completion", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
 	cached := func(name string, args ...string) (float64, string) {
 		tr := filepath.Join(dir, name)
 		a := append([]string{"replay", wl, "--url", url, "--api", "llamacpp", "--model", "m", "-o", tr}, args...)
 		if _, e, code := run(t, nil, bin, a...); code != 0 {
 			t.Fatalf("replay %v: %d %s", args, code, e)
 		}
-		out, e, code := run(t, nil, bin, "analyze", "--format", "csv", "--by", "label", "--metrics", "server_cached_tokens", tr)
-		if code != 0 {
-			t.Fatalf("analyze: %s", e)
-		}
+		out, _ := mustRun(t, bin, "analyze", "--format", "csv", "--by", "label", "--metrics", "server_cached_tokens", tr)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		cells := strings.Split(lines[len(lines)-1], ",")
 		v := 0.0
@@ -433,13 +409,7 @@ func TestPromiseTrustWarnings(t *testing.T) {
 // not before it, and analyze reports ttft_sched ≥ ttft.
 func TestPromiseScheduledAndActualTimes(t *testing.T) {
 	bin := parallelBinary(t)
-	url := startSim(t, bin, "--profile", "fast")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "rate:20", "--arrival", "constant", "--requests", "10")
-	tr := filepath.Join(dir, "rate.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
-		t.Fatalf("replay: %d %s", code, e)
-	}
+	_, _, tr := replaySim(t, bin, []string{"--profile", "fast"}, "--max-tokens", "4", "--schedule", "rate:20", "--arrival", "constant", "--requests", "10")
 	r, err := trace.Open(tr)
 	if err != nil {
 		t.Fatal(err)
@@ -460,10 +430,7 @@ func TestPromiseScheduledAndActualTimes(t *testing.T) {
 			break
 		}
 	}
-	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", "--by", "label", "--metrics", "ttft,ttft_sched", tr)
-	if code != 0 {
-		t.Fatalf("analyze: %s", e)
-	}
+	out, _ := mustRun(t, bin, "analyze", "--format", "csv", "--by", "label", "--metrics", "ttft,ttft_sched", tr)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	head, row := strings.Split(lines[0], ","), strings.Split(lines[len(lines)-1], ",")
 	vals := map[string]float64{}
@@ -504,13 +471,8 @@ func TestPromiseTTFTFromFirstText(t *testing.T) {
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "3", "--schedule", "burst:1", "--repeats", "1")
 	tr := filepath.Join(dir, "role.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr); code != 0 {
-		t.Fatalf("replay: %d %s", code, e)
-	}
-	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", "--by", "label", "--metrics", "ttft", tr)
-	if code != 0 {
-		t.Fatalf("analyze: %s", e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr)
+	out, _ := mustRun(t, bin, "analyze", "--format", "csv", "--by", "label", "--metrics", "ttft", tr)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	row := strings.Split(lines[len(lines)-1], ",")
 	var ttft float64

@@ -191,10 +191,7 @@ func TestAnalyzeCSVEscapes(t *testing.T) {
 	at := spoofTrace(t, dir, "at.trace.zst", "@SUM(1+1)", "plain-model")
 	// Go parses "-Inf" as a number; a spreadsheet takes it for a formula.
 	inf := spoofTrace(t, dir, "inf.trace.zst", "-Inf", "plain-model")
-	out, e, code := run(t, nil, bin, "analyze", "--format", "csv", a, f, at, inf)
-	if code != 0 {
-		t.Fatalf("analyze: exit %d\n%s", code, e)
-	}
+	out, e := mustRun(t, bin, "analyze", "--format", "csv", a, f, at, inf)
 	checkNoSpoof(t, "the CSV", out)
 	checkNoSpoof(t, "analyze's stderr", e)
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
@@ -433,10 +430,7 @@ func TestEscapeLookalikeText(t *testing.T) {
 	fake := spoofTrace(t, dir, "fake.trace.zst", "", `fake\u202e`)
 	real := spoofTrace(t, dir, "real.trace.zst", "", "fake\u202e")
 	show := func(p string) string {
-		o, e, code := run(t, nil, bin, "trace", "info", p)
-		if code != 0 {
-			t.Fatalf("trace info: exit %d: %s", code, e)
-		}
+		o, _ := mustRun(t, bin, "trace", "info", p)
 		return o
 	}
 	if o := show(fake); !strings.Contains(o, `fake\\u202e`) {

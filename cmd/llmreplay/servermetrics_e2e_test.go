@@ -63,12 +63,7 @@ func TestBenchShowsServerState(t *testing.T) {
 			Scrapes int    `json:"server_scrapes"`
 			Engine  string `json:"server_engine"`
 		} `json:"traces"`
-		Groups []struct {
-			Keys    map[string]any `json:"keys"`
-			Metrics map[string]struct {
-				Value *float64 `json:"value"`
-			} `json:"metrics"`
-		} `json:"groups"`
+		Groups []analyzedGroup `json:"groups"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -130,7 +125,7 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 	}
 	warned := out
 	out, _, code = run(t, nil, bin, "trace", "info", tr)
-	if code != 0 || !regexp.MustCompile(`metrics: +\d+ scrapes of `+regexp.QuoteMeta(simURL)+`/metrics, one every \d+ms, \d+ samples each on average, names of llmreplay-sim`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`metrics: +\d+ scrapes of `+regexp.QuoteMeta(simURL)+`/metrics, one every \S+, \d+ samples each on average, names of llmreplay-sim`).MatchString(out) {
 		t.Errorf("trace info:\n%s", out)
 	}
 	out, _, code = run(t, nil, bin, "trace", "cat", "--server-metrics", tr)
@@ -174,9 +169,7 @@ func TestReplayServerMetricsQueueing(t *testing.T) {
 // value is bad input naming the flag (exit 2) and nothing is written.
 func TestServerMetricsFlags(t *testing.T) {
 	bin := parallelBinary(t)
-	simURL := startSim(t, bin, "--profile", "fast")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
+	simURL, dir, wl := simWorkload(t, bin, []string{"--profile", "fast"}, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
 	tr := filepath.Join(dir, "off.trace.zst")
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--server-metrics", "off", "-q", "-o", tr)
 	if code != 0 || strings.Contains(e, "server metrics") {
@@ -198,5 +191,29 @@ func TestServerMetricsFlags(t *testing.T) {
 		if _, err := os.Stat(bad); err == nil {
 			t.Errorf("%s %s: a trace was written", tc.flag, tc.value)
 		}
+	}
+}
+
+// TestSeparateSimulatorTimeScaleSaid: a replay with default flags against a
+// separately started `llmreplay sim --time-scale 0.1` records nothing in
+// its header about the scale, yet analyze and the report say the numbers
+// are the profile's scaled: the simulator reports its scale on /metrics,
+// which replay scrapes by default into the trace.
+func TestSeparateSimulatorTimeScaleSaid(t *testing.T) {
+	bin := builtBinary(t)
+	dir, _, tr := replaySim(t, bin, []string{"--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1"}, "--max-tokens", "16", "--schedule", "burst:1", "--repeats", "2")
+	const note = "ran at time scale 0.1: every duration is 0.1× the profile's, so these latencies read 0.1× and these speeds 10×"
+	out, e, code := run(t, nil, bin, "analyze", tr)
+	if code != 0 || !strings.Contains(unwrapped(out), note) || !strings.Contains(unwrapped(out), "profile llamacpp-rtx5090-q4km") {
+		t.Errorf("analyze (exit %d) does not say the simulator's time scale:\n%s\n%s", code, out, e)
+	}
+	html := filepath.Join(dir, "r.html")
+	mustRun(t, bin, "report", tr, "-o", html)
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "time scale 0.1") {
+		t.Errorf("the report does not say the simulator's time scale")
 	}
 }

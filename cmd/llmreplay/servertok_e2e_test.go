@@ -251,10 +251,7 @@ func TestBenchAsksServerTokenizer(t *testing.T) {
 		}
 	}
 	r.Close()
-	out, e, code := run(t, nil, bin, "analyze", traces[0], "--format", "json")
-	if code != 0 {
-		t.Fatalf("analyze: %d %s", code, e)
-	}
+	out, _ := mustRun(t, bin, "analyze", traces[0], "--format", "json")
 	if strings.Contains(out, `"usage_mismatch"`) || !strings.Contains(out, `"usage_checks": {`) || !strings.Contains(out, `"stream": 3`) {
 		t.Errorf("analysis of an honest count-up: want no usage_mismatch and 3 responses judged stream:\n%s", out)
 	}
@@ -317,9 +314,7 @@ func TestSimulatorWithQwen3Vocabulary(t *testing.T) {
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "64", "--schedule", "burst:2", "--repeats", "1")
 	url := startSim(t, bin, "--profile", "fast", "--tokenizer", qwenPath)
 	tr := filepath.Join(dir, "qwen.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
-		t.Fatalf("replay: %d %s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", url, "-o", tr)
 	r, err := trace.Open(tr)
 	if err != nil {
 		t.Fatal(err)

@@ -44,9 +44,7 @@ func csvByKey(t *testing.T, out string) []map[string]string {
 // requests_failed; the server's message is a note; no cell shows "— / —".
 func TestFailuresVisibleInTable(t *testing.T) {
 	bin := parallelBinary(t)
-	url := startSim(t, bin, "--profile", "fast", "--token-interval", "1ms", "--error-rate", "0.5")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "8", "--schedule", "burst:1,4", "--repeats", "3")
+	url, dir, wl := simWorkload(t, bin, []string{"--profile", "fast", "--token-interval", "1ms", "--error-rate", "0.5"}, "--max-tokens", "8", "--schedule", "burst:1,4", "--repeats", "3")
 	tr := filepath.Join(dir, "half.trace.zst")
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr)
 	if code != 0 && !strings.Contains(e, " 0 ok") {
@@ -156,9 +154,7 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--input-tokens", "1000,5000", "--max-tokens", "4", "--schedule", "burst:1,2", "--repeats", "2")
 	tr := filepath.Join(dir, "wall.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr); code != 0 {
-		t.Fatalf("replay: %d %s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", ts.URL, "--model", "m", "-o", tr)
 	summary, e, code := run(t, nil, bin, "analyze", tr)
 	if code != 0 {
 		t.Fatalf("analyze: %d %s", code, e)
@@ -200,9 +196,7 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 	}
 	// The HTML report shows the same plain-words evidence.
 	page := filepath.Join(dir, "wall.html")
-	if _, e, code := run(t, nil, bin, "report", tr, "-o", page); code != 0 {
-		t.Fatalf("report: %d %s", code, e)
-	}
+	mustRun(t, bin, "report", tr, "-o", page)
 	html, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
@@ -254,13 +248,7 @@ func TestLongPromptIsStreamed(t *testing.T) {
 	// prefill), its tokens paced 20 ms apart: a client stalled by a loaded
 	// machine for a few ms would otherwise read the profile's fast decode
 	// in one read, which is the not-streamed shape this test must not see.
-	url := startSim(t, bin, "--token-interval", "20ms")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
-	tr := filepath.Join(dir, "long.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr); code != 0 {
-		t.Fatalf("replay: %d %s", code, e)
-	}
+	_, _, tr := replaySim(t, bin, []string{"--token-interval", "20ms"}, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
 	r, err := trace.Open(tr)
 	if err != nil {
 		t.Fatal(err)
@@ -278,10 +266,7 @@ func TestLongPromptIsStreamed(t *testing.T) {
 		}
 	}
 	r.Close()
-	out, e, code := run(t, nil, bin, "analyze", tr)
-	if code != 0 {
-		t.Fatalf("analyze: %d %s", code, e)
-	}
+	out, e := mustRun(t, bin, "analyze", tr)
 	if strings.Contains(out+e, "not_streamed") {
 		t.Errorf("a streamed 32k-prompt response is called not_streamed:\n%s%s", out, e)
 	}
@@ -339,10 +324,7 @@ func TestTraceCatRequests(t *testing.T) {
 	}
 	// The median of the ok rows' per-stream speeds, (150 + 50)/2 = 100,
 	// is analyze's per-stream figure for the same requests.
-	csvOut, e, code := run(t, nil, bin, "analyze", p, "--format", "csv")
-	if code != 0 {
-		t.Fatalf("analyze: %d %s", code, e)
-	}
+	csvOut, _ := mustRun(t, bin, "analyze", p, "--format", "csv")
 	if r := csvByKey(t, csvOut)[0]; r["per_stream_tps"] != "100" || r["requests_failed"] != "1" {
 		t.Errorf("analyze's per-stream %s, failed %s; want 100 and 1", r["per_stream_tps"], r["requests_failed"])
 	}

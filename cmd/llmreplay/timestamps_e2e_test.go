@@ -92,9 +92,7 @@ func TestKernelTimestampsE2E(t *testing.T) {
 	// --chunk-user-times keeps every chunk's user-space time, and the
 	// same summary a reader computes from them.
 	tc := filepath.Join(dir, "c.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tc, "-q", "--chunk-user-times"); code != 0 {
-		t.Fatalf("replay --chunk-user-times exit %d: %s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", simURL, "-o", tc, "-q", "--chunk-user-times")
 	h, recs = readTrace(t, tc)
 	checkKernelStamped(t, h, recs, true)
 	for _, rec := range recs {
@@ -112,9 +110,7 @@ func TestKernelTimestampsE2E(t *testing.T) {
 	}
 
 	tu := filepath.Join(dir, "u.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "-o", tu, "-q", "--timestamps", "user"); code != 0 {
-		t.Fatalf("replay --timestamps user exit %d: %s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", simURL, "-o", tu, "-q", "--timestamps", "user")
 	h, recs = readTrace(t, tu)
 	if h.Timestamps != trace.TimestampsUser {
 		t.Errorf("--timestamps user: header says %q", h.Timestamps)
@@ -152,9 +148,7 @@ func TestCapacityKeepsChunkUserTimes(t *testing.T) {
 	}
 	bin := builtBinary(t)
 	tr := filepath.Join(t.TempDir(), "c.trace.zst")
-	if _, e, code := run(t, nil, bin, "capacity", "--profile", "fast", "--max-tokens", "4", "--slo", "ttft_p90<=60s", "--range", "1:2", "--chunk-user-times", "-q", "-o", tr); code != 0 {
-		t.Fatalf("capacity exit %d: %s", code, e)
-	}
+	mustRun(t, bin, "capacity", "--profile", "fast", "--max-tokens", "4", "--slo", "ttft_p90<=60s", "--range", "1:2", "--chunk-user-times", "-q", "-o", tr)
 	h, recs := readTrace(t, tr)
 	if phases := map[int]bool{}; len(recs) > 0 {
 		for _, r := range recs {
@@ -181,9 +175,7 @@ func TestKernelTimestampsTLS(t *testing.T) {
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "12", "--schedule", "closed:2", "--requests", "6")
 	tr := filepath.Join(dir, "tls.trace.zst")
-	if _, e, code := run(t, nil, bin, "replay", wl, "--url", ts.URL, "--model", "paced", "--insecure", "-o", tr, "-q"); code != 0 {
-		t.Fatalf("replay over TLS exit %d: %s", code, e)
-	}
+	mustRun(t, bin, "replay", wl, "--url", ts.URL, "--model", "paced", "--insecure", "-o", tr, "-q")
 	h, recs := readTrace(t, tr)
 	checkKernelStamped(t, h, recs, false)
 }

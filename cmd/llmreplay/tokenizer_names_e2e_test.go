@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // hubCache lays out a Hugging Face hub cache under root as
@@ -16,37 +16,8 @@ import (
 // It returns the snapshot's tokenizer.json.
 func hubCache(t *testing.T, root string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "workload", "tokenize", "testdata", "qwen3", "tokenizer.json.zst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	js, err := dec.DecodeAll(raw, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const rev = "9c925d64d72725edaf899c6cb9c377fd0709d9c5"
-	repo := filepath.Join(root, "models--Qwen--Qwen3-8B")
-	for _, d := range []string{"blobs", "refs", filepath.Join("snapshots", rev)} {
-		if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(repo, "blobs", "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"), js, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(repo, "snapshots", rev, "tokenizer.json")
-	if err := os.Symlink("../../blobs/aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4", file); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(repo, "refs", "main"), []byte(rev), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return file
+	return testutil.HubSnapshot(t, root, "Qwen/Qwen3-8B", "9c925d64d72725edaf899c6cb9c377fd0709d9c5", "tokenizer.json",
+		testutil.ReadZstd(t, filepath.Join("..", "..", "workload", "tokenize", "testdata", "qwen3", "tokenizer.json.zst")), true)
 }
 
 // TestTokenizerByModelID: --tokenizer takes a Hugging Face model id and

@@ -67,9 +67,7 @@ func TestWrongFileKindNamed(t *testing.T) {
 	wl := smallWorkload(t, bin)
 	tr := filepath.Join("..", "..", "traces", "samples", "vllm-rtx5090-bf16.trace.zst")
 	pq := filepath.Join(dir, "tables")
-	if _, e, code := run(t, nil, bin, "export", tr, "-o", pq); code != 0 {
-		t.Fatal(e)
-	}
+	mustRun(t, bin, "export", tr, "-o", pq)
 	table := filepath.Join(pq, "requests.parquet")
 	if _, err := os.Stat(table); err != nil {
 		t.Fatal(err)

@@ -20,22 +20,23 @@ func TestWatchPID(t *testing.T) {
 		t.Skip("--watch-pid reads Linux /proc")
 	}
 	bin := builtBinary(t)
-	simURL, pid := startSimProcess(t, bin, "--profile", "llamacpp-rtx5090-q4km")
-	dir := t.TempDir()
 	// The peak is over samples taken inside the run. A sample that takes
 	// long spaces the next out to 10× its time (the scrape loop's
-	// backoff), so on a loaded machine a run of a second (200 tokens) could
-	// see few or none: 600 tokens at the profile's pace keep it open for
-	// three seconds or more, whatever the load (a 48-token run on a machine
-	// running three test suites once had none).
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "600", "--schedule", "burst:4", "--repeats", "1")
+	// backoff), so on a loaded machine a run of a second could see few or
+	// none (a 48-token run beside three test suites had none, and 600
+	// tokens at the profile's own pace, meant to last three seconds, took
+	// 1.9 s at a load average of 20 and had none either): 300 tokens paced
+	// 20 ms apart keep the run open for six seconds whatever the load.
+	simURL, pid := startSimProcess(t, bin, "--profile", "llamacpp-rtx5090-q4km", "--token-interval", "20ms")
+	dir := t.TempDir()
+	wl := buildWorkload(t, bin, dir, "--max-tokens", "300", "--schedule", "burst:4", "--repeats", "1")
 	tr := filepath.Join(dir, "w.trace.zst")
 	_, e, code := run(t, nil, bin, "replay", wl, "--url", simURL, "--watch-pid", strconv.Itoa(pid), "--server-metrics-interval", "50ms", "-q", "-o", tr)
 	if code != 0 || !strings.Contains(e, "watching pid "+strconv.Itoa(pid)+" (llmreplay): memory, CPU time and threads every 50ms into the trace") {
 		t.Fatalf("exit %d, stderr:\n%s", code, e)
 	}
 	out, _, code := run(t, nil, bin, "trace", "info", tr)
-	if code != 0 || !regexp.MustCompile(`process: +\d+ scrapes of pid \d+ \(llmreplay\), one every \d+ms, \d+ samples each`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`process: +\d+ scrapes of pid \d+ \(llmreplay\), one every \S+, \d+ samples each`).MatchString(out) {
 		t.Errorf("trace info:\n%s", out)
 	}
 	out, e, code = run(t, nil, bin, "analyze", tr, "--metrics", "process_rss_peak,process_cpu_cores", "--format", "json")
@@ -43,11 +44,7 @@ func TestWatchPID(t *testing.T) {
 		t.Fatalf("analyze exit %d: %s", code, e)
 	}
 	var doc struct {
-		Groups []struct {
-			Metrics map[string]struct {
-				Value *float64 `json:"value"`
-			} `json:"metrics"`
-		} `json:"groups"`
+		Groups []analyzedGroup `json:"groups"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Groups) == 0 {
 		t.Fatalf("%v:\n%.1500s", err, out)

@@ -7,6 +7,9 @@ import (
 	"testing"
 )
 
+// Metric names as people type them: any percentile, and both the flag
+// and the table spelling of a name.
+
 // TestAnyPercentileThroughTheBinary: a user asks for percentiles the
 // standard columns do not have. writeAnalyzeTrace's requests all wait
 // 50 ms for their first token and stream one token every 2 ms, so at
@@ -36,10 +39,7 @@ func TestAnyPercentileThroughTheBinary(t *testing.T) {
 
 	out, _, code = run("analyze", "--metrics", "ttft_p95,e2e_p99.9", "--format", "json", tr)
 	var doc struct {
-		Groups []struct {
-			Keys    map[string]any
-			Metrics map[string]struct{ Value *float64 } `json:"metrics"`
-		}
+		Groups []analyzedGroup `json:"groups"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
@@ -61,5 +61,30 @@ func TestAnyPercentileThroughTheBinary(t *testing.T) {
 	_, errs, code = run("analyze", "--metrics", "ttft_p05", tr)
 	if code != 2 || !strings.Contains(errs, "shortest form") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 		t.Errorf("ttft_p05: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestBothSpellingsAccepted: where people type a name, both its flag
+// spelling and its table spelling work, through the built binary: a flag
+// written input_tokens (as claims and tables write it), a claim or a
+// grouping key written input-tokens (as the flag is), a metric written
+// per-stream-tps. Each reads as the canonical name.
+func TestBothSpellingsAccepted(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "w.workload.zst")
+	if o, e, code := run(t, nil, bin, "workload", "build", "--input_tokens", "100", "--max_tokens", "8", "--schedule", "burst:1", "--repeats", "1", "-o", wl); code != 0 || !strings.Contains(o, "100 input tokens") {
+		t.Fatalf("--input_tokens: exit %d\n%s%s", code, o, e)
+	}
+	sample := filepath.Join("..", "..", "traces", "samples", "vllm-rtx5090-bf16.trace.zst")
+	o, e, code := run(t, nil, bin, "analyze", sample, "--by", "input-tokens", "--metrics", "per-stream-tps,ttft-p95", "--format", "csv")
+	if code != 0 || !strings.HasPrefix(o, "label,input_tokens,per_stream_tps,per_stream_tps_lo,per_stream_tps_hi,ttft_p95,") {
+		t.Errorf("analyze --by input-tokens --metrics per-stream-tps: exit %d\n%s%s", code, o, e)
+	}
+	for _, c := range []string{"per_stream_tps{concurrency=1,input_tokens=800} > 1", "per-stream-tps{concurrency=1,input-tokens=800} > 1"} {
+		o, e, code := run(t, nil, bin, "check", sample, "--claim", c)
+		if code != 0 || !strings.Contains(o, "HOLDS") || !strings.Contains(o, "per_stream_tps{concurrency=1,input_tokens=800} > 1") && !strings.Contains(o, c) {
+			t.Errorf("check %q: exit %d\n%s%s", c, code, o, e)
+		}
 	}
 }

@@ -9,6 +9,46 @@ import (
 	"github.com/llmreplay/llmreplay/workload"
 )
 
+// A workload file is often someone else's (a colleague's, a hand edit, an
+// imported log): what the binary reads from one is bounded and escaped.
+
+// TestHandEditedWorkloadRefused: issue #11 finding 5 through the binary. A
+// workload edited to 2e9 salt words made replay die out of memory, and a
+// burst of concurrency 10^8 started that many goroutines; now replay exits
+// 2 at once with one line naming the field, before any request.
+func TestHandEditedWorkloadRefused(t *testing.T) {
+	bin, dir := parallelBinary(t), t.TempDir()
+	good := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
+	for _, c := range []struct {
+		name, want string
+		edit       func(*workload.Workload)
+	}{
+		{"salt words", "salt words in a", func(wl *workload.Workload) { wl.Requests[0].Salt.Words = 2_000_000_000 }},
+		{"burst concurrency", "concurrency 100000000", func(wl *workload.Workload) { wl.Header.Phases[0].Concurrency = 100_000_000 }},
+		{"closed concurrency", "concurrency 100000000", func(wl *workload.Workload) {
+			wl.Header.Phases[0].Kind = workload.KindClosed
+			wl.Header.Phases[0].Concurrency = 100_000_000
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wl, err := workload.Open(good)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.edit(wl)
+			bad := filepath.Join(t.TempDir(), "bad.workload.zst")
+			if err := workload.Create(bad, wl); err != nil {
+				t.Fatal(err)
+			}
+			// No server: the file must be refused before anything is sent.
+			_, e, code := run(t, nil, bin, "replay", bad, "--url", "http://127.0.0.1:9", "--model", "m", "-o", filepath.Join(t.TempDir(), "t.trace.zst"))
+			if code != 2 || !strings.Contains(e, c.want) || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+				t.Errorf("exit %d, stderr %q; want 2 and one line containing %q", code, e, c.want)
+			}
+		})
+	}
+}
+
 // TestWorkloadInspectEscapes: a workload file is often someone else's (a
 // colleague's, an imported log), and every string in it reaches the
 // terminal through workload inspect, cat and verify. A header and a
@@ -16,10 +56,7 @@ import (
 // outputs must still decode to the exact strings.
 func TestWorkloadInspectEscapes(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
-	path := filepath.Join(dir, "w.workload.zst")
-	if _, e, code := run(t, nil, bin, "workload", "build", "--input-tokens", "64", "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1", "-o", path); code != 0 {
-		t.Fatalf("build: exit %d: %s", code, e)
-	}
+	path := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")
 	wl, err := workload.Open(path)
 	if err != nil {
 		t.Fatal(err)

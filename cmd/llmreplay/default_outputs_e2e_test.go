@@ -9,6 +9,35 @@ import (
 	"unicode/utf8"
 )
 
+// What a run leaves by default: the trace under results/ with a
+// timestamped name, and the summary on stdout.
+
+// TestDefaultTraceName: replay without -o writes the trace where its help
+// says, results/LABEL-TIME.trace.zst (issue 12 item 7), and says so; run as
+// a user does, the built binary in a fresh folder with default flags.
+func TestDefaultTraceName(t *testing.T) {
+	bin := parallelBinary(t)
+	url, dir, wl := simWorkload(t, bin, []string{"--profile", "fast"}, "--schedule", "burst:1", "--repeats", "1", "--input-tokens", "100", "--max-tokens", "4")
+	_, stderr, code := runIn(t, dir, bin, "replay", wl, "--url", url, "--label", "my run")
+	if code != 0 {
+		t.Fatalf("replay: exit %d\n%s", code, stderr)
+	}
+	// The help: "(default results/LABEL-TIME.trace.zst)"; the label made
+	// safe for file names, the time in UTC as 20060102T150405Z.
+	re := regexp.MustCompile(`results/my-run-\d{8}T\d{6}Z\.trace\.zst`)
+	name := re.FindString(stderr)
+	if name == "" {
+		t.Fatalf("replay did not name results/my-run-TIME.trace.zst:\n%s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		t.Errorf("the trace it named is not there: %v", err)
+	}
+	help, _, code := run(t, nil, bin, "replay", "--help")
+	if code != 0 || !strings.Contains(help, "(default results/LABEL-TIME.trace.zst)") {
+		t.Errorf("replay --help no longer states the default name: exit %d", code)
+	}
+}
+
 // TestSummaryAfterEveryRun, through the built binary with default flags:
 // replay prints on stdout the summary analyze prints of its trace (its
 // counts and the trace's path stay on stderr), nothing when the trace went
@@ -23,9 +52,7 @@ func TestSummaryAfterEveryRun(t *testing.T) {
 	// the client up past a whole answer and read it in one piece too: the
 	// chunks come at least 100 ms apart, so a stall of a few hundred ms
 	// still leaves gaps to measure.
-	url := startSim(t, bin, "--profile", "vllm-rtx5090-bf16", "--token-interval", "100ms")
-	dir := t.TempDir()
-	wl := buildWorkload(t, bin, dir, "--max-tokens", "8", "--schedule", "burst:1,2", "--repeats", "1")
+	url, dir, wl := simWorkload(t, bin, []string{"--profile", "vllm-rtx5090-bf16", "--token-interval", "100ms"}, "--max-tokens", "8", "--schedule", "burst:1,2", "--repeats", "1")
 	tr := filepath.Join(dir, "run.trace.zst")
 	out, e, code := run(t, nil, bin, "replay", wl, "--url", url, "-o", tr)
 	if code != 0 {
