@@ -9,6 +9,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze/render"
 	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/capacity/live"
+	"github.com/llmreplay/llmreplay/internal/cli"
 )
 
 // traceFlags are the flags analyze, check and report share.
@@ -36,7 +37,7 @@ func (f *traceFlags) capacityFlag(cmd *cobra.Command) {
 // stdin) into one analysis. Every failure here is about the input: exit 2.
 func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.Result, error) {
 	res, err := analyze.AnalyzeArgs(f.opts, f.slo, args, cmd.InOrStdin(), cmd.ErrOrStderr())
-	return res, usageError(flagError(err))
+	return res, cli.Usage(flagError(err))
 }
 
 // capacityViews are the inputs' capacity traces judged again for
@@ -48,7 +49,7 @@ func (f *traceFlags) capacityViews(cmd *cobra.Command, args []string) ([]capacit
 		good, _ = analyze.ParseSLO(f.slo) // refused already by analyzeInputs
 	}
 	views, err := live.ViewsOf(args, f.capSLO, good, cmd.ErrOrStderr())
-	return views, usageError(flagErrorIn(err, map[string]string{"CapacitySLO": "--capacity-slo"}))
+	return views, cli.Usage(flagErrorIn(err, map[string]string{"CapacitySLO": "--capacity-slo"}))
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -58,10 +59,8 @@ func newAnalyzeCmd() *cobra.Command {
 		listMetrics bool
 	)
 	cmd := &cobra.Command{
-		Use:     "analyze TRACE...",
-		Short:   "Turn traces into a summary, the concurrency-sweep table, metric tables or JSON, with trust warnings",
-		Long:    helpText("analyze"),
-		Example: helpText("analyze.example"),
+		Use:   "analyze TRACE...",
+		Short: "Turn traces into a summary, the concurrency-sweep table, metric tables or JSON, with trust warnings",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if listMetrics {
 				return render.WriteMetricList(cmd.OutOrStdout())
@@ -69,7 +68,7 @@ func newAnalyzeCmd() *cobra.Command {
 			for i, k := range o.By {
 				n, err := analyze.NormalizeKey(k)
 				if err != nil {
-					return flagError(usageError(err))
+					return flagError(cli.Usage(err))
 				}
 				o.By[i] = n
 			}

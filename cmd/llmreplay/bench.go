@@ -9,6 +9,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/capacity/live"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/sim"
@@ -23,11 +24,9 @@ func newBenchCmd() *cobra.Command {
 		wide    bool
 	)
 	cmd := &cobra.Command{
-		Use:     "bench [--url URL] [flags]",
-		Short:   "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
-		Long:    helpText("bench"),
-		Example: helpText("bench.example"),
-		Args:    cobra.NoArgs,
+		Use:   "bench [--url URL] [flags]",
+		Short: "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Given empty it is still asked for (a variable that expanded
 			// to nothing): refuse it rather than run the sweep instead.
@@ -46,10 +45,10 @@ func newBenchCmd() *cobra.Command {
 			cfg.Replay = rc
 			// Every setting is checked before anything starts or prints.
 			if err := cfg.Check(); err != nil {
-				return flagError(usageError(err))
+				return flagError(cli.Usage(err))
 			}
 			if err := outfile.CheckFolder("--results", cfg.Results); err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if f.cfg.URL == "" {
@@ -97,7 +96,7 @@ func usageErrorIfInput(err error) error {
 	msg := err.Error()
 	for _, s := range []string{"tokenizer", "input-tokens", "max-tokens", "too small", "out of range", "unknown"} {
 		if strings.Contains(msg, s) {
-			return flagError(usageError(err))
+			return flagError(cli.Usage(err))
 		}
 	}
 	return err

@@ -10,6 +10,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/capacity/live"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/sim"
 	"github.com/llmreplay/llmreplay/workload"
@@ -25,11 +26,9 @@ func newCapacityCmd() *cobra.Command {
 	var f replayFlags
 	var s live.Settings
 	cmd := &cobra.Command{
-		Use:     "capacity --slo SLO [--url URL] [flags]",
-		Short:   "How much load a server takes while an SLO holds: the largest concurrency (or request rate) meeting it, with its interval",
-		Long:    helpText("capacity"),
-		Example: helpText("capacity.example"),
-		Args:    cobra.NoArgs,
+		Use:   "capacity --slo SLO [--url URL] [flags]",
+		Short: "How much load a server takes while an SLO holds: the largest concurrency (or request rate) meeting it, with its interval",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("profile") {
 				s.Profile = "" // the default, which a --url run leaves alone
@@ -75,7 +74,7 @@ func newCapacityCmd() *cobra.Command {
 func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 	lc, err := s.Config()
 	if err != nil {
-		return usageError(flagErrorIn(err, capacityFlagOf))
+		return cli.Usage(flagErrorIn(err, capacityFlagOf))
 	}
 	rc, err := f.config(nil, "")
 	if err != nil {
@@ -88,14 +87,14 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 	}
 	defer release()
 	if _, err := lc.Resolve(); err != nil {
-		return usageError(err)
+		return cli.Usage(err)
 	}
 	lc.Announce(cmd.ErrOrStderr(), f.quiet)
 	res, err := live.Run(cmd.Context(), lc)
 	stopped := cmd.Context().Err() != nil
 	switch {
 	case res == nil && err != nil && s.Resume != "" && strings.HasPrefix(err.Error(), "--resume"):
-		return usageError(err)
+		return cli.Usage(err)
 	case res == nil && err != nil:
 		return usageErrorIfInput(flagError(err))
 	case res == nil:
@@ -110,7 +109,7 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 	}
 	end := res.Ended(err, stopped)
 	if st := live.Stopped(""); errors.As(end, &st) {
-		return &exitError{code: 130, err: end}
+		return cli.Exit(130, end)
 	}
 	return end
 }
@@ -120,16 +119,16 @@ func runCapacity(cmd *cobra.Command, f *replayFlags, s live.Settings) error {
 func reanalyseCapacity(cmd *cobra.Command, s live.Settings) error {
 	slo, good, err := s.SLOs()
 	if err != nil {
-		return usageError(flagErrorIn(err, capacityFlagOf))
+		return cli.Usage(flagErrorIn(err, capacityFlagOf))
 	}
 	for _, name := range []string{"url", "axis", "range", "resolution", "max-requests", "max-duration", "time-scale", "profile", "out", "resume"} {
 		if cmd.Flags().Changed(name) {
-			return usagef("--%s does not apply with --from: the trace holds what the search ran", name)
+			return cli.Usagef("--%s does not apply with --from: the trace holds what the search ran", name)
 		}
 	}
 	r, err := s.Answer(slo, good)
 	if err != nil {
-		return usageError(flagErrorIn(err, capacityFlagOf))
+		return cli.Usage(flagErrorIn(err, capacityFlagOf))
 	}
 	if err := r.WriteAll(cmd.OutOrStdout(), cmd.ErrOrStderr(), s.From, slo, s.Report); err != nil {
 		return err

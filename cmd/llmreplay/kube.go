@@ -10,24 +10,18 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/kube"
 )
 
 func newKubeCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "kube",
-		Short:   "Write Kubernetes manifests that replay a workload from many pods at once",
-		Long:    helpText("kube"),
-		Example: helpText("kube.example"),
-		Args:    cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown kube subcommand %q: use 'kube job'", args[0])
-			}
-			return usagef("kube needs a subcommand: 'kube job WORKLOAD ...'")
-		},
+	cmd := group("kube", "Write Kubernetes manifests that replay a workload from many pods at once", newKubeJobCmd())
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return cli.Usagef("unknown kube subcommand %q: use 'kube job'", args[0])
+		}
+		return cli.Usagef("kube needs a subcommand: 'kube job WORKLOAD ...'")
 	}
-	cmd.AddCommand(newKubeJobCmd())
 	return cmd
 }
 
@@ -48,15 +42,13 @@ func newKubeJobCmd() *cobra.Command {
 		force        bool
 	)
 	cmd := &cobra.Command{
-		Use:     "job WORKLOAD --shards N --image IMAGE --url URL --results-claim PVC [-o job.yaml] [-- REPLAY FLAGS]",
-		Short:   "Write an Indexed Job (and the workload's ConfigMap) for a sharded replay",
-		Long:    helpText("kube-job"),
-		Example: helpText("kube-job.example"),
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "job WORKLOAD --shards N --image IMAGE --url URL --results-claim PVC [-o job.yaml] [-- REPLAY FLAGS]",
+		Short: "Write an Indexed Job (and the workload's ConfigMap) for a sharded replay",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c.ReplayArg = args[1:]
 			if cmd.ArgsLenAtDash() > 1 {
-				return usagef("give one workload before --, and replay's flags after it")
+				return cli.Usagef("give one workload before --, and replay's flags after it")
 			}
 			var err error
 			if c.API, err = checkReplayArgs(c.ReplayArg); err != nil {
@@ -66,7 +58,7 @@ func newKubeJobCmd() *cobra.Command {
 				return flagErrorIn(err, kubeFlagOf)
 			}
 			if err := c.Load(args[0]); err != nil {
-				return usageError(flagErrorIn(err, kubeFlagOf))
+				return cli.Usage(flagErrorIn(err, kubeFlagOf))
 			}
 			if err := c.SetStart(startAt, startIn, cmd.Flags().Changed("start-in"), time.Now()); err != nil {
 				return flagErrorIn(err, kubeFlagOf)
@@ -77,7 +69,7 @@ func newKubeJobCmd() *cobra.Command {
 				for field, flag := range kubeFlagOf {
 					msg = strings.ReplaceAll(msg, field+" ", flag+" ")
 				}
-				return usagef("%s", msg)
+				return cli.Usagef("%s", msg)
 			}
 			if out == "" || out == "-" {
 				_, err := cmd.OutOrStdout().Write(y)
@@ -119,14 +111,14 @@ func newKubeJobCmd() *cobra.Command {
 // check against the workload.
 func checkReplayArgs(args []string) (api string, err error) {
 	rc := newReplayCmd()
-	singleValueFlags(rc) // as the root does: a flag given twice would fail in every pod
+	cli.SingleValueFlags(rc) // as the root does: a flag given twice would fail in every pod
 	fs := rc.Flags()
 	fs.SetOutput(io.Discard) // the error is returned and said once, below
 	fs.Usage = func() {}
 	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
-		return "", usagef("replay flags after --: --help is not a replay flag to send: run 'llmreplay replay --help' to see them")
+		return "", cli.Usagef("replay flags after --: --help is not a replay flag to send: run 'llmreplay replay --help' to see them")
 	} else if err != nil {
-		return "", usagef("replay flags after --: %v: run 'llmreplay replay --help' for replay's flags", err)
+		return "", cli.Usagef("replay flags after --: %v: run 'llmreplay replay --help' for replay's flags", err)
 	}
 	for _, o := range kube.JobFlags {
 		if fs.Changed(o.Name) {
@@ -134,11 +126,11 @@ func checkReplayArgs(args []string) (api string, err error) {
 			if sh := fs.Lookup(o.Name).Shorthand; sh != "" {
 				name = "-" + sh + "/--" + o.Name
 			}
-			return "", usagef("%s after --: the Job sets --%s itself, and the pods would take this one instead: %s", name, o.Name, o.Fix)
+			return "", cli.Usagef("%s after --: the Job sets --%s itself, and the pods would take this one instead: %s", name, o.Name, o.Fix)
 		}
 	}
 	if rest := fs.Args(); len(rest) > 0 {
-		return "", usagef("replay flags after -- include %q, which is not a flag: the Job passes the workload itself; give only replay's flags after --", rest[0])
+		return "", cli.Usagef("replay flags after -- include %q, which is not a flag: the Job passes the workload itself; give only replay's flags after --", rest[0])
 	}
 	return fs.Lookup("api").Value.String(), nil // its default when not given: what the pods use
 }

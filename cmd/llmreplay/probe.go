@@ -6,22 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/bench"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/probe"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
 func newProbeCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "probe",
-		Short:   "Short experiments with a verdict: does the server's prefix cache work",
-		Long:    helpText("probe"),
-		Example: helpText("probe.example"),
-		Args:    cobra.ArbitraryArgs,
-		RunE:    needsSubcommand,
-	}
-	cmd.AddCommand(newProbePrefixCacheCmd())
-	return cmd
+	return group("probe", "Short experiments with a verdict: does the server's prefix cache work", newProbePrefixCacheCmd())
 }
 
 // probeFlagOf names the flags that set probe.Settings' fields flagOf
@@ -37,11 +29,9 @@ func newProbePrefixCacheCmd() *cobra.Command {
 		force bool
 	)
 	cmd := &cobra.Command{
-		Use:     "prefix-cache [--url URL] [flags]",
-		Short:   "Test the server's prefix cache: a repeated prompt must hit it, a new one miss",
-		Long:    helpText("probe-prefix-cache"),
-		Example: helpText("probe-prefix-cache.example"),
-		Args:    cobra.NoArgs,
+		Use:   "prefix-cache [--url URL] [flags]",
+		Short: "Test the server's prefix cache: a repeated prompt must hit it, a new one miss",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Every setting is checked before the simulator starts.
 			if err := s.Check(given(cmd, probeFlagOf), f.cfg.URL); err != nil {
@@ -61,9 +51,9 @@ func newProbePrefixCacheCmd() *cobra.Command {
 			case err != nil:
 				return flagErrorIn(err, probeFlagOf)
 			case v.Status == "FAIL":
-				return &exitError{code: 1, err: fmt.Errorf("%s", v.Why)}
+				return cli.Exit(1, fmt.Errorf("%s", v.Why))
 			case v.Status == "UNSURE":
-				return &exitError{code: 3, err: fmt.Errorf("%s", v.Why)}
+				return cli.Exit(3, fmt.Errorf("%s", v.Why))
 			}
 			return nil
 		},

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze/render"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -16,15 +17,13 @@ func newReplayCmd() *cobra.Command {
 	var out string
 	var force bool
 	cmd := &cobra.Command{
-		Use:     "replay WORKLOAD --url URL [flags]",
-		Short:   "Send a workload to a server on its schedule and record every streamed chunk",
-		Long:    helpText("replay"),
-		Example: helpText("replay.example"),
-		Args:    oneFile("replay", "a workload file: llmreplay replay NAME.workload.zst --url URL (make one with 'llmreplay workload build -o NAME.workload.zst')"),
+		Use:   "replay WORKLOAD --url URL [flags]",
+		Short: "Send a workload to a server on its schedule and record every streamed chunk",
+		Args:  cli.OneFile("replay", "a workload file: llmreplay replay NAME.workload.zst --url URL (make one with 'llmreplay workload build -o NAME.workload.zst')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wl, err := workload.Open(args[0])
 			if err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			cfg, err := f.config(wl, out)
 			if err != nil {

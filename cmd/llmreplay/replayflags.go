@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/replay"
 	"github.com/llmreplay/llmreplay/replay/endpoint"
 	"github.com/llmreplay/llmreplay/replay/progress"
@@ -86,13 +85,13 @@ func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, 
 // request succeeded, or with --fail-on-error when any failed.
 func (f *replayFlags) runExit(sum *replay.Summary, stopped string) error {
 	if sum.Stopped {
-		return &exitError{code: 130, err: fmt.Errorf(stopped, sum.Trace)}
+		return cli.Exit(130, fmt.Errorf(stopped, sum.Trace))
 	}
 	if err := sum.NoneSucceeded(); err != nil {
-		return &exitError{code: 1, err: err}
+		return cli.Exit(1, err)
 	}
 	if f.failOnError && sum.Failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d requests failed (--fail-on-error)", sum.Failed)}
+		return cli.Exit(1, fmt.Errorf("%d requests failed (--fail-on-error)", sum.Failed))
 	}
 	return nil
 }
@@ -109,31 +108,4 @@ func (f *replayFlags) progress(cmd *cobra.Command, cfg *replay.Config) *progress
 	cfg.OnPhase = d.Phase
 	cfg.OnRecord = d.Record
 	return d
-}
-
-// flagErrorIn is flagError for a command whose settings' fields flagOf
-// does not name, or names otherwise: names first, then flagOf.
-func flagErrorIn(err error, names map[string]string) error {
-	all := maps.Clone(flagOf)
-	maps.Copy(all, names)
-	if out, ok := fielderr.Rename(err, all); ok {
-		return usageError(out)
-	}
-	return flagError(err)
-}
-
-// given says which of a command's settings the user typed: a field is
-// given when the flag names (or flagOf) gives it was.
-func given(cmd *cobra.Command, names map[string]string) fielderr.Given {
-	return func(field string) bool {
-		name, ok := names[field]
-		if !ok {
-			name = flagOf[field]
-		}
-		f := cmd.Flags().Lookup(strings.TrimLeft(name, "-"))
-		if len(name) == 2 {
-			f = cmd.Flags().ShorthandLookup(name[1:])
-		}
-		return f != nil && f.Changed
-	}
 }

@@ -23,11 +23,9 @@ func newReportCmd() *cobra.Command {
 		acceptPoint, accept bool
 	)
 	cmd := &cobra.Command{
-		Use:     "report TRACE... [-o report.html]",
-		Short:   "Write one self-contained HTML page: the summary, verdicts and capacity first, then charts, timelines and every metric",
-		Long:    helpText("report"),
-		Example: helpText("report.example"),
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "report TRACE... [-o report.html]",
+		Short: "Write one self-contained HTML page: the summary, verdicts and capacity first, then charts, timelines and every metric",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				out = report.DefaultPath(args[0])

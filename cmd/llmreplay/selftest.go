@@ -21,11 +21,9 @@ func newSelftestCmd() *cobra.Command {
 		outs selftest.Outputs
 	)
 	cmd := &cobra.Command{
-		Use:     "selftest [--short]",
-		Short:   "Measure the client itself: CPU per token, streams held, timestamp error, schedule precision, trace size, analysis speed",
-		Long:    helpText("selftest"),
-		Example: helpText("selftest.example"),
-		Args:    cobra.NoArgs,
+		Use:   "selftest [--short]",
+		Short: "Measure the client itself: CPU per token, streams held, timestamp error, schedule precision, trace size, analysis speed",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.Check(given(cmd, selftestFlagOf)); err != nil {
 				return flagErrorIn(err, selftestFlagOf)

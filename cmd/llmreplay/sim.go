@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/sim"
 )
 
@@ -16,11 +17,9 @@ func newSimCmd() *cobra.Command {
 		cfg           sim.Config
 	)
 	cmd := &cobra.Command{
-		Use:     "sim",
-		Short:   "Serve a simulated inference server (every API replay speaks) until interrupted",
-		Long:    helpText("sim"),
-		Example: helpText("sim.example"),
-		Args:    cobra.NoArgs,
+		Use:   "sim",
+		Short: "Serve a simulated inference server (every API replay speaks) until interrupted",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if list {
 				sim.WriteProfiles(cmd.OutOrStdout())
@@ -28,7 +27,7 @@ func newSimCmd() *cobra.Command {
 			}
 			s, err := sim.Prepare(cfg, addr, profile, timeScale)
 			if err != nil {
-				return flagErrorIn(usageError(err), map[string]string{"Addr": "--addr"})
+				return flagErrorIn(cli.Usage(err), map[string]string{"Addr": "--addr"})
 			}
 			return s.Serve(cmd.Context(), addr, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

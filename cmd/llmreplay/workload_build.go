@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -16,27 +17,25 @@ func newWorkloadBuildCmd() *cobra.Command {
 		cfg   workload.BuildConfig
 	)
 	cmd := &cobra.Command{
-		Use:     "build -o FILE",
-		Short:   "Generate a workload file of tokenizer-exact prompts and an arrival schedule",
-		Long:    helpText("workload-build"),
-		Example: helpText("workload-build.example"),
-		Args:    cobra.NoArgs,
+		Use:   "build -o FILE",
+		Short: "Generate a workload file of tokenizer-exact prompts and an arrival schedule",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
-				return usagef("no output file: add -o NAME.workload.zst")
+				return cli.Usagef("no output file: add -o NAME.workload.zst")
 			}
 			if err := outfile.CheckParent(out); err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			if err := outfile.Check(out, force, cfg.Inputs()...); err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			if err := cfg.Stated(given(cmd, nil)); err != nil {
 				return flagError(err)
 			}
 			wl, err := workload.Build(cfg)
 			if err != nil {
-				return usageError(flagError(err))
+				return cli.Usage(flagError(err))
 			}
 			if err := workload.Create(out, wl); err != nil {
 				return err
