@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,11 +64,7 @@ func newKubeJobCmd() *cobra.Command {
 			}
 			y, err := kube.Manifest(c)
 			if err != nil {
-				msg := err.Error()
-				for field, flag := range kubeFlagOf {
-					msg = strings.ReplaceAll(msg, field+" ", flag+" ")
-				}
-				return cli.Usagef("%s", msg)
+				return cli.Usage(flagErrorIn(err, kubeFlagOf))
 			}
 			if out == "" || out == "-" {
 				_, err := cmd.OutOrStdout().Write(y)

@@ -143,6 +143,8 @@ func TestFieldsRenameAndGiven(t *testing.T) {
 		{fielderr.Newf("Config", "Trace", "{Trace} %q exists", "x"), `-o "x" exists`, 2},
 		{fielderr.New("Config", "Other", "is bad", "fix it"), "Config.Other is bad: fix it", 2},
 		{errors.New("connection refused"), "connection refused", 1},
+		{errors.Join(fielderr.Newf("Job", "Schedule", "{Schedule} %q is bad", "x"), errors.New("the workload is empty"), fielderr.Newf("Job", "Trace", "{Trace} is required")),
+			"--plan \"x\" is bad\nthe workload is empty\n-o is required", 2},
 	} {
 		got := names.Error(tc.err)
 		if got.Error() != tc.want || Code(got) != tc.wantCode {

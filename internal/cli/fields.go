@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -24,8 +26,22 @@ func (f Fields) With(more map[string]string) Fields {
 
 // Error is err in the flags' words: a field error becomes "--flag
 // PROBLEM: FIX", bad input (exit status 2); a field error with no flag is
-// still bad input; any other error is returned as it is.
+// still bad input; any other error is returned as it is. Errors joined
+// (errors.Join: a config with several wrong settings) are said each in
+// the flags' words, one a line.
 func (f Fields) Error(err error) error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := slices.Clone(joined.Unwrap())
+		renamed := false
+		for i, p := range parts {
+			if out, ok := fielderr.Rename(p, f); ok {
+				parts[i], renamed = out, true
+			}
+		}
+		if renamed {
+			return Usage(errors.Join(parts...))
+		}
+	}
 	if out, ok := fielderr.Rename(err, f); ok {
 		return Usage(out)
 	}
