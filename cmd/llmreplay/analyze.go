@@ -40,16 +40,21 @@ func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.
 	return res, cli.Usage(flagError(err))
 }
 
-// capacityViews are the inputs' capacity traces judged again for
-// --capacity-slo (default each trace's own SLO); --slo, when given,
-// replaces the goodput bounds a goodput>=P% term counts against.
-func (f *traceFlags) capacityViews(cmd *cobra.Command, args []string) ([]capacity.View, error) {
+// analyzeWithViews is analyzeInputs and the inputs' capacity traces
+// judged again for --capacity-slo (default each trace's own SLO); --slo,
+// when given, replaces the goodput bounds a goodput>=P% term counts
+// against (analyze and report).
+func (f *traceFlags) analyzeWithViews(cmd *cobra.Command, args []string) (*analyze.Result, []capacity.View, error) {
+	res, err := f.analyzeInputs(cmd, args)
+	if err != nil {
+		return nil, nil, err
+	}
 	var good analyze.SLO
 	if cmd.Flags().Changed("slo") {
 		good, _ = analyze.ParseSLO(f.slo) // refused already by analyzeInputs
 	}
 	views, err := live.ViewsOf(args, f.capSLO, good, cmd.ErrOrStderr())
-	return views, cli.Usage(flagErrorIn(err, map[string]string{"CapacitySLO": "--capacity-slo"}))
+	return res, views, cli.Usage(flagErrorIn(err, map[string]string{"CapacitySLO": "--capacity-slo"}))
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -85,11 +90,7 @@ func newAnalyzeCmd() *cobra.Command {
 			if err := o.Check(given(cmd, names)); err != nil {
 				return flagErrorIn(err, names)
 			}
-			res, err := tf.analyzeInputs(cmd, args)
-			if err != nil {
-				return err
-			}
-			views, err := tf.capacityViews(cmd, args)
+			res, views, err := tf.analyzeWithViews(cmd, args)
 			if err != nil {
 				return err
 			}

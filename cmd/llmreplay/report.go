@@ -38,11 +38,7 @@ func newReportCmd() *cobra.Command {
 			// timelines draw.
 			tl, srv := &report.Timelines{}, &report.ServerState{}
 			tf.opts.Records, tf.opts.Scrapes = tl.Add, srv.Add
-			res, err := tf.analyzeInputs(cmd, args)
-			if err != nil {
-				return err
-			}
-			views, err := tf.capacityViews(cmd, args)
+			res, views, err := tf.analyzeWithViews(cmd, args)
 			if err != nil {
 				return err
 			}

@@ -19,9 +19,9 @@ func newWorkloadInspectCmd() *cobra.Command {
 		Short: "Show a workload's header, phases, input-length histogram and digest",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			wl, err := workload.OpenArg(args[0], cmd.InOrStdin())
+			wl, err := openWorkload(cmd, args)
 			if err != nil {
-				return cli.Usage(err)
+				return err
 			}
 			rep := workload.Summarize(args[0], wl)
 			if asJSON {
@@ -41,9 +41,9 @@ func newWorkloadCatCmd() *cobra.Command {
 		Short: "Print every request as one JSON object per line, for jq",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			wl, err := workload.OpenArg(args[0], cmd.InOrStdin())
+			wl, err := openWorkload(cmd, args)
 			if err != nil {
-				return cli.Usage(err)
+				return err
 			}
 			return wl.WriteJSONLines(cmd.OutOrStdout())
 		},
@@ -57,13 +57,20 @@ func newWorkloadVerifyCmd() *cobra.Command {
 		Short: "Re-tokenize every prompt and report any whose token count is off",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			wl, err := workload.OpenArg(args[0], cmd.InOrStdin())
+			wl, err := openWorkload(cmd, args)
 			if err != nil {
-				return cli.Usage(err)
+				return err
 			}
 			return flagError(workload.VerifyText(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], wl, tokSpec))
 		},
 	}
 	cmd.Flags().StringVar(&tokSpec, "tokenizer", "", "tokenizer to count with (default: the workload's own; a tokenizer.json by its path or model id)")
 	return cmd
+}
+
+// openWorkload reads the workload the one FILE argument names (- for
+// standard input); a file that is no workload is bad input.
+func openWorkload(cmd *cobra.Command, args []string) (*workload.Workload, error) {
+	wl, err := workload.OpenArg(args[0], cmd.InOrStdin())
+	return wl, cli.Usage(err)
 }
