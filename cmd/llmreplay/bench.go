@@ -33,7 +33,7 @@ func newBenchCmd() *cobra.Command {
 			if findCap != "" || cmd.Flags().Changed("find-capacity") {
 				return benchFindCapacity(cmd, &f, findCap, cfg)
 			}
-			cfg.Replay.URL = f.cfg.URL
+			cfg.Replay.URL = f.Config.URL
 			if err := cfg.Stated(given(cmd, nil)); err != nil {
 				return flagError(err)
 			}
@@ -51,7 +51,7 @@ func newBenchCmd() *cobra.Command {
 				return cli.Usage(err)
 			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if f.cfg.URL == "" {
+			if f.Config.URL == "" {
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", cfg.Profile)
 			}
 			cfg.Replay.Announce(errw)
@@ -75,7 +75,7 @@ func newBenchCmd() *cobra.Command {
 	}
 	f.register(cmd, replay.DefaultAPI)
 	fs := cmd.Flags()
-	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
+	fs.StringVar(&f.Config.URL, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&cfg.Profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(sim.ProfileNames(), ", ")+")")
 	fs.IntSliceVar(&cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "concurrency levels: streams released together")
 	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", bench.DefaultInputTokens, "exact prompt length(s) in tokens")
@@ -105,7 +105,7 @@ func usageErrorIfInput(err error) error {
 // benchFindCapacity is 'bench --find-capacity SLO': the capacity search
 // with bench's server, workload and results flags, on the concurrency axis.
 func benchFindCapacity(cmd *cobra.Command, f *replayFlags, slo string, cfg bench.Config) error {
-	w := live.Sweep{SLO: slo, URL: f.cfg.URL, Profile: cfg.Profile, Concurrency: cfg.Concurrency, InputTokens: cfg.InputTokens,
+	w := live.Sweep{SLO: slo, URL: f.Config.URL, Profile: cfg.Profile, Concurrency: cfg.Concurrency, InputTokens: cfg.InputTokens,
 		MaxTokens: cfg.MaxTokens, Tokenizer: cfg.Tokenizer, Shape: string(cfg.Shape), Results: cfg.Results}
 	names := map[string]string{"SLO": "--find-capacity"}
 	ls, err := w.Settings(given(cmd, names))

@@ -39,7 +39,7 @@ func newCapacityCmd() *cobra.Command {
 			if s.From != "" {
 				return reanalyseCapacity(cmd, s)
 			}
-			s.URL = f.cfg.URL
+			s.URL = f.Config.URL
 			return runCapacity(cmd, &f, s)
 		},
 	}
@@ -55,7 +55,7 @@ func newCapacityCmd() *cobra.Command {
 	fs.StringVar(&s.Report, "report", "", "also write an HTML report of the trace to this file, with the SLO's curve over the probed levels, its bound and the answer")
 	fs.DurationVar(&s.RoundDuration, "round-duration", live.DefaultRoundDuration, "rate axis: each probe round sends the rate times this many measured requests (at least 20) from an idle server; rounds are judged as independent draws, so a probe needs 8 of them (in the server's time: a --time-scale shortens it alike)")
 	fs.Float64Var(&s.TimeScale, "time-scale", 1, "built-in simulator only: run the profile this many times faster-paced (0.1: every latency ×0.1), with the SLO bounds scaled alike")
-	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
+	fs.StringVar(&f.Config.URL, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&s.Profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(sim.ProfileNames(), ", ")+")")
 	fs.IntVar(&s.InputTokens, "input-tokens", 800, "exact prompt length in tokens")
 	fs.IntVar(&s.MaxTokens, "max-tokens", 256, "output tokens per request")

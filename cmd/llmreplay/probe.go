@@ -34,10 +34,10 @@ func newProbePrefixCacheCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Every setting is checked before the simulator starts.
-			if err := s.Check(given(cmd, probeFlagOf), f.cfg.URL); err != nil {
+			if err := s.Check(given(cmd, probeFlagOf), f.Config.URL); err != nil {
 				return flagErrorIn(err, probeFlagOf)
 			}
-			f.s.Salt = "off"
+			f.Settings.Salt = "off"
 			rc, err := f.config(nil, out)
 			if err != nil {
 				return err
@@ -60,7 +60,7 @@ func newProbePrefixCacheCmd() *cobra.Command {
 	}
 	f.register(cmd, replay.DefaultAPI)
 	fs, c := cmd.Flags(), &s.Config
-	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
+	fs.StringVar(&f.Config.URL, "url", "", "server base address; empty: the built-in simulator")
 	fs.StringVar(&s.Profile, "profile", bench.DefaultProfile, "simulator profile when no --url")
 	fs.BoolVar(&s.NoCache, "no-prefix-cache", false, "the built-in simulator without its prefix cache (to see the probe fail)")
 	fs.StringVar(&s.Mode, "mode", probe.ModeRepeat, "repeat (new, same, different, first again) or shared-system (rounds sharing a system prompt)")
