@@ -24,15 +24,6 @@ func newKubeCmd() *cobra.Command {
 	return cmd
 }
 
-// kubeFlagOf maps JobConfig's field names, which kube's errors name, to the
-// flags that set them.
-var kubeFlagOf = map[string]string{
-	"Name": "--name", "Namespace": "--namespace", "Image": "--image", "Shards": "--shards",
-	"ResultsClaim": "--results-claim", "URL": "--url", "WorkloadClaim": "--workload-claim",
-	"WorkloadPath": "--workload-path", "ReplayArg": "replay flags after --", "BackoffLimitPerIndex": "--retries",
-	"APIKeySecret": "--api-key-secret", "StartAt": "--start-at", "StartIn": "--start-in", "CPU": "--cpu", "Memory": "--memory", "ResultsPath": "--results-path",
-}
-
 func newKubeJobCmd() *cobra.Command {
 	var (
 		c            kube.JobConfig
@@ -54,17 +45,17 @@ func newKubeJobCmd() *cobra.Command {
 				return err
 			}
 			if err := kube.CheckSecrets(c.ReplayArg); err != nil {
-				return flagErrorIn(err, kubeFlagOf)
+				return flagErrorIn(err, kube.FlagOf)
 			}
 			if err := c.Load(args[0]); err != nil {
-				return cli.Usage(flagErrorIn(err, kubeFlagOf))
+				return cli.Usage(flagErrorIn(err, kube.FlagOf))
 			}
 			if err := c.SetStart(startAt, startIn, cmd.Flags().Changed("start-in"), time.Now()); err != nil {
-				return flagErrorIn(err, kubeFlagOf)
+				return flagErrorIn(err, kube.FlagOf)
 			}
 			y, err := kube.Manifest(c)
 			if err != nil {
-				return cli.Usage(flagErrorIn(err, kubeFlagOf))
+				return cli.Usage(flagErrorIn(err, kube.FlagOf))
 			}
 			if out == "" || out == "-" {
 				_, err := cmd.OutOrStdout().Write(y)
@@ -79,19 +70,7 @@ func newKubeJobCmd() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&c.Name, "name", "llmreplay", "the Job's name (a DNS label)")
-	fs.StringVar(&c.Namespace, "namespace", "", "the namespace (default: kubectl's current one)")
-	fs.StringVar(&c.Image, "image", "", "the llmreplay container image (build it from the Containerfile) (required)")
-	fs.IntVar(&c.Shards, "shards", 0, "pods, each sending one shard of the workload (required)")
-	fs.StringVar(&c.URL, "url", "", "the server's base address as the pods reach it (required)")
-	fs.StringVar(&c.ResultsClaim, "results-claim", "", "PersistentVolumeClaim the traces are written to, ReadWriteMany (required)")
-	fs.StringVar(&c.ResultsPath, "results-path", "", "folder on the results volume (default: its root)")
-	fs.StringVar(&c.WorkloadClaim, "workload-claim", "", "PersistentVolumeClaim holding a workload too big for a ConfigMap")
-	fs.StringVar(&c.WorkloadPath, "workload-path", "", "the workload's path on --workload-claim")
-	fs.StringVar(&c.APIKeySecret, "api-key-secret", "", "a Secret whose key api-key is the API key (sent as OPENAI_API_KEY)")
-	fs.StringVar(&c.CPU, "cpu", "2", "CPU each pod requests")
-	fs.StringVar(&c.Memory, "memory", "1Gi", "memory each pod requests")
-	fs.IntVar(&c.BackoffLimitPerIndex, "retries", 1, "times a failed shard is retried, alone (backoffLimitPerIndex)")
+	c.RegisterFlags(fs)
 	fs.DurationVar(&startIn, "start-in", 2*time.Minute, "the shards start together this long after the manifest is written")
 	fs.StringVar(&startAt, "start-at", "", "the shards start together at this time (RFC 3339) instead")
 	fs.StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
