@@ -5,11 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/probe"
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/workload"
 )
 
 func newProbeCmd() *cobra.Command {
@@ -59,20 +57,9 @@ func newProbePrefixCacheCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd, replay.DefaultAPI)
-	fs, c := cmd.Flags(), &s.Config
+	fs := cmd.Flags()
+	s.RegisterFlags(fs)
 	fs.StringVar(&f.Config.URL, "url", "", "server base address; empty: the built-in simulator")
-	fs.StringVar(&s.Profile, "profile", bench.DefaultProfile, "simulator profile when no --url")
-	fs.BoolVar(&s.NoCache, "no-prefix-cache", false, "the built-in simulator without its prefix cache (to see the probe fail)")
-	fs.StringVar(&s.Mode, "mode", probe.ModeRepeat, "repeat (new, same, different, first again) or shared-system (rounds sharing a system prompt)")
-	fs.IntVar(&s.Shared.SystemTokens, "system-tokens", probe.DefaultSystemTokens, "shared-system: the shared system prompt's exact length in tokens")
-	fs.IntVar(&s.Shared.Rounds, "rounds", probe.DefaultRounds, "shared-system: rounds (the first is the cold one)")
-	fs.IntVar(&s.Shared.Requests, "round-requests", probe.DefaultRoundRequests, "shared-system: requests per round, sent together")
-	fs.IntVar(&c.InputTokens, "input-tokens", probe.DefaultInputTokens, "exact prompt length in tokens (shared-system: the user message, default 64)")
-	fs.IntVar(&c.MaxTokens, "max-tokens", probe.DefaultMaxTokens, "output tokens per request")
-	fs.IntVar(&c.Repeats, "repeats", probe.DefaultRepeats, "prompts per step (6 or more give a TTFT verdict)")
-	fs.StringVar(&c.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache (Qwen/Qwen3-8B)")
-	fs.StringVar((*string)(&c.Shape), "shape", string(workload.ShapeChat), "chat or completion")
-	fs.Int64Var(&c.Seed, "seed", 0, "seed for the prompts (0: a new one each run, so no earlier run's cache holds them)")
 	fs.StringVarP(&out, "output", "o", "", "keep the probe's requests as a trace (four closed phases step1…step4, or one per round)")
 	fs.BoolVar(&force, "force", false, "replace the -o trace if it exists")
 	return cmd
