@@ -6,14 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/capacity/live"
 	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/sim"
-	"github.com/llmreplay/llmreplay/workload"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -76,15 +73,7 @@ func newBenchCmd() *cobra.Command {
 	f.register(cmd, replay.DefaultAPI)
 	fs := cmd.Flags()
 	fs.StringVar(&f.Config.URL, "url", "", "server base address; empty: the built-in simulator")
-	fs.StringVar(&cfg.Profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(sim.ProfileNames(), ", ")+")")
-	fs.IntSliceVar(&cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "concurrency levels: streams released together")
-	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", bench.DefaultInputTokens, "exact prompt length(s) in tokens")
-	fs.IntVar(&cfg.MaxTokens, "max-tokens", bench.DefaultMaxTokens, "output tokens per request")
-	fs.IntVar(&cfg.Repeats, "repeats", bench.DefaultRepeats, "runs of each level (the table shows medians)")
-	fs.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache (Qwen/Qwen3-8B)")
-	fs.StringVar((*string)(&cfg.Shape), "shape", string(workload.ShapeChat), "chat or completion")
-	fs.StringVar(&cfg.Results, "results", bench.DefaultResults, "folder for the workload, trace and tables")
-	fs.StringVar(&cfg.Definitions, "definitions", analyze.DefaultDefinitions, "metric definition set for the table")
+	cfg.RegisterFlags(fs)
 	fs.BoolVar(&wide, "wide", false, "print the wide concurrency-sweep table (one column per label, with the server's running/waiting requests and KV cache when its /metrics was scraped) instead of the summary")
 	fs.StringVar(&findCap, "find-capacity", "", "instead of the sweep, search the largest concurrency meeting this SLO (as 'llmreplay capacity --slo', between the lowest and highest --concurrency when given, else 1..64)")
 	return cmd
