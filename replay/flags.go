@@ -11,6 +11,21 @@ import (
 	"github.com/llmreplay/llmreplay/workload"
 )
 
+// FlagOf names the flag that sets each Config and Settings field: those
+// Flags binds, and those every sending command binds itself (--url,
+// --tokenizer, --duration, the workload file, -o for the trace), for a
+// command line to say the errors, which name the fields, in its words.
+var FlagOf = map[string]string{
+	"Workload": "the workload file", "Trace": "-o", "URL": "--url", "Tokenizer": "--tokenizer", "Duration": "--duration",
+	"API": "--api", "Model": "--model", "Label": "--label", "APIKeyEnv": "--api-key-env", "Timeout": "--timeout",
+	"IdleTimeout": "--idle-timeout", "Grace": "--grace", "Warmup": "--warmup", "Prewarm": "--prewarm", "NormalPriority": "--normal-priority",
+	"Insecure": "--insecure", "Salt": "--salt", "SaltSeed": "--salt-seed", "SendTokenIDs": "--send-token-ids", "ContinuousUsage": "--continuous-usage",
+	"Headers": "--header", "ExtraBody": "--extra-body", "ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval",
+	"WatchPID": "--watch-pid", "ServerTokenize": "--server-tokenize", "SessionHeader": "--session-header", "Timestamps": "--timestamps",
+	"ChunkUserTimes": "--chunk-user-times", "ServerCache": "--server-cache",
+	"Shard": "--shard", "Shards": "--shards", "StartAt": "--start-at", "StartIn": "--start-in",
+}
+
 // Flags binds the endpoint settings of every command that sends requests
 // (replay, bench, probe, capacity) to command-line flags, so each has its
 // name, default and help once, here beside the field it sets: most set a

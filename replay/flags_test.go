@@ -56,3 +56,20 @@ func TestFlagsTellATypedKeyVariableFromItsDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagOfNamesEveryFlag: every flag bound is in FlagOf, so an error
+// naming its field names the flag.
+func TestFlagOfNamesEveryFlag(t *testing.T) {
+	fs := pflag.NewFlagSet("flags", pflag.ContinueOnError)
+	var f Flags
+	f.Register(fs, "openai-chat")
+	named := map[string]bool{}
+	for _, flag := range FlagOf {
+		named[strings.TrimPrefix(flag, "--")] = true
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !named[f.Name] {
+			t.Errorf("--%s: not in FlagOf", f.Name)
+		}
+	})
+}

@@ -2,6 +2,13 @@ package workload
 
 import "github.com/spf13/pflag"
 
+// FlagOf names the flag RegisterFlags binds to each BuildConfig field, for
+// a command line to say the errors, which name the fields, in its words.
+var FlagOf = map[string]string{"Tokenizer": "--tokenizer", "Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens",
+	"Prefix": "--prefix", "Schedule": "--schedule", "Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration",
+	"Arrival": "--arrival", "Seed": "--seed", "TimeScale": "--time-scale", "OrphanTurns": "--orphan-turns", "Window": "--window",
+	"SaltWords": "--salt-words", "Turns": "--turns", "ThinkTime": "--think-time", "Sessions": "--sessions", "SystemTokens": "--system-tokens"}
+
 // RegisterFlags binds c's settings to flags of fs, 'workload build's
 // flags: each setting's flag, default and help live here, beside the
 // field (Stated and Build check the values and name the fields).

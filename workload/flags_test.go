@@ -2,6 +2,7 @@ package workload
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,4 +25,21 @@ func TestBuildFlagsFillBuildConfig(t *testing.T) {
 		c.TimeScale != DefaultTimeScale || c.OrphanTurns != OrphansError || c.Seed != 1 || c.Repeats != 0 {
 		t.Errorf("defaults: %+v", c)
 	}
+}
+
+// TestFlagOfNamesEveryFlag: every flag bound is in FlagOf, so an error
+// naming its field names the flag.
+func TestFlagOfNamesEveryFlag(t *testing.T) {
+	fs := pflag.NewFlagSet("flags", pflag.ContinueOnError)
+	var c BuildConfig
+	c.RegisterFlags(fs)
+	named := map[string]bool{}
+	for _, flag := range FlagOf {
+		named[strings.TrimPrefix(flag, "--")] = true
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !named[f.Name] {
+			t.Errorf("--%s: not in FlagOf", f.Name)
+		}
+	})
 }

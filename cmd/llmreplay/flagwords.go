@@ -8,6 +8,8 @@ import (
 	"github.com/llmreplay/llmreplay/analyze/claim"
 	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/workload"
 )
 
 // The libraries word their errors for Go callers: an unknown metric is
@@ -64,28 +66,18 @@ func claimError(claimsFile string, err error) error {
 	return cli.Usagef("--claim %q: %s", pe.Text, problem)
 }
 
-// flagOf names the flag that sets each field of the libraries' configs
-// that replay, bench and workload build fill (replay.Config,
-// workload.BuildConfig, bench.Config): their errors name the field, the
-// command line names the flag. No field name means two things.
+// flagOf names the flag that sets each field of the libraries' configs:
+// replay's and workload build's own tables (replay.FlagOf,
+// workload.FlagOf), and the fields several other commands share. Their
+// errors name the field, the command line names the flag. No field name
+// means two things.
 var flagOf = cli.Fields{
 	"MergeLabels": "--merge-labels", // analyze.Options
-	// replay.Config
-	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
-	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
-	"Model": "--model", "Label": "--label", "ServerCache": "--server-cache", "SessionHeader": "--session-header", "Timestamps": "--timestamps", "Headers": "--header", "ExtraBody": "--extra-body",
-	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval", "WatchPID": "--watch-pid",
-	// workload.BuildConfig
-	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
-	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",
-	"Window": "--window", "Prefix": "--prefix", "Schedule": "--schedule",
-	"Turns": "--turns", "ThinkTime": "--think-time", "Sessions": "--sessions", "SystemTokens": "--system-tokens",
-	"OrphanTurns": "--orphan-turns",
 	// bench.Config, sim, selftest
 	"Concurrency": "--concurrency", "Profile": "--profile", "Dir": "--dir",
 	// analyze.Options, trace.MergeOptions
 	"SLO": "--slo", "Definitions": "--definitions", "AllowMissing": "--allow-missing", "AllowClock": "--allow-clock",
-}
+}.With(replay.FlagOf).With(workload.FlagOf)
 
 // flagError turns a library's field error into the command line's words
 // (exit status 2): the field becomes the flag that set it.

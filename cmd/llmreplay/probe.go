@@ -41,7 +41,7 @@ func newProbePrefixCacheCmd() *cobra.Command {
 				return err
 			}
 			if err := rc.PrepareTrace(false, force); out != "" && err != nil {
-				return flagErrorIn(err, replayFlagOf)
+				return flagError(err)
 			}
 			rc.Tokenizer = s.Config.Tokenizer
 			v, err := s.Run(cmd.Context(), rc, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -30,7 +30,7 @@ func newReplayCmd() *cobra.Command {
 				return err
 			}
 			if err := cfg.Prepare(time.Now(), force, cmd.ErrOrStderr(), args[0], cfg.Tokenizer); err != nil {
-				return flagErrorIn(err, replayFlagOf)
+				return flagError(err)
 			}
 			return runReplay(cmd, cfg, &f)
 		},

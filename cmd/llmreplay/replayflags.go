@@ -12,11 +12,6 @@ import (
 	"github.com/llmreplay/llmreplay/workload"
 )
 
-// replayFlagOf names the flags that set replay.Settings' fields, and
-// replay.Config's Trace.
-var replayFlagOf = map[string]string{"Salt": "--salt", "APIKeyEnv": "--api-key-env", "Shard": "--shard", "Shards": "--shards",
-	"StartAt": "--start-at", "StartIn": "--start-in", "Trace": "-o"}
-
 // replayFlags are the endpoint flags of every command that sends
 // requests (replay, bench, probe, capacity), and what the command does
 // with the run's end: its exit status and the progress display.
@@ -37,7 +32,7 @@ func (f *replayFlags) register(cmd *cobra.Command, defaultAPI string) {
 // a --shard's part) and trace out, its errors in the flags' words.
 func (f *replayFlags) config(wl *workload.Workload, out string) (replay.Config, error) {
 	cfg, err := f.Resolve(wl, out, time.Now())
-	return cfg, flagErrorIn(err, replayFlagOf)
+	return cfg, flagError(err)
 }
 
 // runExit is the exit status of a run that ended: 130 when it was
