@@ -4,9 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/spf13/pflag"
-
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
@@ -14,9 +13,7 @@ import (
 // defaults where none is given.
 func TestFlagsFillConfig(t *testing.T) {
 	var c Config
-	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
-	c.RegisterFlags(fs)
-	if err := fs.Parse([]string{"--concurrency", "1,8", "--max-tokens", "64", "--shape", "completion"}); err != nil {
+	if _, err := cli.ParseFlags(c.RegisterFlags, "--concurrency", "1,8", "--max-tokens", "64", "--shape", "completion"); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(c.Concurrency, []int{1, 8}) || c.MaxTokens != 64 || c.Shape != workload.ShapeCompletion {

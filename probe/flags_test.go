@@ -3,8 +3,7 @@ package probe
 import (
 	"testing"
 
-	"github.com/spf13/pflag"
-
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/sim"
 )
 
@@ -12,9 +11,7 @@ import (
 // own defaults where none is given.
 func TestFlagsFillSettings(t *testing.T) {
 	var s Settings
-	fs := pflag.NewFlagSet("prefix-cache", pflag.ContinueOnError)
-	s.RegisterFlags(fs)
-	if err := fs.Parse([]string{"--mode", "shared-system", "--rounds", "5", "--no-prefix-cache"}); err != nil {
+	if _, err := cli.ParseFlags(s.RegisterFlags, "--mode", "shared-system", "--rounds", "5", "--no-prefix-cache"); err != nil {
 		t.Fatal(err)
 	}
 	if s.Mode != "shared-system" || s.Shared.Rounds != 5 || !s.NoCache {

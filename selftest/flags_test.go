@@ -2,10 +2,11 @@ package selftest
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/llmreplay/llmreplay/internal/cli"
 )
 
 // TestFlagsFillConfigAndOutputs: the flags set their fields, and FlagOf
@@ -15,22 +16,15 @@ func TestFlagsFillConfigAndOutputs(t *testing.T) {
 		c Config
 		o Outputs
 	)
-	fs := pflag.NewFlagSet("selftest", pflag.ContinueOnError)
-	c.RegisterFlags(fs)
-	o.RegisterFlags(fs)
-	if err := fs.Parse([]string{"--short", "--section", "1,3", "--repeat", "2", "-o", "t.md"}); err != nil {
+	both := func(fs *pflag.FlagSet) { c.RegisterFlags(fs); o.RegisterFlags(fs) }
+	fs, err := cli.ParseFlags(both, "--short", "--section", "1,3", "--repeat", "2", "-o", "t.md")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if !c.Short || !slices.Equal(c.Sections, []int{1, 3}) || c.Repeats != 2 || o.Table != "t.md" || c.Timestamps != "auto" {
 		t.Errorf("%+v %+v", c, o)
 	}
-	named := map[string]bool{}
-	for _, flag := range FlagOf {
-		named[strings.TrimLeft(flag, "-")] = true
+	if u := cli.Unnamed(fs, FlagOf); len(u) > 0 {
+		t.Errorf("not in FlagOf: %v", u)
 	}
-	fs.VisitAll(func(f *pflag.Flag) {
-		if !named[f.Name] && !named[f.Shorthand] {
-			t.Errorf("--%s: not in FlagOf", f.Name)
-		}
-	})
 }

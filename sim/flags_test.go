@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/llmreplay/llmreplay/internal/cli"
 )
 
 // TestFlagsFillConfig: the flags set their fields; --inflate-usage alone
@@ -25,9 +25,7 @@ func TestFlagsFillConfig(t *testing.T) {
 			}},
 	} {
 		var c Config
-		fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
-		c.RegisterFlags(fs)
-		if err := fs.Parse(tc.args); err != nil || !tc.want(c) {
+		if _, err := cli.ParseFlags(c.RegisterFlags, tc.args...); err != nil || !tc.want(c) {
 			t.Errorf("%v: %v, %+v", tc.args, err, c)
 		}
 	}

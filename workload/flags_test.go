@@ -2,20 +2,18 @@ package workload
 
 import (
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/llmreplay/llmreplay/internal/cli"
 )
 
-// TestBuildFlagsFillBuildConfig: the flags set their fields, and a flag
-// not given leaves the package's default.
+// TestBuildFlagsFillBuildConfig: the flags set their fields, a flag not
+// given leaves the package's default, and FlagOf names every flag bound.
 func TestBuildFlagsFillBuildConfig(t *testing.T) {
 	var c BuildConfig
-	fs := pflag.NewFlagSet("build", pflag.ContinueOnError)
-	c.RegisterFlags(fs)
-	if err := fs.Parse([]string{"--schedule", "rate:2", "--input-tokens", "100,200", "--duration", "1m", "--turns", "2..3", "--shape", "completion"}); err != nil {
+	fs, err := cli.ParseFlags(c.RegisterFlags, "--schedule", "rate:2", "--input-tokens", "100,200", "--duration", "1m", "--turns", "2..3", "--shape", "completion")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Schedule != "rate:2" || !slices.Equal(c.InputTokens, []int{100, 200}) || c.Duration != time.Minute || c.Turns != "2..3" || c.Shape != ShapeCompletion {
@@ -25,21 +23,7 @@ func TestBuildFlagsFillBuildConfig(t *testing.T) {
 		c.TimeScale != DefaultTimeScale || c.OrphanTurns != OrphansError || c.Seed != 1 || c.Repeats != 0 {
 		t.Errorf("defaults: %+v", c)
 	}
-}
-
-// TestFlagOfNamesEveryFlag: every flag bound is in FlagOf, so an error
-// naming its field names the flag.
-func TestFlagOfNamesEveryFlag(t *testing.T) {
-	fs := pflag.NewFlagSet("flags", pflag.ContinueOnError)
-	var c BuildConfig
-	c.RegisterFlags(fs)
-	named := map[string]bool{}
-	for _, flag := range FlagOf {
-		named[strings.TrimPrefix(flag, "--")] = true
+	if u := cli.Unnamed(fs, FlagOf); len(u) > 0 {
+		t.Errorf("not in FlagOf: %v", u)
 	}
-	fs.VisitAll(func(f *pflag.Flag) {
-		if !named[f.Name] {
-			t.Errorf("--%s: not in FlagOf", f.Name)
-		}
-	})
 }

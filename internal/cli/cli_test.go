@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
 )
@@ -181,5 +182,23 @@ func TestFillHelpFromFiles(t *testing.T) {
 	root, _ = tree()
 	if err := FillHelp(root, files, "help"); err == nil || !strings.Contains(err.Error(), "help/rnu.txt names no command") {
 		t.Errorf("a misnamed file: %v", err)
+	}
+}
+
+func TestParseFlagsAndUnnamed(t *testing.T) {
+	var out, url string
+	register := func(fs *pflag.FlagSet) {
+		fs.StringVarP(&out, "output", "o", "", "")
+		fs.StringVar(&url, "url", "", "")
+	}
+	fs, err := ParseFlags(register, "-o", "x", "--url", "http://h")
+	if err != nil || out != "x" || url != "http://h" {
+		t.Fatalf("%v: -o %q --url %q", err, out, url)
+	}
+	if u := Unnamed(fs, map[string]string{"Trace": "-o", "URL": "--url"}); len(u) != 0 {
+		t.Errorf("all named, by flag or shorthand: %v", u)
+	}
+	if u := Unnamed(fs, map[string]string{"Trace": "-o"}); len(u) != 1 || u[0] != "--url" {
+		t.Errorf("--url unnamed: %v", u)
 	}
 }
