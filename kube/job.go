@@ -196,14 +196,14 @@ func (c *JobConfig) checkURL() error {
 	if err != nil {
 		return fmt.Errorf("URL: %v", err)
 	}
-	const fix = "it would be written in clear into every pod's args; put the key in a Secret (key api-key) and give its name to APIKeySecret (sent as a bearer token)"
+	const fix = "it would be written in clear into every pod's args; put the key in a Secret (key api-key) and give its name to {APIKeySecret} (sent as a bearer token)"
 	if u.User != nil {
-		return settingErr("URL", "{URL} holds credentials (user info before the host): %s", fix)
+		return settingErr("URL", "{URL} holds credentials (user info before the host): "+fix)
 	}
 	for name, vs := range u.Query() {
 		for _, v := range vs {
 			if replay.SecretQuery(name, v) {
-				return settingErr("URL", "{URL} holds a credential in its query (%s=…): %s", name, fix)
+				return settingErr("URL", "{URL} holds a credential in its query (%s=…): "+fix, name)
 			}
 		}
 	}
