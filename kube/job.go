@@ -90,34 +90,35 @@ type JobConfig struct {
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
-// Validate checks cfg; errors name the field.
+// Validate checks cfg; each error is a fielderr naming the field, joined
+// (errors.Join) when several are wrong.
 func (c *JobConfig) Validate() error {
 	var errs []error
 	if !dnsLabel.MatchString(c.Name) || len(c.Name) > 50 {
-		errs = append(errs, fmt.Errorf("Name %q is not a lower-case DNS label of at most 50 characters (a-z, 0-9, -)", c.Name))
+		errs = append(errs, settingErr("Name", "{Name} %q is not a lower-case DNS label of at most 50 characters (a-z, 0-9, -)", c.Name))
 	}
 	if c.Namespace != "" && !dnsLabel.MatchString(c.Namespace) {
-		errs = append(errs, fmt.Errorf("Namespace %q is not a DNS label", c.Namespace))
+		errs = append(errs, settingErr("Namespace", "{Namespace} %q is not a DNS label", c.Namespace))
 	}
 	if c.Image == "" {
-		errs = append(errs, errors.New("Image is required: the llmreplay image to run (build it from the Containerfile)"))
+		errs = append(errs, settingErr("Image", "{Image} is required: the llmreplay image to run (build it from the Containerfile)"))
 	}
 	if c.Shards < 1 || c.Shards > 10_000 {
-		errs = append(errs, fmt.Errorf("Shards %d is not from 1 to 10000", c.Shards))
+		errs = append(errs, settingErr("Shards", "{Shards} %d is not from 1 to 10000", c.Shards))
 	}
 	switch {
 	case c.WorkloadData != nil && c.WorkloadClaim != "":
-		errs = append(errs, errors.New("WorkloadData and WorkloadClaim both set: the workload travels one way"))
+		errs = append(errs, settingErr("WorkloadClaim", "WorkloadData and {WorkloadClaim} both set: the workload travels one way"))
 	case c.WorkloadData != nil && len(c.WorkloadData) > ConfigMapLimit:
-		errs = append(errs, fmt.Errorf("the workload is %d bytes, more than a ConfigMap holds (%d): put it on a volume and set WorkloadClaim and WorkloadPath", len(c.WorkloadData), ConfigMapLimit))
+		errs = append(errs, settingErr("WorkloadClaim", "the workload is %d bytes, more than a ConfigMap holds (%d): put it on a volume and set {WorkloadClaim} and {WorkloadPath}", len(c.WorkloadData), ConfigMapLimit))
 	case c.WorkloadData == nil && (c.WorkloadClaim == "" || c.WorkloadPath == ""):
-		errs = append(errs, errors.New("no workload: set WorkloadData, or WorkloadClaim and WorkloadPath"))
+		errs = append(errs, settingErr("WorkloadClaim", "no workload: set WorkloadData, or {WorkloadClaim} and {WorkloadPath}"))
 	}
 	if c.ResultsClaim == "" {
-		errs = append(errs, errors.New("ResultsClaim is required: the PersistentVolumeClaim the shards write their traces to"))
+		errs = append(errs, settingErr("ResultsClaim", "{ResultsClaim} is required: the PersistentVolumeClaim the shards write their traces to"))
 	}
 	if c.URL == "" {
-		errs = append(errs, errors.New("URL is required: the server's base address as the pods reach it"))
+		errs = append(errs, settingErr("URL", "{URL} is required: the server's base address as the pods reach it"))
 	} else if err := c.checkURL(); err != nil {
 		errs = append(errs, err)
 	}
@@ -127,9 +128,9 @@ func (c *JobConfig) Validate() error {
 	}
 	switch {
 	case c.StartAt.IsZero():
-		errs = append(errs, errors.New("StartAt is required: the common start time"))
+		errs = append(errs, settingErr("StartAt", "{StartAt} is required: the common start time"))
 	case !c.StartAt.After(now):
-		errs = append(errs, fmt.Errorf("StartAt %s is in the past (it is %s now): every shard would start at once, late and apart; give a time after the pods will have started",
+		errs = append(errs, settingErr("StartAt", "{StartAt} %s is in the past (it is %s now): every shard would start at once, late and apart; give a time after the pods will have started",
 			c.StartAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
 	}
 	for _, q := range []struct{ field, v, eg string }{{"CPU", c.CPU, "2 or 500m"}, {"Memory", c.Memory, "1Gi or 512Mi"}} {
@@ -137,14 +138,14 @@ func (c *JobConfig) Validate() error {
 			continue // no request: the cluster's default
 		}
 		if v, err := resource.ParseQuantity(q.v); err != nil || v.Sign() < 0 {
-			errs = append(errs, fmt.Errorf("%s %q is not a Kubernetes resource quantity: give one like %s", q.field, q.v, q.eg))
+			errs = append(errs, settingErr(q.field, "{"+q.field+"} %q is not a Kubernetes resource quantity: give one like %s", q.v, q.eg))
 		}
 	}
 	if c.Image != "" {
 		// The kubelet's own parser: a name it refuses is a pod that never
 		// starts (InvalidImageName).
 		if _, err := reference.ParseNormalizedNamed(c.Image); err != nil {
-			errs = append(errs, fmt.Errorf("Image %q is not an image reference (%v): give one like registry.example/llmreplay:1", c.Image, err))
+			errs = append(errs, settingErr("Image", "{Image} %q is not an image reference (%v): give one like registry.example/llmreplay:1", c.Image, err))
 		}
 	}
 	for _, f := range []struct{ field, v string }{{"ResultsPath", c.ResultsPath}, {"WorkloadPath", c.WorkloadPath}} {
@@ -171,12 +172,12 @@ func (c *JobConfig) Validate() error {
 		}
 	}
 	if c.BackoffLimitPerIndex < 0 {
-		errs = append(errs, fmt.Errorf("BackoffLimitPerIndex %d is negative: give 0 (no retry) or more", c.BackoffLimitPerIndex))
+		errs = append(errs, settingErr("BackoffLimitPerIndex", "{BackoffLimitPerIndex} %d is negative: give 0 (no retry) or more", c.BackoffLimitPerIndex))
 	}
 	for _, a := range c.ReplayArg {
 		for _, owned := range []string{"--shard", "--shards", "--start-at", "--start-in", "-o", "--output"} {
 			if a == owned || strings.HasPrefix(a, owned+"=") {
-				errs = append(errs, fmt.Errorf("ReplayArg %q: the Job sets %s itself", a, owned))
+				errs = append(errs, settingErr("ReplayArg", "{ReplayArg} %q: the Job sets %s itself", a, owned))
 			}
 		}
 	}
@@ -190,19 +191,19 @@ func (c *JobConfig) Validate() error {
 func (c *JobConfig) checkURL() error {
 	u, err := replay.CheckURL(c.URL)
 	if fe := fielderr.As(err); fe != nil {
-		return fmt.Errorf("URL %s: %s", fe.Problem, fe.Fix)
+		return settingErr("URL", "{URL} %s: %s", fe.Problem, fe.Fix)
 	}
 	if err != nil {
 		return fmt.Errorf("URL: %v", err)
 	}
-	const fix = "it would be written in clear into every pod's args; put the key in a Secret (key api-key) and give its name to APIKeySecret (sent as a bearer token)"
+	const fix = "it would be written in clear into every pod's args; put the key in a Secret (key api-key) and give its name to {APIKeySecret} (sent as a bearer token)"
 	if u.User != nil {
-		return fmt.Errorf("URL holds credentials (user info before the host): %s", fix)
+		return settingErr("URL", "{URL} holds credentials (user info before the host): "+fix)
 	}
 	for name, vs := range u.Query() {
 		for _, v := range vs {
 			if replay.SecretQuery(name, v) {
-				return fmt.Errorf("URL holds a credential in its query (%s=…): %s", name, fix)
+				return settingErr("URL", "{URL} holds a credential in its query (%s=…): "+fix, name)
 			}
 		}
 	}
@@ -215,15 +216,15 @@ func (c *JobConfig) checkURL() error {
 func checkVolumePath(field, p string) error {
 	for _, r := range p {
 		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%s %q holds a control character: give a plain folder path", field, p)
+			return settingErr(field, "{"+field+"} %q holds a control character: give a plain folder path", p)
 		}
 	}
 	if path.IsAbs(p) {
-		return fmt.Errorf("%s %q is absolute: give a path relative to the volume's root", field, p)
+		return settingErr(field, "{"+field+"} %q is absolute: give a path relative to the volume's root", p)
 	}
 	for _, part := range strings.Split(p, "/") {
 		if part == ".." {
-			return fmt.Errorf("%s %q leads out of its volume (..): give a path inside it", field, p)
+			return settingErr(field, "{"+field+"} %q leads out of its volume (..): give a path inside it", p)
 		}
 	}
 	return nil
@@ -242,7 +243,7 @@ func checkShards(wl *workload.Workload, n int) error {
 	}
 	lo, hi := 1, n // lastShardSends(lo) holds unless the workload is empty; hi fails
 	if !lastShardSends(wl, lo) {
-		return fmt.Errorf("Shards %d: the workload has no request to send", n)
+		return settingErr("Shards", "{Shards} %d: the workload has no request to send", n)
 	}
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
@@ -252,7 +253,7 @@ func checkShards(wl *workload.Workload, n int) error {
 			hi = mid
 		}
 	}
-	return fmt.Errorf("Shards %d: the workload has %d requests and shard %d of %d would send none (its replay refuses to run); give at most %d shards",
+	return settingErr("Shards", "{Shards} %d: the workload has %d requests and shard %d of %d would send none (its replay refuses to run); give at most %d shards",
 		n, len(wl.Requests), n-1, n, lo)
 }
 

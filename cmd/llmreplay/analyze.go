@@ -9,6 +9,7 @@ import (
 	"github.com/llmreplay/llmreplay/analyze/render"
 	"github.com/llmreplay/llmreplay/capacity"
 	"github.com/llmreplay/llmreplay/capacity/live"
+	"github.com/llmreplay/llmreplay/internal/cli"
 )
 
 // traceFlags are the flags analyze, check and report share.
@@ -36,19 +37,24 @@ func (f *traceFlags) capacityFlag(cmd *cobra.Command) {
 // stdin) into one analysis. Every failure here is about the input: exit 2.
 func (f *traceFlags) analyzeInputs(cmd *cobra.Command, args []string) (*analyze.Result, error) {
 	res, err := analyze.AnalyzeArgs(f.opts, f.slo, args, cmd.InOrStdin(), cmd.ErrOrStderr())
-	return res, usageError(flagError(err))
+	return res, cli.Usage(flagError(err))
 }
 
-// capacityViews are the inputs' capacity traces judged again for
-// --capacity-slo (default each trace's own SLO); --slo, when given,
-// replaces the goodput bounds a goodput>=P% term counts against.
-func (f *traceFlags) capacityViews(cmd *cobra.Command, args []string) ([]capacity.View, error) {
+// analyzeWithViews is analyzeInputs and the inputs' capacity traces
+// judged again for --capacity-slo (default each trace's own SLO); --slo,
+// when given, replaces the goodput bounds a goodput>=P% term counts
+// against (analyze and report).
+func (f *traceFlags) analyzeWithViews(cmd *cobra.Command, args []string) (*analyze.Result, []capacity.View, error) {
+	res, err := f.analyzeInputs(cmd, args)
+	if err != nil {
+		return nil, nil, err
+	}
 	var good analyze.SLO
 	if cmd.Flags().Changed("slo") {
 		good, _ = analyze.ParseSLO(f.slo) // refused already by analyzeInputs
 	}
 	views, err := live.ViewsOf(args, f.capSLO, good, cmd.ErrOrStderr())
-	return views, usageError(flagErrorIn(err, map[string]string{"CapacitySLO": "--capacity-slo"}))
+	return res, views, cli.Usage(flagErrorIn(err, map[string]string{"CapacitySLO": "--capacity-slo"}))
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -58,10 +64,8 @@ func newAnalyzeCmd() *cobra.Command {
 		listMetrics bool
 	)
 	cmd := &cobra.Command{
-		Use:     "analyze TRACE...",
-		Short:   "Turn traces into a summary, the concurrency-sweep table, metric tables or JSON, with trust warnings",
-		Long:    helpText("analyze"),
-		Example: helpText("analyze.example"),
+		Use:   "analyze TRACE...",
+		Short: "Turn traces into a summary, the concurrency-sweep table, metric tables or JSON, with trust warnings",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if listMetrics {
 				return render.WriteMetricList(cmd.OutOrStdout())
@@ -69,7 +73,7 @@ func newAnalyzeCmd() *cobra.Command {
 			for i, k := range o.By {
 				n, err := analyze.NormalizeKey(k)
 				if err != nil {
-					return flagError(usageError(err))
+					return flagError(cli.Usage(err))
 				}
 				o.By[i] = n
 			}
@@ -86,11 +90,7 @@ func newAnalyzeCmd() *cobra.Command {
 			if err := o.Check(given(cmd, names)); err != nil {
 				return flagErrorIn(err, names)
 			}
-			res, err := tf.analyzeInputs(cmd, args)
-			if err != nil {
-				return err
-			}
-			views, err := tf.capacityViews(cmd, args)
+			res, views, err := tf.analyzeWithViews(cmd, args)
 			if err != nil {
 				return err
 			}

@@ -6,13 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/bench"
 	"github.com/llmreplay/llmreplay/capacity/live"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 	"github.com/llmreplay/llmreplay/replay"
-	"github.com/llmreplay/llmreplay/sim"
-	"github.com/llmreplay/llmreplay/workload"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -23,18 +21,16 @@ func newBenchCmd() *cobra.Command {
 		wide    bool
 	)
 	cmd := &cobra.Command{
-		Use:     "bench [--url URL] [flags]",
-		Short:   "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
-		Long:    helpText("bench"),
-		Example: helpText("bench.example"),
-		Args:    cobra.NoArgs,
+		Use:   "bench [--url URL] [flags]",
+		Short: "The concurrency sweep in one command: per-stream vs aggregate tok/s and TTFT per concurrency",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Given empty it is still asked for (a variable that expanded
 			// to nothing): refuse it rather than run the sweep instead.
 			if findCap != "" || cmd.Flags().Changed("find-capacity") {
 				return benchFindCapacity(cmd, &f, findCap, cfg)
 			}
-			cfg.Replay.URL = f.cfg.URL
+			cfg.Replay.URL = f.Config.URL
 			if err := cfg.Stated(given(cmd, nil)); err != nil {
 				return flagError(err)
 			}
@@ -46,13 +42,13 @@ func newBenchCmd() *cobra.Command {
 			cfg.Replay = rc
 			// Every setting is checked before anything starts or prints.
 			if err := cfg.Check(); err != nil {
-				return flagError(usageError(err))
+				return flagError(cli.Usage(err))
 			}
 			if err := outfile.CheckFolder("--results", cfg.Results); err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if f.cfg.URL == "" {
+			if f.Config.URL == "" {
 				fmt.Fprintf(errw, "no --url: using llmreplay's SIMULATED server, profile %s (figures are the model's, not a real engine's)\n", cfg.Profile)
 			}
 			cfg.Replay.Announce(errw)
@@ -76,16 +72,8 @@ func newBenchCmd() *cobra.Command {
 	}
 	f.register(cmd, replay.DefaultAPI)
 	fs := cmd.Flags()
-	fs.StringVar(&f.cfg.URL, "url", "", "server base address; empty: the built-in simulator")
-	fs.StringVar(&cfg.Profile, "profile", bench.DefaultProfile, "simulator profile when no --url ("+strings.Join(sim.ProfileNames(), ", ")+")")
-	fs.IntSliceVar(&cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "concurrency levels: streams released together")
-	fs.IntSliceVar(&cfg.InputTokens, "input-tokens", bench.DefaultInputTokens, "exact prompt length(s) in tokens")
-	fs.IntVar(&cfg.MaxTokens, "max-tokens", bench.DefaultMaxTokens, "output tokens per request")
-	fs.IntVar(&cfg.Repeats, "repeats", bench.DefaultRepeats, "runs of each level (the table shows medians)")
-	fs.StringVar(&cfg.Tokenizer, "tokenizer", workload.DefaultTokenizer, "tokenizer for exact prompts: o200k_base, cl100k_base, a tokenizer.json path or a model id in the Hugging Face cache (Qwen/Qwen3-8B)")
-	fs.StringVar((*string)(&cfg.Shape), "shape", string(workload.ShapeChat), "chat or completion")
-	fs.StringVar(&cfg.Results, "results", bench.DefaultResults, "folder for the workload, trace and tables")
-	fs.StringVar(&cfg.Definitions, "definitions", analyze.DefaultDefinitions, "metric definition set for the table")
+	fs.StringVar(&f.Config.URL, "url", "", "server base address; empty: the built-in simulator")
+	cfg.RegisterFlags(fs)
 	fs.BoolVar(&wide, "wide", false, "print the wide concurrency-sweep table (one column per label, with the server's running/waiting requests and KV cache when its /metrics was scraped) instead of the summary")
 	fs.StringVar(&findCap, "find-capacity", "", "instead of the sweep, search the largest concurrency meeting this SLO (as 'llmreplay capacity --slo', between the lowest and highest --concurrency when given, else 1..64)")
 	return cmd
@@ -97,7 +85,7 @@ func usageErrorIfInput(err error) error {
 	msg := err.Error()
 	for _, s := range []string{"tokenizer", "input-tokens", "max-tokens", "too small", "out of range", "unknown"} {
 		if strings.Contains(msg, s) {
-			return flagError(usageError(err))
+			return flagError(cli.Usage(err))
 		}
 	}
 	return err
@@ -106,7 +94,7 @@ func usageErrorIfInput(err error) error {
 // benchFindCapacity is 'bench --find-capacity SLO': the capacity search
 // with bench's server, workload and results flags, on the concurrency axis.
 func benchFindCapacity(cmd *cobra.Command, f *replayFlags, slo string, cfg bench.Config) error {
-	w := live.Sweep{SLO: slo, URL: f.cfg.URL, Profile: cfg.Profile, Concurrency: cfg.Concurrency, InputTokens: cfg.InputTokens,
+	w := live.Sweep{SLO: slo, URL: f.Config.URL, Profile: cfg.Profile, Concurrency: cfg.Concurrency, InputTokens: cfg.InputTokens,
 		MaxTokens: cfg.MaxTokens, Tokenizer: cfg.Tokenizer, Shape: string(cfg.Shape), Results: cfg.Results}
 	names := map[string]string{"SLO": "--find-capacity"}
 	ls, err := w.Settings(given(cmd, names))

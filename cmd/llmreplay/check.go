@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze/claim"
+	"github.com/llmreplay/llmreplay/internal/cli"
 )
 
 // Exit statuses of `check`: 0 when every claim holds, exitClaimFails when
@@ -26,17 +27,15 @@ func newCheckCmd() *cobra.Command {
 		format     string
 	)
 	cmd := &cobra.Command{
-		Use:     "check TRACE...",
-		Short:   "Check written speed claims against traces: holds, does not hold, or inconclusive",
-		Long:    helpText("check"),
-		Example: helpText("check.example"),
+		Use:   "check TRACE...",
+		Short: "Check written speed claims against traces: holds, does not hold, or inconclusive",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := parseClaimFlags(claims, claimsFile)
 			if err != nil {
 				return err
 			}
 			if len(cs) == 0 {
-				return usagef("no claims: give --claim 'metric{key=value} >= N' or --claims FILE")
+				return cli.Usagef("no claims: give --claim 'metric{key=value} >= N' or --claims FILE")
 			}
 			if err := o.CheckStated(format); err != nil {
 				return flagErrorIn(err, map[string]string{"MinSamples": "--min-samples", "Format": "--format"})
@@ -55,9 +54,9 @@ func newCheckCmd() *cobra.Command {
 			}
 			switch {
 			case fails > 0:
-				return &exitError{code: exitClaimFails, err: fmt.Errorf("%d of %d claims do not hold", fails, len(cs))}
+				return cli.Exit(exitClaimFails, fmt.Errorf("%d of %d claims do not hold", fails, len(cs)))
 			case unsure > 0:
-				return &exitError{code: exitInconclusive, err: fmt.Errorf("%d of %d claims are inconclusive", unsure, len(cs))}
+				return cli.Exit(exitInconclusive, fmt.Errorf("%d of %d claims are inconclusive", unsure, len(cs)))
 			}
 			return nil
 		},
@@ -80,7 +79,7 @@ func parseClaimFlags(claims []string, claimsFile string) ([]claim.Claim, error) 
 	case !errors.As(err, &se):
 		return cs, err
 	case se.Open:
-		return nil, usagef("--claims: %v", se.Err)
+		return nil, cli.Usagef("--claims: %v", se.Err)
 	}
 	return nil, claimError(se.File, se.Err)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/export"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 )
 
@@ -15,31 +16,29 @@ func newExportCmd() *cobra.Command {
 		force  bool
 	)
 	cmd := &cobra.Command{
-		Use:     "export TRACE... --format parquet|csv -o DIR",
-		Short:   "Write traces as tables (requests, chunks, runs) in Parquet or CSV for DuckDB, pandas, spreadsheets",
-		Long:    helpText("export"),
-		Example: helpText("export.example"),
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "export TRACE... --format parquet|csv -o DIR",
+		Short: "Write traces as tables (requests, chunks, runs) in Parquet or CSV for DuckDB, pandas, spreadsheets",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "parquet" && format != "csv" {
-				return usagef("unknown --format %q: use parquet or csv", format)
+				return cli.Usagef("unknown --format %q: use parquet or csv", format)
 			}
 			if dir == "" {
-				return usagef("export needs -o DIR: the folder for the table files")
+				return cli.Usagef("export needs -o DIR: the folder for the table files")
 			}
 			if err := outfile.CheckFolder("-o", dir); err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			inputs := make([]analyze.Input, len(args))
 			for i, a := range args {
 				inputs[i] = analyze.ParseInput(a)
 				if inputs[i].Path == "-" {
-					return usagef("export reads trace files, not stdin: save the trace first")
+					return cli.Usagef("export reads trace files, not stdin: save the trace first")
 				}
 			}
 			c, err := export.Export(export.Options{Dir: dir, Format: format, Force: force}, inputs...)
 			if err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			c.WriteText(cmd.OutOrStdout())
 			return nil

@@ -2,16 +2,14 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/llmreplay/llmreplay/analyze/claim"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/internal/fielderr"
-	"github.com/llmreplay/llmreplay/internal/suggest"
+	"github.com/llmreplay/llmreplay/replay"
+	"github.com/llmreplay/llmreplay/workload"
 )
 
 // The libraries word their errors for Go callers: an unknown metric is
@@ -36,9 +34,9 @@ func unknownMetric(err error) (problem string, ok bool) {
 // that LookupMetric refused.
 func metricFlagError(flag, value string, err error) error {
 	if p, ok := unknownMetric(err); ok {
-		return usagef("%s %q: %s", flag, value, p)
+		return cli.Usagef("%s %q: %s", flag, value, p)
 	}
-	return usagef("%s %q: %v", flag, value, err)
+	return cli.Usagef("%s %q: %v", flag, value, err)
 }
 
 // claimError is a claim that does not parse, named by where it came from:
@@ -47,9 +45,9 @@ func claimError(claimsFile string, err error) error {
 	var pe *claim.ParseError
 	if !errors.As(err, &pe) {
 		if claimsFile != "" {
-			return usagef("--claims %s: %v", claimsFile, err)
+			return cli.Usagef("--claims %s: %v", claimsFile, err)
 		}
-		return usagef("--claim: %v", err)
+		return cli.Usagef("--claim: %v", err)
 	}
 	problem := pe.Err.Error()
 	if p, ok := unknownMetric(pe.Err); ok {
@@ -57,193 +55,45 @@ func claimError(claimsFile string, err error) error {
 	}
 	switch {
 	case claimsFile != "" && pe.Text != "":
-		return usagef("--claims %s, line %d: %q: %s", claimsFile, pe.Line, pe.Text, problem)
+		return cli.Usagef("--claims %s, line %d: %q: %s", claimsFile, pe.Line, pe.Text, problem)
 	case claimsFile != "":
-		return usagef("--claims %s, line %d: %s", claimsFile, pe.Line, problem)
+		return cli.Usagef("--claims %s, line %d: %s", claimsFile, pe.Line, problem)
 	case pe.Text == "":
 		// Nothing before a # comment: the parser's "empty claim" would
 		// only repeat it.
-		return usagef("--claim is empty: write a claim such as 'per_stream_tps{concurrency=1} >= 490'")
+		return cli.Usagef("--claim is empty: write a claim such as 'per_stream_tps{concurrency=1} >= 490'")
 	}
-	return usagef("--claim %q: %s", pe.Text, problem)
+	return cli.Usagef("--claim %q: %s", pe.Text, problem)
 }
 
-// goodputBoundsError is analyze.ParseSLO's error for the flag that held
-// the bounds (--slo of analyze, check and report; --goodput-bounds of
-// capacity): the library names its Options.SLO field.
-func goodputBoundsError(flag string, err error) error {
-	if out, ok := fielderr.Rename(err, map[string]string{"SLO": flag}); ok {
-		return usageError(out)
-	}
-	return usagef("%s: %v", flag, err)
-}
-
-// flagOf names the flag that sets each field of the libraries' configs
-// that replay, bench and workload build fill (replay.Config,
-// workload.BuildConfig, bench.Config): their errors name the field, the
-// command line names the flag. No field name means two things.
-var flagOf = map[string]string{
+// flagOf names the flag that sets each field of the libraries' configs:
+// replay's and workload build's own tables (replay.FlagOf,
+// workload.FlagOf), and the fields several other commands share. Their
+// errors name the field, the command line names the flag. No field name
+// means two things.
+var flagOf = cli.Fields{
 	"MergeLabels": "--merge-labels", // analyze.Options
-	// replay.Config
-	"Workload": "the workload file", "API": "--api", "URL": "--url", "Warmup": "--warmup", "Timeout": "--timeout",
-	"IdleTimeout": "--idle-timeout", "ServerTokenize": "--server-tokenize", "Grace": "--grace", "Tokenizer": "--tokenizer", "SendTokenIDs": "--send-token-ids",
-	"Model": "--model", "Label": "--label", "ServerCache": "--server-cache", "SessionHeader": "--session-header", "Timestamps": "--timestamps", "Headers": "--header", "ExtraBody": "--extra-body",
-	"ServerMetrics": "--server-metrics", "ServerMetricsInterval": "--server-metrics-interval", "WatchPID": "--watch-pid",
-	// workload.BuildConfig
-	"Shape": "--shape", "InputTokens": "--input-tokens", "MaxTokens": "--max-tokens", "SaltWords": "--salt-words",
-	"Repeats": "--repeats", "Requests": "--requests", "Duration": "--duration", "TimeScale": "--time-scale", "Arrival": "--arrival",
-	"Window": "--window", "Prefix": "--prefix", "Schedule": "--schedule",
-	"Turns": "--turns", "ThinkTime": "--think-time", "Sessions": "--sessions", "SystemTokens": "--system-tokens",
-	"OrphanTurns": "--orphan-turns",
 	// bench.Config, sim, selftest
 	"Concurrency": "--concurrency", "Profile": "--profile", "Dir": "--dir",
 	// analyze.Options, trace.MergeOptions
 	"SLO": "--slo", "Definitions": "--definitions", "AllowMissing": "--allow-missing", "AllowClock": "--allow-clock",
-}
+}.With(replay.FlagOf).With(workload.FlagOf)
 
 // flagError turns a library's field error into the command line's words
 // (exit status 2): the field becomes the flag that set it.
-func flagError(err error) error {
-	if fe := fielderr.As(err); fe != nil && fe.Field == "Metric" {
-		return usagef("metric %s: run 'llmreplay analyze --list-metrics' for the names", fe.Problem)
+func flagError(err error) error { return flagErrorIn(err, nil) }
+
+// flagErrorIn is flagError for a command whose settings' fields flagOf
+// does not name, or names otherwise: names first, then flagOf.
+func flagErrorIn(err error, names map[string]string) error {
+	if p, ok := unknownMetric(err); ok {
+		return cli.Usagef("%s", p)
 	}
-	if out, ok := fielderr.Rename(err, flagOf); ok {
-		return usageError(out)
-	}
-	if fe := fielderr.As(err); fe != nil {
-		return usageError(err) // a field without a flag: still bad input
-	}
-	return err
+	return flagOf.With(names).Error(err)
 }
 
-// commandLineError is every command's flag error handler: pflag's own
-// errors speak Go ("invalid argument "1-8" for "--concurrency" flag:
-// strconv.Atoi: parsing "1-8": invalid syntax"); this says the flag, the
-// value and a form it takes, and suggests the nearest flag for an unknown
-// one. Bad input: exit status 2.
-func commandLineError(c *cobra.Command, err error) error {
-	see := fmt.Sprintf(" (see '%s --help')", c.CommandPath())
-	var (
-		invalid  *pflag.InvalidValueError
-		missing  *pflag.ValueRequiredError
-		notExist *pflag.NotExistError
-	)
-	switch {
-	case errors.As(err, &invalid):
-		return usagef("%s%s", badFlagValue(invalid.GetFlag(), invalid.GetValue(), errors.Unwrap(invalid)), see)
-	case errors.As(err, &missing) && missing.GetSpecifiedShortnames() == "":
-		f := missing.GetFlag()
-		return usagef("--%s needs a value: %s%s", f.Name, acceptedForm(f), see)
-	case errors.As(err, &notExist) && notExist.GetSpecifiedShortnames() == "":
-		return usagef("%v%s%s", err, unknownFlagHint(c, notExist.GetSpecifiedName()), see)
-	}
-	return usagef("%v%s", err, see)
-}
-
-// badFlagValue is what is wrong with value for f, in the flag's words.
-func badFlagValue(f *pflag.Flag, value string, cause error) string {
-	name := "--" + f.Name
-	if cause != nil && strings.HasPrefix(cause.Error(), "given twice") {
-		return fmt.Sprintf("%s %q: %v", name, value, cause)
-	}
-	var what string
-	switch t := f.Value.Type(); {
-	case t == "duration":
-		if _, err := strconv.ParseFloat(value, 64); err == nil {
-			return fmt.Sprintf("%s %q has no unit: write %ss, %sms or %sm", name, value, value, value, value)
-		}
-		what = "a duration"
-	case t == "bool":
-		return fmt.Sprintf("%s=%s: it is a switch: write %s alone to turn it on, or %s=false", name, value, name, name)
-	case strings.HasPrefix(t, "int") && strings.HasSuffix(t, "Slice"), strings.HasPrefix(t, "uint") && strings.HasSuffix(t, "Slice"):
-		if strings.Contains(value, "-") && !strings.HasPrefix(value, "-") {
-			return fmt.Sprintf("%s %q: a range is not taken: list the values, separated by commas (%s)", name, value, acceptedForm(f))
-		}
-		what = "a list of whole numbers"
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
-		if errors.Is(cause, strconv.ErrRange) {
-			return fmt.Sprintf("%s %q is too large (%s)", name, value, acceptedForm(f))
-		}
-		what = "a whole number"
-	case strings.HasPrefix(t, "float"):
-		if pct, err := strconv.ParseFloat(strings.TrimSuffix(value, "%"), 64); err == nil && strings.HasSuffix(value, "%") {
-			return fmt.Sprintf("%s %q: give a fraction, not a percentage: %s %v", name, value, name, pct/100)
-		}
-		what = "a number"
-	default:
-		return fmt.Sprintf("%s %q: %v", name, value, cause)
-	}
-	return fmt.Sprintf("%s %q is not %s: %s", name, value, what, acceptedForm(f))
-}
-
-// acceptedForm is an example of a value f takes: its default when it
-// has one worth showing, else a typical value of its type.
-func acceptedForm(f *pflag.Flag) string {
-	name := "--" + f.Name
-	def := strings.Trim(f.DefValue, "[]")
-	switch t := f.Value.Type(); {
-	case t == "duration":
-		// time.Duration's "10m0s" as people write it: 10m.
-		if strings.HasSuffix(def, "m0s") {
-			def = strings.TrimSuffix(def, "0s")
-			if strings.HasSuffix(def, "h0m") {
-				def = strings.TrimSuffix(def, "0m")
-			}
-		}
-		if def != "" && def != "0" && def != "0s" {
-			return fmt.Sprintf("a number with its unit (ns, us, ms, s, m, h), e.g. %s %s", name, def)
-		}
-		return fmt.Sprintf("a number with its unit (ns, us, ms, s, m, h), e.g. %s 30s or %s 500ms", name, name)
-	case strings.HasSuffix(t, "Slice"):
-		if def == "" {
-			def = "1,2,4"
-		}
-		return fmt.Sprintf("e.g. %s %s", name, def)
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
-		if def == "" || def == "0" {
-			def = "4"
-		}
-		return fmt.Sprintf("digits only, e.g. %s %s", name, def)
-	case strings.HasPrefix(t, "float"):
-		if def == "" || def == "0" {
-			def = "0.5"
-		}
-		return fmt.Sprintf("e.g. %s %s", name, def)
-	case t == "bool":
-		return fmt.Sprintf("write %s alone, or %s=false", name, name)
-	}
-	if def != "" {
-		return fmt.Sprintf("e.g. %s %s", name, def)
-	}
-	return fmt.Sprintf("e.g. %s VALUE", name)
-}
-
-// unknownFlagHint suggests the nearest of c's flags to a misspelt one,
-// and names the commands that do have a flag of that name.
-func unknownFlagHint(c *cobra.Command, name string) string {
-	var names []string
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if !f.Hidden {
-			names = append(names, f.Name)
-		}
-	})
-	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	if n := suggest.Nearest(name, names, 2); len(n) > 0 {
-		return " (did you mean --" + strings.Join(n, " or --") + "?)"
-	}
-	var owners []string
-	var walk func(*cobra.Command)
-	walk = func(o *cobra.Command) {
-		if o != c && o.IsAvailableCommand() && o.LocalFlags().Lookup(name) != nil {
-			owners = append(owners, strings.TrimPrefix(o.CommandPath(), c.Root().Name()+" "))
-		}
-		for _, sub := range o.Commands() {
-			walk(sub)
-		}
-	}
-	walk(c.Root())
-	if len(owners) > 0 {
-		return fmt.Sprintf(": it is a flag of %s, not of %s", strings.Join(owners, ", "), strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" "))
-	}
-	return ""
+// given says which of a command's settings the user typed: a field is
+// given when the flag names (or flagOf) gives it was.
+func given(cmd *cobra.Command, names map[string]string) fielderr.Given {
+	return flagOf.With(names).Given(cmd.Flags())
 }

@@ -4,40 +4,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/kube"
 )
 
 func newKubeCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "kube",
-		Short:   "Write Kubernetes manifests that replay a workload from many pods at once",
-		Long:    helpText("kube"),
-		Example: helpText("kube.example"),
-		Args:    cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown kube subcommand %q: use 'kube job'", args[0])
-			}
-			return usagef("kube needs a subcommand: 'kube job WORKLOAD ...'")
-		},
+	cmd := group("kube", "Write Kubernetes manifests that replay a workload from many pods at once", newKubeJobCmd())
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return cli.Usagef("unknown kube subcommand %q: use 'kube job'", args[0])
+		}
+		return cli.Usagef("kube needs a subcommand: 'kube job WORKLOAD ...'")
 	}
-	cmd.AddCommand(newKubeJobCmd())
 	return cmd
-}
-
-// kubeFlagOf maps JobConfig's field names, which kube's errors name, to the
-// flags that set them.
-var kubeFlagOf = map[string]string{
-	"Name": "--name", "Namespace": "--namespace", "Image": "--image", "Shards": "--shards",
-	"ResultsClaim": "--results-claim", "URL": "--url", "WorkloadClaim": "--workload-claim",
-	"WorkloadPath": "--workload-path", "ReplayArg": "replay flags after --", "BackoffLimitPerIndex": "--retries",
-	"APIKeySecret": "--api-key-secret", "StartAt": "--start-at", "StartIn": "--start-in", "CPU": "--cpu", "Memory": "--memory", "ResultsPath": "--results-path",
 }
 
 func newKubeJobCmd() *cobra.Command {
@@ -48,36 +32,30 @@ func newKubeJobCmd() *cobra.Command {
 		force        bool
 	)
 	cmd := &cobra.Command{
-		Use:     "job WORKLOAD --shards N --image IMAGE --url URL --results-claim PVC [-o job.yaml] [-- REPLAY FLAGS]",
-		Short:   "Write an Indexed Job (and the workload's ConfigMap) for a sharded replay",
-		Long:    helpText("kube-job"),
-		Example: helpText("kube-job.example"),
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "job WORKLOAD --shards N --image IMAGE --url URL --results-claim PVC [-o job.yaml] [-- REPLAY FLAGS]",
+		Short: "Write an Indexed Job (and the workload's ConfigMap) for a sharded replay",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c.ReplayArg = args[1:]
 			if cmd.ArgsLenAtDash() > 1 {
-				return usagef("give one workload before --, and replay's flags after it")
+				return cli.Usagef("give one workload before --, and replay's flags after it")
 			}
 			var err error
 			if c.API, err = checkReplayArgs(c.ReplayArg); err != nil {
 				return err
 			}
 			if err := kube.CheckSecrets(c.ReplayArg); err != nil {
-				return flagErrorIn(err, kubeFlagOf)
+				return flagErrorIn(err, kube.FlagOf)
 			}
 			if err := c.Load(args[0]); err != nil {
-				return usageError(flagErrorIn(err, kubeFlagOf))
+				return cli.Usage(flagErrorIn(err, kube.FlagOf))
 			}
 			if err := c.SetStart(startAt, startIn, cmd.Flags().Changed("start-in"), time.Now()); err != nil {
-				return flagErrorIn(err, kubeFlagOf)
+				return flagErrorIn(err, kube.FlagOf)
 			}
 			y, err := kube.Manifest(c)
 			if err != nil {
-				msg := err.Error()
-				for field, flag := range kubeFlagOf {
-					msg = strings.ReplaceAll(msg, field+" ", flag+" ")
-				}
-				return usagef("%s", msg)
+				return cli.Usage(flagErrorIn(err, kube.FlagOf))
 			}
 			if out == "" || out == "-" {
 				_, err := cmd.OutOrStdout().Write(y)
@@ -92,19 +70,7 @@ func newKubeJobCmd() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&c.Name, "name", "llmreplay", "the Job's name (a DNS label)")
-	fs.StringVar(&c.Namespace, "namespace", "", "the namespace (default: kubectl's current one)")
-	fs.StringVar(&c.Image, "image", "", "the llmreplay container image (build it from the Containerfile) (required)")
-	fs.IntVar(&c.Shards, "shards", 0, "pods, each sending one shard of the workload (required)")
-	fs.StringVar(&c.URL, "url", "", "the server's base address as the pods reach it (required)")
-	fs.StringVar(&c.ResultsClaim, "results-claim", "", "PersistentVolumeClaim the traces are written to, ReadWriteMany (required)")
-	fs.StringVar(&c.ResultsPath, "results-path", "", "folder on the results volume (default: its root)")
-	fs.StringVar(&c.WorkloadClaim, "workload-claim", "", "PersistentVolumeClaim holding a workload too big for a ConfigMap")
-	fs.StringVar(&c.WorkloadPath, "workload-path", "", "the workload's path on --workload-claim")
-	fs.StringVar(&c.APIKeySecret, "api-key-secret", "", "a Secret whose key api-key is the API key (sent as OPENAI_API_KEY)")
-	fs.StringVar(&c.CPU, "cpu", "2", "CPU each pod requests")
-	fs.StringVar(&c.Memory, "memory", "1Gi", "memory each pod requests")
-	fs.IntVar(&c.BackoffLimitPerIndex, "retries", 1, "times a failed shard is retried, alone (backoffLimitPerIndex)")
+	c.RegisterFlags(fs)
 	fs.DurationVar(&startIn, "start-in", 2*time.Minute, "the shards start together this long after the manifest is written")
 	fs.StringVar(&startAt, "start-at", "", "the shards start together at this time (RFC 3339) instead")
 	fs.StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
@@ -119,14 +85,14 @@ func newKubeJobCmd() *cobra.Command {
 // check against the workload.
 func checkReplayArgs(args []string) (api string, err error) {
 	rc := newReplayCmd()
-	singleValueFlags(rc) // as the root does: a flag given twice would fail in every pod
+	cli.SingleValueFlags(rc) // as the root does: a flag given twice would fail in every pod
 	fs := rc.Flags()
 	fs.SetOutput(io.Discard) // the error is returned and said once, below
 	fs.Usage = func() {}
 	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
-		return "", usagef("replay flags after --: --help is not a replay flag to send: run 'llmreplay replay --help' to see them")
+		return "", cli.Usagef("replay flags after --: --help is not a replay flag to send: run 'llmreplay replay --help' to see them")
 	} else if err != nil {
-		return "", usagef("replay flags after --: %v: run 'llmreplay replay --help' for replay's flags", err)
+		return "", cli.Usagef("replay flags after --: %v: run 'llmreplay replay --help' for replay's flags", err)
 	}
 	for _, o := range kube.JobFlags {
 		if fs.Changed(o.Name) {
@@ -134,11 +100,11 @@ func checkReplayArgs(args []string) (api string, err error) {
 			if sh := fs.Lookup(o.Name).Shorthand; sh != "" {
 				name = "-" + sh + "/--" + o.Name
 			}
-			return "", usagef("%s after --: the Job sets --%s itself, and the pods would take this one instead: %s", name, o.Name, o.Fix)
+			return "", cli.Usagef("%s after --: the Job sets --%s itself, and the pods would take this one instead: %s", name, o.Name, o.Fix)
 		}
 	}
 	if rest := fs.Args(); len(rest) > 0 {
-		return "", usagef("replay flags after -- include %q, which is not a flag: the Job passes the workload itself; give only replay's flags after --", rest[0])
+		return "", cli.Usagef("replay flags after -- include %q, which is not a flag: the Job passes the workload itself; give only replay's flags after --", rest[0])
 	}
 	return fs.Lookup("api").Value.String(), nil // its default when not given: what the pods use
 }

@@ -5,12 +5,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
+
+	"github.com/llmreplay/llmreplay/internal/cli"
 )
 
 func main() {
@@ -24,27 +24,5 @@ func main() {
 }
 
 // exitCode maps an error to the process exit status: 2 for bad input (flags,
-// files, values), the code an exitError carries, 1 otherwise.
-func exitCode(err error) int {
-	var e *exitError
-	if errors.As(err, &e) {
-		return e.code
-	}
-	if isCobraUsage(err) {
-		return 2
-	}
-	return 1
-}
-
-// isCobraUsage recognises the errors cobra itself returns for a wrong
-// command line (unknown command, wrong number of arguments): bad input like
-// any other. Cobra has no error types for these, only messages.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "invalid argument", "unknown flag", "unknown shorthand flag"} {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
-	}
-	return false
-}
+// files, values), the code a cli.ExitError carries, 1 otherwise.
+var exitCode = cli.Code

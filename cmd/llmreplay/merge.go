@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -15,22 +16,20 @@ func newTraceMergeCmd() *cobra.Command {
 		over bool
 	)
 	cmd := &cobra.Command{
-		Use:     "merge SHARD.trace.zst... -o MERGED.trace.zst",
-		Short:   "Merge the traces of a run sent from several machines (replay --shard) into one",
-		Long:    helpText("trace-merge"),
-		Example: helpText("trace-merge.example"),
-		Args:    cobra.ArbitraryArgs,
+		Use:   "merge SHARD.trace.zst... -o MERGED.trace.zst",
+		Short: "Merge the traces of a run sent from several machines (replay --shard) into one",
+		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("name the shard traces to merge, e.g. 'trace merge results/shard-*.trace.zst -o merged.trace.zst'")
+				return cli.Usagef("name the shard traces to merge, e.g. 'trace merge results/shard-*.trace.zst -o merged.trace.zst'")
 			}
 			if out == "" {
-				return usagef("-o is required: the merged trace to write, e.g. -o merged.trace.zst")
+				return cli.Usagef("-o is required: the merged trace to write, e.g. -o merged.trace.zst")
 			}
 			var res *trace.MergeResult
 			err := writeOutput(out, over, args, func(w io.Writer) (err error) {
 				res, err = trace.Merge(w, args, opt)
-				return usageError(flagError(err))
+				return cli.Usage(flagError(err))
 			})
 			if err == nil {
 				res.WriteText(cmd.ErrOrStderr(), out)

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/llmreplay/llmreplay/internal/atomicfile"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/internal/outfile"
 )
 
@@ -12,11 +13,11 @@ import (
 // an existing file unless --force; write fills it.
 func writeOutput(out string, force bool, inputs []string, write func(io.Writer) error) error {
 	if err := outfile.Check(out, force, inputs...); err != nil {
-		return usageError(err)
+		return cli.Usage(err)
 	}
 	f, err := atomicfile.Create(out)
 	if err != nil {
-		return usageError(err)
+		return cli.Usage(err)
 	}
 	defer f.Abort()
 	if err := write(f); err != nil {

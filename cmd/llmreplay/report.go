@@ -23,11 +23,9 @@ func newReportCmd() *cobra.Command {
 		acceptPoint, accept bool
 	)
 	cmd := &cobra.Command{
-		Use:     "report TRACE... [-o report.html]",
-		Short:   "Write one self-contained HTML page: the summary, verdicts and capacity first, then charts, timelines and every metric",
-		Long:    helpText("report"),
-		Example: helpText("report.example"),
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "report TRACE... [-o report.html]",
+		Short: "Write one self-contained HTML page: the summary, verdicts and capacity first, then charts, timelines and every metric",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				out = report.DefaultPath(args[0])
@@ -40,11 +38,7 @@ func newReportCmd() *cobra.Command {
 			// timelines draw.
 			tl, srv := &report.Timelines{}, &report.ServerState{}
 			tf.opts.Records, tf.opts.Scrapes = tl.Add, srv.Add
-			res, err := tf.analyzeInputs(cmd, args)
-			if err != nil {
-				return err
-			}
-			views, err := tf.capacityViews(cmd, args)
+			res, views, err := tf.analyzeWithViews(cmd, args)
 			if err != nil {
 				return err
 			}

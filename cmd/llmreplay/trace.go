@@ -7,25 +7,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/internal/cli"
 	"github.com/llmreplay/llmreplay/trace/inspect"
 )
 
 func newTraceCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "trace",
-		Short:   "Inspect trace files: header and counts, or every record as JSON",
-		Long:    helpText("trace"),
-		Example: helpText("trace.example"),
-		Args:    cobra.ArbitraryArgs,
-		RunE:    needsSubcommand,
-	}
-	cmd.AddCommand(newTraceInfoCmd(), newTraceCatCmd(), newTraceMergeCmd())
-	return cmd
+	return group("trace", "Inspect trace files: header and counts, or every record as JSON", newTraceInfoCmd(), newTraceCatCmd(), newTraceMergeCmd())
 }
 
 func needTraces(_ *cobra.Command, args []string) error {
 	if len(args) == 0 {
-		return usagef("name a trace file, e.g. 'run.trace.zst' (or - for standard input)")
+		return cli.Usagef("name a trace file, e.g. 'run.trace.zst' (or - for standard input)")
 	}
 	return nil
 }
@@ -37,7 +29,7 @@ func newTraceInfoCmd() *cobra.Command {
 		Example: "  llmreplay trace info run.trace.zst",
 		Args:    needTraces,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageError(inspect.WriteInfo(cmd.OutOrStdout(), cmd.InOrStdin(), args))
+			return cli.Usage(inspect.WriteInfo(cmd.OutOrStdout(), cmd.InOrStdin(), args))
 		},
 	}
 }
@@ -45,25 +37,23 @@ func newTraceInfoCmd() *cobra.Command {
 func newTraceCatCmd() *cobra.Command {
 	var o inspect.CatOptions
 	cmd := &cobra.Command{
-		Use:     "cat TRACE...",
-		Short:   "Print every record as one JSON object per line, for jq; --requests prints each request's metrics",
-		Long:    helpText("trace-cat"),
-		Example: helpText("trace-cat.example"),
-		Args:    needTraces,
+		Use:   "cat TRACE...",
+		Short: "Print every record as one JSON object per line, for jq; --requests prints each request's metrics",
+		Args:  needTraces,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names := map[string]string{"Requests": "--requests", "NoChunks": "--no-chunks", "Scrapes": "--server-metrics"}
 			if err := o.Check(given(cmd, names)); err != nil {
 				return flagErrorIn(err, names)
 			}
 			if _, err := analyze.LookupDefinitions(o.Definitions); err != nil {
-				return flagError(usageError(err))
+				return flagError(cli.Usage(err))
 			}
 			o.Rows = analyze.RequestRows(o.Definitions)
 			err := inspect.Cat(cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin(), args, o)
 			if we := (*inspect.WriteError)(nil); errors.As(err, &we) {
 				return err
 			}
-			return usageError(err)
+			return cli.Usage(err)
 		},
 	}
 	cmd.Flags().BoolVar(&o.NoChunks, "no-chunks", false, "leave out the chunks (print chunk_count instead)")
