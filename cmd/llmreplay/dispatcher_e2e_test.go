@@ -17,7 +17,7 @@ import (
 // header records the same one, which trace info shows; with
 // --normal-priority both say SCHED_OTHER.
 func TestReplaySaysDispatcherPolicy(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	simURL := startSim(t, bin, "--profile", "fast")
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "rate:50", "--arrival", "constant", "--requests", "4", "--repeats", "1")

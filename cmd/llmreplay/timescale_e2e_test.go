@@ -15,7 +15,7 @@ import (
 // are the profile's scaled: the simulator reports its scale on /metrics,
 // which replay scrapes by default into the trace.
 func TestSeparateSimulatorTimeScaleSaid(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin, "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1")
 	dir := t.TempDir()
 	wl := buildWorkload(t, bin, dir, "--max-tokens", "16", "--schedule", "burst:1", "--repeats", "2")
