@@ -11,30 +11,24 @@ import (
 
 // Issue #12 item 6b, "how prefill scales": a long-input sweep says, without
 // a calculator, that a server's prefill grows faster than the prompt. Two
-// simulators with the vLLM profile, one with the quadratic-prefill fault,
-// the same sweep of 100, 1,000 and 10,000 input tokens at concurrency 1,
-// three times (so that one request delayed by a loaded machine does not
-// widen the interval past 1.2), 4 output tokens each. Both simulators run
-// at time scale 0.25 and the fault is a quarter of README's 80 ns (20 ns
-// per token pair: --time-scale does not scale the fault), so every
-// duration is the README model's over four and every exponent is the
-// same, in a quarter of the wait (the 10,000-token prompts alone took
-// 3 × 4.2 s): the fault adds 1.0 s at 10,000 tokens, 10 ms at 1,000,
-// 0.1 ms at 100. At 100 tokens TTFT is the fixed cost (9 ms of overhead
-// and batch window), so over the whole sweep the fault's TTFT exponent is
-// only ≈ 1.0; from 1,000 to 10,000 (a 10× range of its own: ≈ 24 and
-// 1,056 ms) it is ≈ 1.64, and prefill_superlinear names that range
-// (docs/GUIDE.md's "How prefill scales" runs the same commands at full
-// scale).
-// The normal model's TTFT (9 ms plus 4.3 µs a token: ≈ 10, 14, 56 ms)
-// grows as input^~0.4 and it does not.
+// simulators with the vLLM profile, one with the quadratic-prefill fault
+// (80 ns per token pair: +4.0 s at 10,000 tokens, +40 ms at 1,000, +0.4 ms
+// at 100), the same sweep of 100, 1,000 and 10,000 input tokens at
+// concurrency 1, three times (so that one request delayed by a loaded
+// machine does not widen the interval past 1.2), 4 output tokens each. At 100 tokens TTFT is the
+// fixed cost (36 ms of overhead and batch window), so over the whole sweep
+// the fault's TTFT exponent is only ≈ 1.0; from 1,000 to 10,000 (a 10×
+// range of its own: ≈ 96 and 4,223 ms) it is ≈ 1.64, and
+// prefill_superlinear names that range (README's "How prefill scales" runs
+// the same commands). The normal model's TTFT (36 ms plus
+// 17.2 µs a token: ≈ 40, 56, 226 ms) grows as input^~0.4 and it does not.
 func TestPrefillSuperlinearThroughTheBinary(t *testing.T) {
 	// Not parallel: it judges wall-clock latencies against the model, so
 	// it runs in the package's serial phase, beside no other test of it.
 	bin := builtBinary(t)
 	dir := t.TempDir()
-	quad := startSim(t, bin, "--quadratic-prefill", "20ns", "--time-scale", "0.25")
-	normal := startSim(t, bin, "--time-scale", "0.25")
+	quad := startSim(t, bin, "--quadratic-prefill", "80ns")
+	normal := startSim(t, bin)
 	wl := buildWorkload(t, bin, dir, "--input-tokens", "100,1000,10000", "--max-tokens", "4",
 		"--schedule", "burst:1", "--repeats", "3")
 	traces := map[string]string{}
@@ -99,7 +93,7 @@ func TestPrefillSuperlinearThroughTheBinary(t *testing.T) {
 		}
 		switch s.Label {
 		case "quad":
-			// From 1,000 to 10,000: ln(1,056/24)/ln 10 ≈ 1.64; two lengths
+			// From 1,000 to 10,000: ln(4,223/96)/ln 10 ≈ 1.64; two lengths
 			// of three requests each, so the interval is the scatter's.
 			if st := s.Steepest; st == nil || len(st.InputTokens) != 2 || st.InputTokens[0] != 1000 || st.Exponent.Lo <= 1.2 || st.Exponent.Value > 2 {
 				t.Errorf("quad: steepest TTFT exponent %+v, want clearly above 1 and at most 2 from 1,000 to 10,000", st)
