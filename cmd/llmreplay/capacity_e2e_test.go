@@ -267,21 +267,26 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 	out, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
 		"--range", "4:8", "--slo", "ttft_p90<=1s", "-q", "-o", tr)
 	m := answerRE.FindStringSubmatch(out)
-	if code != 0 || m == nil {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	lo, _ := strconv.Atoi(m[2])
-	hi := lo
-	if m[3] != "" {
-		hi, _ = strconv.Atoi(m[3])
-	}
 	switch {
+	case code != 0 && code != 1:
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	case strings.Contains(out, simBusyText):
 		// The simulator said it could not keep its model's pace: the
-		// answer is the machine's, and the output says so.
-		t.Logf("the simulator ran behind its model (a busy machine); interval [%d, %d], truth %d:\n%s", lo, hi, truth, out)
-	case lo > truth || hi < truth-1:
-		t.Errorf("interval [%d, %d] misses the true capacity %d (one below allowed for load)\n%s", lo, hi, truth, out)
+		// answer is the machine's (even no decision at all: under load 30
+		// the one level probed stayed undecided, exit 1), and the output
+		// says so; the round rule is still checked below.
+		t.Logf("the simulator ran behind its model (a busy machine); truth %d:\n%s", truth, out)
+	case code != 0 || m == nil:
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	default:
+		lo, _ := strconv.Atoi(m[2])
+		hi := lo
+		if m[3] != "" {
+			hi, _ = strconv.Atoi(m[3])
+		}
+		if lo > truth || hi < truth-1 {
+			t.Errorf("interval [%d, %d] misses the true capacity %d (one below allowed for load)\n%s", lo, hi, truth, out)
+		}
 	}
 	r, err := trace.Open(tr)
 	if err != nil {
