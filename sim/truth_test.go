@@ -59,6 +59,7 @@ func TestModelClosedBurstStart(t *testing.T) {
 // bound and hop scaled alike, and the concurrency axis's round rule
 // (ModelClosedRoundCapacity) the same as the pooled rounds.
 func TestModelClosedCapacity(t *testing.T) {
+	t.Parallel() // the engine model alone, on no clock: beside the other model tests it uses both cores
 	ms := time.Millisecond
 	for _, tc := range []struct {
 		profile string
@@ -125,6 +126,7 @@ func TestModelOpenOneRequest(t *testing.T) {
 // (144 ms per prompt) fill the engine. A time-scaled profile gives ten
 // times the rate against the bound and hop scaled alike.
 func TestModelOpenCapacity(t *testing.T) {
+	t.Parallel() // the engine model alone, on no clock: beside the other model tests it uses both cores
 	p, _ := LookupProfile("llamacpp-rtx5090-q4km")
 	ms := time.Millisecond
 	for _, h := range [][2]time.Duration{{ms, ms}, {10 * ms, 5 * ms}, {50 * ms, 30 * ms}} {
@@ -150,6 +152,7 @@ func TestModelOpenCapacity(t *testing.T) {
 // rounds a burst of 30 requests fits its batch, with 20 s the queue
 // shows. The figures are in docs/CAPACITY.md.
 func TestModelOpenRoundCapacity(t *testing.T) {
+	t.Parallel() // the engine model alone, on no clock: beside the other model tests it uses both cores
 	p, _ := LookupProfile("llamacpp-rtx5090-q4km")
 	ms := time.Millisecond
 	for _, tc := range []struct {

@@ -206,7 +206,7 @@ func TestAPIAutoThroughTheBinary(t *testing.T) {
 // reasoning kept apart from the answer, with the analysis still counting
 // only text-bearing chunks (no usage warning).
 func TestAPINamesThroughTheBinary(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	simURL := startSim(t, bin, "--reasoning-tokens", "3")
 	for _, c := range []struct{ alias, api, shape string }{
 		{"vllm", "openai-chat", "chat"},

@@ -267,21 +267,26 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 	out, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1",
 		"--range", "4:8", "--slo", "ttft_p90<=1s", "-q", "-o", tr)
 	m := answerRE.FindStringSubmatch(out)
-	if code != 0 || m == nil {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	lo, _ := strconv.Atoi(m[2])
-	hi := lo
-	if m[3] != "" {
-		hi, _ = strconv.Atoi(m[3])
-	}
 	switch {
+	case code != 0 && code != 1:
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	case strings.Contains(out, simBusyText):
 		// The simulator said it could not keep its model's pace: the
-		// answer is the machine's, and the output says so.
-		t.Logf("the simulator ran behind its model (a busy machine); interval [%d, %d], truth %d:\n%s", lo, hi, truth, out)
-	case lo > truth || hi < truth-1:
-		t.Errorf("interval [%d, %d] misses the true capacity %d (one below allowed for load)\n%s", lo, hi, truth, out)
+		// answer is the machine's (even no decision at all: under load 30
+		// the one level probed stayed undecided, exit 1), and the output
+		// says so; the round rule is still checked below.
+		t.Logf("the simulator ran behind its model (a busy machine); truth %d:\n%s", truth, out)
+	case code != 0 || m == nil:
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	default:
+		lo, _ := strconv.Atoi(m[2])
+		hi := lo
+		if m[3] != "" {
+			hi, _ = strconv.Atoi(m[3])
+		}
+		if lo > truth || hi < truth-1 {
+			t.Errorf("interval [%d, %d] misses the true capacity %d (one below allowed for load)\n%s", lo, hi, truth, out)
+		}
 	}
 	r, err := trace.Open(tr)
 	if err != nil {
@@ -305,15 +310,21 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 
 // TestCapacityRateAgainstModel: on the rate axis the search through the
 // binary against the llama.cpp profile (time scale 0.1, ttft_p90<=1s,
-// 5 s rounds to keep it near a minute) gives an interval holding the
-// rate the engine model gives for the same rounds
-// (sim.ModelOpenRoundCapacity: 60.0 req/s at this scale, where a round's
-// 31st measured request first meets a queue past the bound), and says
-// its round rule in the trace. On a machine too loaded to keep the
+// 5 s rounds) gives an interval holding the rate the engine model gives
+// for the same rounds (sim.ModelOpenRoundCapacity: 60.0 req/s at this
+// scale, where a round's 31st measured request first meets a queue past
+// the bound), and says its round rule in the trace. The range is 54..66
+// req/s, 10% either side of the model's answer: the search probes both
+// ends and bisects to the resolution, four levels where 44..88 took six
+// (68 s on a loaded machine, in the package's serial phase), and a
+// search that misses the model still shows (an answer at an end, or an
+// interval beside the truth). On a machine too loaded to keep the
 // simulator's pace every latency grows and the interval can end below
 // the truth; the test allows one resolution step (3 req/s) below it
-// there, as the concurrency test allows one user. Coverage over many
-// seeded runs: BenchmarkRateCoverage (capacity/live).
+// there, as the concurrency test allows one user, and does not judge
+// the answer when the output says the simulator ran behind its model.
+// Coverage over many seeded runs, from the whole range:
+// BenchmarkRateCoverage (capacity/live).
 func TestCapacityRateAgainstModel(t *testing.T) {
 	// Not parallel: it judges wall-clock latencies against the model, so
 	// it runs in the package's serial phase, beside no other test of it.
@@ -331,14 +342,20 @@ func TestCapacityRateAgainstModel(t *testing.T) {
 	}
 	tr := filepath.Join(t.TempDir(), "r.trace.zst")
 	out, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--axis", "rate",
-		"--round-duration", "5s", "--range", "44:88", "--resolution", "3", "--slo", "ttft_p90<=1s", "-q", "-o", tr)
+		"--round-duration", "5s", "--range", "54:66", "--resolution", "3", "--slo", "ttft_p90<=1s", "-q", "-o", tr)
 	m := regexp.MustCompile(`max request rate meeting the SLO: ([\d.]+) req/s \(95% interval ([\d.]+)(?:–([\d.]+))? req/s\)`).FindStringSubmatch(out)
 	switch {
+	case code != 0 && code != 1:
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	case code == 1 && strings.Contains(out, "could not determine: no probe decided"):
 		// A loaded machine widens every round's spread until no level
 		// decides (seen once at load 10): an honest verdict, not a wrong
 		// answer; the round rule is still checked below.
 		t.Logf("no probe decided (a busy machine):\n%s", out)
+	case strings.Contains(out, simBusyText):
+		// Every latency read longer than the model's, so the answer (even
+		// "none in the range") is the machine's, and the output says so.
+		t.Logf("the simulator ran behind its model (a busy machine): not judged against the model:\n%s", out)
 	case code != 0 || m == nil:
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	default:
@@ -348,10 +365,7 @@ func TestCapacityRateAgainstModel(t *testing.T) {
 			hi, _ = strconv.ParseFloat(m[3], 64)
 		}
 		t.Logf("rate answer %s req/s [%g, %g], model %.2f req/s", m[1], lo, hi, truth)
-		switch {
-		case strings.Contains(out, simBusyText):
-			t.Logf("the simulator ran behind its model (a busy machine): not judged against the model:\n%s", out)
-		case lo > truth || hi < truth-3:
+		if lo > truth || hi < truth-3 {
 			t.Errorf("interval [%g, %g] misses the model's %.2f req/s (one step below allowed for load)\n%s", lo, hi, truth, out)
 		}
 	}
@@ -404,12 +418,17 @@ func TestBenchFindCapacity(t *testing.T) {
 // finished before the Ctrl-C arrived passes on a loaded machine too
 // (stopped in the first round at 2 users with a bound of 100 ms, --from
 // judged that round alone by its point estimate, 114 ms under load, and
-// answered as if the search had ended).
+// answered as if the search had ended). The range is 1..4 users, so the
+// resumed search ends after three levels (one user's rounds run one
+// request after another and a whole 1..64 search took two minutes on a
+// loaded machine): every level meets the SLO and the answer is the top of
+// the range, or, on a machine too busy to keep the simulator's pace, a
+// level below it with its interval.
 func TestCapacityCtrlCKeepsRounds(t *testing.T) {
 	bin := parallelBinary(t)
 	tr := filepath.Join(t.TempDir(), "c.trace.zst")
 	cmd := exec.Command(bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
-		"--slo", "ttft_p90<=2s", "--grace", "0s", "-o", tr)
+		"--range", "1:4", "--slo", "ttft_p90<=2s", "--grace", "0s", "-o", tr)
 	var out strings.Builder
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()
@@ -451,8 +470,8 @@ func TestCapacityCtrlCKeepsRounds(t *testing.T) {
 	}
 	// And the search goes on from where it stopped.
 	res, errs, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
-		"--slo", "ttft_p90<=2s", "--resume", tr)
-	if code != 0 || answerRE.FindString(res) == "" {
+		"--range", "1:4", "--slo", "ttft_p90<=2s", "--resume", tr)
+	if code != 0 || answerRE.FindString(res) == "" && !strings.Contains(res, "max concurrency meeting the SLO: at least 4, the top of the range") {
 		t.Errorf("resume after Ctrl-C: exit %d\n%s\n%s", code, res, errs)
 	}
 }

@@ -31,7 +31,7 @@ import (
 // docExampleRules with the reason; a rule that names no example
 // any more fails the test, so the list cannot go stale.
 func TestDocsExamplesRun(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -146,8 +146,10 @@ var docExampleRules = map[string]exampleRule{
 	},
 	"docs/GUIDE.md: llmreplay sim --quadratic-prefill 80ns --addr 127.0.0.1:8080 &": {
 		// Shortened: the 10,000-token prompts take 4 s each at the
-		// profile's pace; a tenth of it keeps the same exponents.
-		shorten: [][2]string{{"--quadratic-prefill 80ns", "--quadratic-prefill 80ns --time-scale 0.1"}},
+		// profile's pace; a tenth of every duration keeps the same
+		// exponents (--time-scale does not scale the fault, so the fault
+		// is given a tenth too).
+		shorten: [][2]string{{"--quadratic-prefill 80ns", "--quadratic-prefill 8ns --time-scale 0.1"}},
 	},
 	"docs/CAPACITY.md: llmreplay capacity --url http://127.0.0.1:8000 --slo 'ttft_p90<=1s'": {
 		why: "a summary of the forms with placeholders (…, NAME); TestREADMECapacityExample, TestCapacityRateAgainstModel, TestBenchFindCapacity and TestAnalyzeCapacityTrace run each form",

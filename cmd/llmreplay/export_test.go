@@ -184,7 +184,7 @@ func TestExportServerMetrics(t *testing.T) {
 // input_tokens is the whole prompt (300) and new_input_tokens the turn's
 // message (20), as in trace cat --requests.
 func TestExportReadsRequestsAsAnalyzeDoes(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "r.trace.zst")
 	h := trace.Header{Label: "x", Tokenizer: "o200k_base", WorkloadDigest: "sha256:w", Model: "m", API: "openai-chat", StartWall: "2026-01-01T00:00:00Z",

@@ -127,7 +127,7 @@ func TestPartialTraceIsInconclusive(t *testing.T) {
 // to join them silently, with one line naming both fixes, and exit 2;
 // --merge-labels joins them on purpose, and name=path tells them apart.
 func TestSameLabelRefused(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir := t.TempDir()
 	for i := 0; i < 2; i++ {
 		// Each run writes its own timestamped files; the second may land

@@ -77,7 +77,7 @@ func zstdBoundaries(t *testing.T, data []byte) (blocks, frames []int) {
 // Now trace info and analyze say it was cut off, and how many requests
 // were in flight and lost: the last progress entry counts those sent.
 func TestKilledBetweenFlushesThroughTheBinary(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	// Two bursts of 4 requests of 30 tokens, 1.8 s each: the flushes every
 	// second fall while a burst is in flight.
 	dir, _, tr := replaySim(t, bin, []string{"--profile", "fast", "--token-interval", "60ms"}, "--max-tokens", "30", "--schedule", "burst:4", "--repeats", "2")
@@ -144,7 +144,7 @@ func TestKilledBetweenFlushesThroughTheBinary(t *testing.T) {
 // frame per flush: with one repeated, its records appear twice; the
 // repeats are skipped and said, and analyze counts each request once.
 func TestDuplicatedFrameThroughTheBinary(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir := t.TempDir()
 
 	// 1.6, the committed golden: 19 records.

@@ -70,7 +70,7 @@ func TestAnyPercentileThroughTheBinary(t *testing.T) {
 // grouping key written input-tokens (as the flag is), a metric written
 // per-stream-tps. Each reads as the canonical name.
 func TestBothSpellingsAccepted(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir := t.TempDir()
 	wl := filepath.Join(dir, "w.workload.zst")
 	if o, e, code := run(t, nil, bin, "workload", "build", "--input_tokens", "100", "--max_tokens", "8", "--schedule", "burst:1", "--repeats", "1", "-o", wl); code != 0 || !strings.Contains(o, "100 input tokens") {

@@ -19,7 +19,7 @@ func TestResponseEndOnTheChunksClock(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	_, _, tr := replaySim(t, bin, []string{"--profile", "fast", "--token-interval", "2ms"}, "--max-tokens", "16", "--schedule", "burst:4", "--repeats", "2")
 	h, recs := readTrace(t, tr)
 	checkKernelStamped(t, h, recs, false)

@@ -111,7 +111,7 @@ func TestProbeSharedSystemThroughTheBinary(t *testing.T) {
 // the requests as a trace (one phase a step), refused over an existing
 // file without --force.
 func TestProbeRunTwice(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	url := startSim(t, bin, "--profile", "vllm-rtx5090-bf16") // a profile with a prefix cache
 	tr := filepath.Join(t.TempDir(), "probe.trace.zst")
 	seed := regexp.MustCompile(`prompts: seed (\d+), new to this run`)

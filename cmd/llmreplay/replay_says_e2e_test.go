@@ -20,7 +20,7 @@ import (
 // header records the same one, which trace info shows; with
 // --normal-priority both say SCHED_OTHER.
 func TestReplaySaysDispatcherPolicy(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	simURL, dir, wl := simWorkload(t, bin, []string{"--profile", "fast"}, "--max-tokens", "4", "--schedule", "rate:50", "--arrival", "constant", "--requests", "4", "--repeats", "1")
 	tr := filepath.Join(dir, "p.trace.zst")
 	_, e := mustRun(t, bin, "replay", wl, "--url", simURL, "-o", tr)

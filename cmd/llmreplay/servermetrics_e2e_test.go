@@ -200,7 +200,7 @@ func TestServerMetricsFlags(t *testing.T) {
 // are the profile's scaled: the simulator reports its scale on /metrics,
 // which replay scrapes by default into the trace.
 func TestSeparateSimulatorTimeScaleSaid(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir, _, tr := replaySim(t, bin, []string{"--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1"}, "--max-tokens", "16", "--schedule", "burst:1", "--repeats", "2")
 	const note = "ran at time scale 0.1: every duration is 0.1× the profile's, so these latencies read 0.1× and these speeds 10×"
 	out, e, code := run(t, nil, bin, "analyze", tr)

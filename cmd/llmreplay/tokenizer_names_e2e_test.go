@@ -27,7 +27,7 @@ func hubCache(t *testing.T, root string) string {
 // the id too; a model the cache lacks is one line naming where it looked
 // and the command that downloads it.
 func TestTokenizerByModelID(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "hub")
 	file := hubCache(t, cache)

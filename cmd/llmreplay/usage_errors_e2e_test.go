@@ -28,7 +28,7 @@ func noGoSpeak(t *testing.T, what, stderr string) {
 // time.ParseDuration's words; a misspelt flag or command gets the nearest
 // real one, and a flag of another command says which commands have it.
 func TestFlagValueErrorsTeach(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -62,7 +62,7 @@ func TestFlagValueErrorsTeach(t *testing.T) {
 // table, a report) is named for what it is, with the command that takes
 // it and the file's path, in one line (exit 2) — never "magic line".
 func TestWrongFileKindNamed(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir := t.TempDir()
 	wl := smallWorkload(t, bin)
 	tr := filepath.Join("..", "..", "traces", "samples", "vllm-rtx5090-bf16.trace.zst")
@@ -105,7 +105,7 @@ func TestWrongFileKindNamed(t *testing.T) {
 // given --model records its refused requests and ends saying the server
 // is not there.
 func TestDeadServerSaidFirst(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func TestDeadServerSaidFirst(t *testing.T) {
 // names from a list, files) are refused like the flags' own types: the
 // flag, the value and what to write instead, in one line, exit 2, no Go.
 func TestParsedValueErrorsTeach(t *testing.T) {
-	bin := builtBinary(t)
+	bin := parallelBinary(t)
 	dir := t.TempDir()
 	wl := smallWorkload(t, bin)
 	sample := filepath.Join("..", "..", "traces", "samples", "vllm-rtx5090-bf16.trace.zst")
