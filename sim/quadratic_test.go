@@ -55,4 +55,16 @@ func TestQuadraticPrefillConfig(t *testing.T) {
 	if p := s.Profile(); p.PrefillPerPair != 50*time.Nanosecond || !strings.Contains(p.String(), "+50ns/tok·earlier tok") {
 		t.Errorf("profile after the fault: %v\n%s", p.PrefillPerPair, p)
 	}
+	// A simulator run at a tenth of its pace (sim --time-scale 0.1) runs
+	// the fault at a tenth too, like every other duration of its engine:
+	// 80ns per pair becomes 8ns.
+	def, _ := LookupProfile(DefaultProfile)
+	scaled, err := New(Config{Profile: def.Scaled(0.1), QuadraticPrefill: 80 * time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scaled.Close()
+	if p := scaled.Profile(); p.PrefillPerPair != 8*time.Nanosecond {
+		t.Errorf("fault at time scale 0.1: %v per pair, want 8ns", p.PrefillPerPair)
+	}
 }

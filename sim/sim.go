@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -182,7 +183,10 @@ func New(cfg Config) (*Server, error) {
 		if p.Instant {
 			return nil, fmt.Errorf("sim: profile %q has no engine model, so no prefill to make quadratic: use another profile (e.g. %s)", p.Name, DefaultProfile)
 		}
-		p.PrefillPerPair = cfg.QuadraticPrefill
+		// The fault is a duration of the engine like the profile's own,
+		// so --time-scale scales it too: a faster simulator keeps the
+		// same shape of prefill against input length.
+		p.PrefillPerPair = time.Duration(math.Round(float64(cfg.QuadraticPrefill) * p.Scale()))
 	}
 	if !p.Instant && p.StepBase <= 0 && p.StepCompute <= 0 {
 		return nil, fmt.Errorf("sim: profile %q has no step time: set StepBase or StepCompute, or Instant", p.Name)

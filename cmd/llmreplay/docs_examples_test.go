@@ -146,10 +146,9 @@ var docExampleRules = map[string]exampleRule{
 	},
 	"docs/GUIDE.md: llmreplay sim --quadratic-prefill 80ns --addr 127.0.0.1:8080 &": {
 		// Shortened: the 10,000-token prompts take 4 s each at the
-		// profile's pace; a tenth of every duration keeps the same
-		// exponents (--time-scale does not scale the fault, so the fault
-		// is given a tenth too).
-		shorten: [][2]string{{"--quadratic-prefill 80ns", "--quadratic-prefill 8ns --time-scale 0.1"}},
+		// profile's pace; a tenth of every duration, the fault's
+		// included, keeps the same exponents.
+		shorten: [][2]string{{"--quadratic-prefill 80ns", "--quadratic-prefill 80ns --time-scale 0.1"}},
 	},
 	"docs/CAPACITY.md: llmreplay capacity --url http://127.0.0.1:8000 --slo 'ttft_p90<=1s'": {
 		why: "a summary of the forms with placeholders (…, NAME); TestREADMECapacityExample, TestCapacityRateAgainstModel, TestBenchFindCapacity and TestAnalyzeCapacityTrace run each form",
