@@ -23,6 +23,9 @@ type watchedConn struct {
 	k *kstamp
 	// kwhy says why a connection of a kernel-stamped run has no k.
 	kwhy string
+	// hold, while set, keeps what is written for the release to write
+	// (dispatch_held.go).
+	hold atomic.Pointer[heldSend]
 }
 
 func (c *watchedConn) Read(p []byte) (n int, err error) {
