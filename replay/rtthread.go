@@ -121,10 +121,11 @@ func (e *engine) onDispatchThread(f func(locked bool)) {
 }
 
 // needsDispatcher says whether a workload has a phase the dispatch thread
-// serves: a rate or log-replay phase without conversations.
+// serves: a rate, log-replay or burst phase without conversations (a
+// burst's release writes its requests there, dispatch_held.go).
 func needsDispatcher(wl *workload.Workload) bool {
 	for _, ph := range wl.Header.Phases {
-		if ph.Sessions == 0 && phaseKindOf(ph.Kind) == (openPhase{}) {
+		if k := phaseKindOf(ph.Kind); ph.Sessions == 0 && (k == (openPhase{}) || k == (burstPhase{})) {
 			return true
 		}
 	}
