@@ -186,6 +186,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 // from the caller's copy, which had neither default nor URL key applied).
 func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	cfg := r.Config
+	defer raiseGC()()
 	e := newEngine(r)
 	defer e.client.CloseIdleConnections()
 	if e.ep == nil {
@@ -698,7 +699,8 @@ type prepared struct {
 	err    error
 	// total and idle are stopped timers that cancel ctx with errTimeout
 	// and errIdle once started; nil when that timeout is off.
-	total, idle *time.Timer
+	total *time.Timer
+	idle  *idleTimer
 	// watch counts the response header bytes and resets idle on each.
 	watch *headerWatch
 	// conn is the connection the request went out on (kernel stamps), and
@@ -749,10 +751,9 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 		p.total.Stop()
 	}
 	if e.cfg.IdleTimeout > 0 {
-		p.idle = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
-		p.idle.Stop()
+		p.idle = newIdleTimer(e.cfg.IdleTimeout, func() { cancel(errIdle) })
 	}
-	p.watch = &headerWatch{idle: p.idle, d: e.cfg.IdleTimeout}
+	p.watch = &headerWatch{idle: p.idle}
 	if p.req != nil {
 		p.req = p.req.WithContext(httptrace.WithClientTrace(p.req.Context(), &httptrace.ClientTrace{
 			GotConn: func(i httptrace.GotConnInfo) {
@@ -817,7 +818,7 @@ func (e *engine) startTimers(p *prepared) {
 		p.total.Reset(e.cfg.Timeout)
 	}
 	if p.idle != nil {
-		p.idle.Reset(e.cfg.IdleTimeout)
+		p.idle.start()
 	}
 }
 
@@ -826,7 +827,7 @@ func (p *prepared) stopTimers() {
 		p.total.Stop()
 	}
 	if p.idle != nil {
-		p.idle.Stop()
+		p.idle.stop()
 	}
 }
 
@@ -884,7 +885,7 @@ func (e *engine) receive(p *prepared, resp *http.Response, err error) {
 	rec.Status = resp.StatusCode
 	defer resp.Body.Close()
 	if idle != nil {
-		idle.Reset(e.cfg.IdleTimeout)
+		idle.touch()
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		rec.Error = statusError(resp)
@@ -893,7 +894,7 @@ func (e *engine) receive(p *prepared, resp *http.Response, err error) {
 	}
 	var body io.Reader = resp.Body
 	if idle != nil {
-		body = &idleReader{r: resp.Body, t: idle, d: e.cfg.IdleTimeout}
+		body = &idleReader{r: resp.Body, t: idle}
 	}
 	err = e.ep.Read(body, now, rec)
 	rec.Done = e.now()
@@ -992,17 +993,16 @@ func (e *engine) finish(rec *trace.Record) {
 // one would match ordinary words and corrupt the record, and is no secret.
 const minRedactKey = 8
 
-// idleReader re-arms the idle timer on every read that returns bytes.
+// idleReader notes every read that returns bytes on the idle timer.
 type idleReader struct {
 	r io.Reader
-	t *time.Timer
-	d time.Duration
+	t *idleTimer
 }
 
 func (r *idleReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
 	if n > 0 {
-		r.t.Reset(r.d)
+		r.t.touch()
 	}
 	return n, err
 }

@@ -91,7 +91,7 @@ func (e *engine) retryOnNew(p *prepared, resp *http.Response, err error) (*http.
 	req.Body = body
 	p.reused = false
 	if p.idle != nil {
-		p.idle.Reset(e.cfg.IdleTimeout)
+		p.idle.start()
 	}
 	p.rec.Sent = e.now()
 	addNote(p.rec, fmt.Sprintf("retried once on a new connection: the server had closed the kept-alive connection the request was first sent on %v earlier (%s before any response byte)",
