@@ -19,58 +19,57 @@ import (
 // Over TLS, whose records the release cannot cut, each request sends
 // itself as before. Counters and order, not clocks.
 func TestBurstWrittenByItsRelease(t *testing.T) {
-	for _, tls := range []bool{false, true} {
-		name := "http"
-		if tls {
-			name = "tls"
+	t.Run("http", func(t *testing.T) { burstRelease(t, false) })
+	t.Run("tls", func(t *testing.T) { burstRelease(t, true) })
+}
+
+// burstRelease runs two bursts over plain HTTP or TLS and checks who
+// wrote them.
+func burstRelease(t *testing.T, tls bool) {
+	ts := httptest.NewUnstartedServer(&chatServer{})
+	if tls {
+		ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+		ts.StartTLS()
+	} else {
+		ts.Start()
+	}
+	defer ts.Close()
+	const n = 16
+	wl := handWorkload(
+		workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
+		workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
+	)
+	cfg := baseConfig(t, wl, ts.URL)
+	cfg.Model, cfg.Insecure, cfg.Prewarm = "m", true, true
+	sum, recs := runRead(t, cfg)
+	if sum.OK != 2*n || sum.Failed != 0 {
+		t.Fatalf("summary %q: want %d ok", sum, 2*n)
+	}
+	want := 2 * n
+	if tls {
+		want = 0
+	}
+	if sum.ReleaseWrites != want {
+		t.Errorf("%d requests written by their release, want %d", sum.ReleaseWrites, want)
+	}
+	if tls {
+		return
+	}
+	byPhase := map[int][]trace.Record{}
+	for _, r := range recs {
+		byPhase[r.Phase] = append(byPhase[r.Phase], r)
+	}
+	for ph, rs := range byPhase {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index })
+		for i := 1; i < len(rs); i++ {
+			if rs[i].Sent <= rs[i-1].Sent {
+				t.Errorf("phase %d: %s sent at %d, not after %s at %d: not written in order by one goroutine",
+					ph, rs[i].ID, rs[i].Sent, rs[i-1].ID, rs[i-1].Sent)
+			}
+			if rs[i].Scheduled != rs[0].Scheduled {
+				t.Errorf("phase %d: %s scheduled %d, %s %d: one release, one instant", ph, rs[i].ID, rs[i].Scheduled, rs[0].ID, rs[0].Scheduled)
+			}
 		}
-		t.Run(name, func(t *testing.T) {
-			ts := httptest.NewUnstartedServer(&chatServer{})
-			if tls {
-				ts.Config.ErrorLog = log.New(io.Discard, "", 0)
-				ts.StartTLS()
-			} else {
-				ts.Start()
-			}
-			defer ts.Close()
-			const n = 16
-			wl := handWorkload(
-				workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
-				workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
-			)
-			cfg := baseConfig(t, wl, ts.URL)
-			cfg.Model, cfg.Insecure, cfg.Prewarm = "m", true, true
-			sum, recs := runRead(t, cfg)
-			if sum.OK != 2*n || sum.Failed != 0 {
-				t.Fatalf("summary %q: want %d ok", sum, 2*n)
-			}
-			want := 2 * n
-			if tls {
-				want = 0
-			}
-			if sum.ReleaseWrites != want {
-				t.Errorf("%d requests written by their release, want %d", sum.ReleaseWrites, want)
-			}
-			if tls {
-				return
-			}
-			byPhase := map[int][]trace.Record{}
-			for _, r := range recs {
-				byPhase[r.Phase] = append(byPhase[r.Phase], r)
-			}
-			for ph, rs := range byPhase {
-				sort.Slice(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index })
-				for i := 1; i < len(rs); i++ {
-					if rs[i].Sent <= rs[i-1].Sent {
-						t.Errorf("phase %d: %s sent at %d, not after %s at %d: not written in order by one goroutine",
-							ph, rs[i].ID, rs[i].Sent, rs[i-1].ID, rs[i-1].Sent)
-					}
-					if rs[i].Scheduled != rs[0].Scheduled {
-						t.Errorf("phase %d: %s scheduled %d, %s %d: one release, one instant", ph, rs[i].ID, rs[i].Scheduled, rs[0].ID, rs[0].Scheduled)
-					}
-				}
-			}
-		})
 	}
 }
 
