@@ -186,7 +186,6 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 // from the caller's copy, which had neither default nor URL key applied).
 func run(ctx context.Context, r *Resolved) (*Summary, error) {
 	cfg := r.Config
-	defer raiseGC()()
 	e := newEngine(r)
 	defer e.client.CloseIdleConnections()
 	if e.ep == nil {

@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"os"
-	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,43 +36,5 @@ func TestIdleTimerWaitsForWhatIsLeft(t *testing.T) {
 	it.check() // a firing that raced the stop
 	if fired.Load() != 1 {
 		t.Error("a stopped idle timer ended its request")
-	}
-}
-
-// TestRaiseGCNestsAndRestores: overlapping runs raise the collector's
-// target once and the last one to end puts back the one found; a GOGC the
-// user set is left alone.
-func TestRaiseGCNestsAndRestores(t *testing.T) {
-	orig := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(orig)
-	t.Setenv("GOGC", "")
-	unsetGOGC(t)
-	r1 := raiseGC()
-	r2 := raiseGC()
-	if got := debug.SetGCPercent(-1); got != runGCPercent {
-		t.Errorf("during two runs the target is %d, want %d", got, runGCPercent)
-	}
-	debug.SetGCPercent(runGCPercent)
-	r1()
-	if got := debug.SetGCPercent(runGCPercent); got != runGCPercent {
-		t.Errorf("after the first of two runs ended the target is %d, want %d", got, runGCPercent)
-	}
-	r2()
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("after both runs ended the target is %d, want the 100 found", got)
-	}
-	t.Setenv("GOGC", "150")
-	r3 := raiseGC()
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("with GOGC set the target became %d, want it left alone", got)
-	}
-	r3()
-}
-
-// unsetGOGC removes GOGC for the test (t.Setenv has saved its value).
-func unsetGOGC(t *testing.T) {
-	t.Helper()
-	if err := os.Unsetenv("GOGC"); err != nil {
-		t.Fatal(err)
 	}
 }
