@@ -353,7 +353,8 @@ type SchedRow struct {
 
 // BurstRow is section 4's burst: Size requests released together Bursts
 // times. A burst's spread is its last send minus its first (each send
-// stamped when its goroutine began it).
+// stamped right before its write, which over plain HTTP the release
+// makes itself, one request after another).
 type BurstRow struct {
 	Run               int // which repetition (1-based)
 	Size, Bursts      int
