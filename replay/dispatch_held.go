@@ -21,9 +21,11 @@ import (
 // non-blocking system call on a warmed connection. The request's own
 // goroutine is left only the reading.
 //
-// Plain HTTP only: a TLS connection writes records the client cannot tell
-// the request's end in, so a TLS request waits at the gate and sends
-// itself, as before. A request whose bytes were not all kept when the gate
+// Plain HTTP on connections opened beforehand (--prewarm) only: a TLS
+// connection writes records the client cannot tell the request's end in,
+// and without --prewarm a connection's set-up belongs in the request's
+// time, which a round trip taken before the gate would leave out; such a
+// request waits at the gate and sends itself, as before. A request whose bytes were not all kept when the gate
 // opens (its connection still being set up, a round trip that failed) is
 // stamped sent at the release and goes out from its own goroutine, as
 // without the gate.

@@ -72,7 +72,10 @@ func (e *engine) parkAtGate(rs []*workload.Request, wg *sync.WaitGroup, by int64
 		r.ps = append(r.ps, p)
 		e.inflight.Add(1)
 		wg.Add(1)
-		if holdable(p) {
+		// Only on connections opened beforehand (--prewarm): without,
+		// a connection's set-up belongs in the request's time, and a
+		// held round trip would open it before the release.
+		if e.cfg.Prewarm && holdable(p) {
 			held.Add(1)
 			p.held = newHeld(p, r.gate, held.Done)
 			go func() {
