@@ -23,6 +23,9 @@ type watchedConn struct {
 	k *kstamp
 	// kwhy says why a connection of a kernel-stamped run has no k.
 	kwhy string
+	// hold, while set, keeps what is written for the release to write
+	// (dispatch_held.go).
+	hold atomic.Pointer[heldSend]
 }
 
 func (c *watchedConn) Read(p []byte) (n int, err error) {
@@ -35,7 +38,7 @@ func (c *watchedConn) Read(p []byte) (n int, err error) {
 		if w := c.w.Load(); w != nil {
 			w.bytes.Add(int64(n))
 			if w.idle != nil {
-				w.idle.Reset(w.d)
+				w.idle.touch()
 			}
 		}
 	}
@@ -74,8 +77,7 @@ func (c *watchedConn) SetDeadline(t time.Time) error {
 // arrive.
 type headerWatch struct {
 	bytes atomic.Int64
-	idle  *time.Timer // nil when the idle timeout is off
-	d     time.Duration
+	idle  *idleTimer // nil when the idle timeout is off
 	conn  atomic.Pointer[watchedConn]
 }
 

@@ -70,6 +70,11 @@ type Summary struct {
 	// (PolicyFIFO … PolicyNormal; "" when the run had no rate or
 	// log-replay phase), DispatchRefused why the better ones were refused.
 	DispatchPolicy, DispatchRefused string
+	// ReleaseWrites counts the requests of bursts (a burst phase, a log's
+	// requests at one instant) whose bytes their release wrote itself, one
+	// after another (dispatch_held.go); the others of those were sent by
+	// their own goroutines (TLS, a connection not ready at the release).
+	ReleaseWrites int
 }
 
 // String is the one-line summary printed at the end of a run.
@@ -693,7 +698,8 @@ type prepared struct {
 	err    error
 	// total and idle are stopped timers that cancel ctx with errTimeout
 	// and errIdle once started; nil when that timeout is off.
-	total, idle *time.Timer
+	total *time.Timer
+	idle  *idleTimer
 	// watch counts the response header bytes and resets idle on each.
 	watch *headerWatch
 	// conn is the connection the request went out on (kernel stamps), and
@@ -705,6 +711,9 @@ type prepared struct {
 	// onDone, if set, sees the finished record before it is queued for
 	// the writer (a session's next turn needs the answer).
 	onDone func(*trace.Record)
+	// held, when set, is the request's send by its release
+	// (dispatch_held.go).
+	held *heldSend
 }
 
 func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
@@ -741,10 +750,9 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 		p.total.Stop()
 	}
 	if e.cfg.IdleTimeout > 0 {
-		p.idle = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
-		p.idle.Stop()
+		p.idle = newIdleTimer(e.cfg.IdleTimeout, func() { cancel(errIdle) })
 	}
-	p.watch = &headerWatch{idle: p.idle, d: e.cfg.IdleTimeout}
+	p.watch = &headerWatch{idle: p.idle}
 	if p.req != nil {
 		p.req = p.req.WithContext(httptrace.WithClientTrace(p.req.Context(), &httptrace.ClientTrace{
 			GotConn: func(i httptrace.GotConnInfo) {
@@ -762,6 +770,9 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 						}
 					}
 				}
+				if h := p.held; h != nil {
+					h.got(i.Conn) // last: it may wait for the release
+				}
 			},
 		}))
 	}
@@ -772,35 +783,58 @@ func (e *engine) prepare(r *workload.Request, warmup bool) *prepared {
 // the record to the writer. It always calls e.inflight.Done.
 func (e *engine) do(p *prepared, scheduled int64) {
 	defer e.inflight.Done()
-	rec := p.rec
-	rec.Scheduled = scheduled
-	defer func() {
-		p.cancel(nil)
-		if p.onDone != nil {
-			p.onDone(rec)
-		}
-		e.finish(rec)
-	}()
+	p.rec.Scheduled = scheduled
+	defer e.settle(p)
 	if p.err != nil {
-		rec.Sent = e.now()
-		e.countSent(rec)
-		rec.Done = rec.Sent
-		rec.Error = &trace.Error{Class: trace.ErrOther, Message: "building the request: " + cleanMessage(p.err)}
+		p.rec.Sent = e.now()
+		e.countSent(p.rec)
+		p.rec.Done = p.rec.Sent
+		p.rec.Error = &trace.Error{Class: trace.ErrOther, Message: "building the request: " + cleanMessage(p.err)}
 		return
 	}
-	ctx, idle := p.ctx, p.idle
+	p.rec.Sent = e.now()
+	e.countSent(p.rec) // after the send's stamp: nothing comes before it
+	e.startTimers(p)
+	defer p.stopTimers()
+	resp, err := e.send(p) // once more on a new connection when a kept-alive one was closed
+	e.receive(p, resp, err)
+}
 
-	rec.Sent = e.now()
-	e.countSent(rec) // after the send's stamp: nothing comes before it
+// settle ends a request whose record is complete: its context, a
+// session's hook, and the record to the writer.
+func (e *engine) settle(p *prepared) {
+	p.cancel(nil)
+	if p.onDone != nil {
+		p.onDone(p.rec)
+	}
+	e.finish(p.rec)
+}
+
+// startTimers starts the request's timeouts at its send; stopTimers stops
+// them when it ends.
+func (e *engine) startTimers(p *prepared) {
 	if p.total != nil {
 		p.total.Reset(e.cfg.Timeout)
-		defer p.total.Stop()
 	}
-	if idle != nil {
-		idle.Reset(e.cfg.IdleTimeout)
-		defer idle.Stop()
+	if p.idle != nil {
+		p.idle.start()
 	}
-	resp, err := e.send(p) // once more on a new connection when a kept-alive one was closed
+}
+
+func (p *prepared) stopTimers() {
+	if p.total != nil {
+		p.total.Stop()
+	}
+	if p.idle != nil {
+		p.idle.stop()
+	}
+}
+
+// receive reads the response of a sent request (resp, or the send's err)
+// into its record.
+func (e *engine) receive(p *prepared, resp *http.Response, err error) {
+	rec := p.rec
+	ctx, idle := p.ctx, p.idle
 	p.watch.detach()
 	if err != nil {
 		rec.Done = e.now()
@@ -850,7 +884,7 @@ func (e *engine) do(p *prepared, scheduled int64) {
 	rec.Status = resp.StatusCode
 	defer resp.Body.Close()
 	if idle != nil {
-		idle.Reset(e.cfg.IdleTimeout)
+		idle.touch()
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		rec.Error = statusError(resp)
@@ -859,7 +893,7 @@ func (e *engine) do(p *prepared, scheduled int64) {
 	}
 	var body io.Reader = resp.Body
 	if idle != nil {
-		body = &idleReader{r: resp.Body, t: idle, d: e.cfg.IdleTimeout}
+		body = &idleReader{r: resp.Body, t: idle}
 	}
 	err = e.ep.Read(body, now, rec)
 	rec.Done = e.now()
@@ -958,17 +992,16 @@ func (e *engine) finish(rec *trace.Record) {
 // one would match ordinary words and corrupt the record, and is no secret.
 const minRedactKey = 8
 
-// idleReader re-arms the idle timer on every read that returns bytes.
+// idleReader notes every read that returns bytes on the idle timer.
 type idleReader struct {
 	r io.Reader
-	t *time.Timer
-	d time.Duration
+	t *idleTimer
 }
 
 func (r *idleReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
 	if n > 0 {
-		r.t.Reset(r.d)
+		r.t.touch()
 	}
 	return n, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -19,22 +20,35 @@ func (burstPhase) run(ctx context.Context, e *engine, _ workload.Phase, rs []*wo
 		e.mu.Unlock()
 		return
 	}
-	// Released from this goroutine, not the dispatch thread: a release
-	// has no deadline to keep, and a locked thread that yields must have
-	// another thread woken to run the sends (a 32-request burst spread
-	// 0.9–3.6 ms from the SCHED_FIFO thread against 0.7–1.2 ms from here,
-	// p50 over 3 bursts, interleaved on a loaded 2-core machine).
 	var wg sync.WaitGroup
-	rel := e.parkAtGate(rs, &wg)
-	rel.open(e.now())
-	runtime.Gosched()
+	rel := e.parkAtGate(rs, &wg, 0)
+	if rel.allHeld() {
+		// Written by the dispatch thread, whose raised priority keeps the
+		// machine's other threads (the server's woken by each write
+		// among them) from preempting it between two writes.
+		e.onDispatchThread(func(bool) { rel.open(e.now()) })
+	} else {
+		// Released from this goroutine: a locked thread that yields
+		// must have another thread woken to run the goroutines' sends
+		// (a 32-request burst whose goroutines sent themselves spread
+		// 0.9–3.6 ms from the SCHED_FIFO thread against 0.7–1.2 ms from
+		// here, p50 over 3 bursts, interleaved on a loaded 2-core
+		// machine).
+		rel.open(e.now())
+		runtime.Gosched()
+	}
 	wg.Wait()
 }
 
 // release is a gate that requests built ahead wait at, each in its own
-// goroutine, to be sent together when it opens.
+// goroutine, to be sent together when it opens: by the release itself,
+// one after another, where their connections kept their bytes
+// (dispatch_held.go), else each by its goroutine.
 type release struct {
 	gate chan struct{}
+	// sent is closed once the release has stamped every send and started
+	// the timers: the requests' goroutines read their records after it.
+	sent chan struct{}
 	// at is the requests' scheduled time, set before the gate opens;
 	// cancelled sends none of them.
 	at        int64
@@ -44,16 +58,32 @@ type release struct {
 }
 
 // parkAtGate builds rs, starts a goroutine for each that waits at the
-// gate, and returns once all of them are waiting there, so that opening
-// it leaves only the sends (wg counts the goroutines).
-func (e *engine) parkAtGate(rs []*workload.Request, wg *sync.WaitGroup) *release {
-	r := &release{gate: make(chan struct{}), e: e}
+// gate (a held one after its round trip has reached its connection's
+// write), and returns once all of them are waiting there, so that opening
+// it leaves only the sends (wg counts the goroutines). by bounds the wait
+// on the run clock (0: none): a request whose connection is still being
+// set up then is sent when it is ready, stamped at the release.
+func (e *engine) parkAtGate(rs []*workload.Request, wg *sync.WaitGroup, by int64) *release {
+	r := &release{gate: make(chan struct{}), sent: make(chan struct{}), e: e}
 	var parked sync.WaitGroup
+	var held sync.WaitGroup
 	for _, q := range rs {
 		p := e.prepare(q, false)
 		r.ps = append(r.ps, p)
 		e.inflight.Add(1)
 		wg.Add(1)
+		// Only on connections opened beforehand (--prewarm): without,
+		// a connection's set-up belongs in the request's time, and a
+		// held round trip would open it before the release.
+		if e.cfg.Prewarm && holdable(p) {
+			held.Add(1)
+			p.held = newHeld(p, r.gate, held.Done)
+			go func() {
+				defer wg.Done()
+				e.doHeld(p, r)
+			}()
+			continue
+		}
 		parked.Add(1)
 		go func() {
 			defer wg.Done()
@@ -71,14 +101,57 @@ func (e *engine) parkAtGate(rs []*workload.Request, wg *sync.WaitGroup) *release
 	// is ready to run, not yet parked, and reaches the gate at its next
 	// turn: a yield lets it.
 	parked.Wait()
+	all := make(chan struct{})
+	go func() {
+		held.Wait()
+		close(all)
+	}()
+	if d := time.Duration(by - int64(goTimerLead) - e.now()); by > 0 && d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-all:
+		case <-t.C:
+		}
+		t.Stop()
+	} else if by == 0 {
+		<-all
+	}
 	runtime.Gosched()
 	return r
 }
 
-// open sends every request, scheduled at at.
+// open sends every request, scheduled at at: the held ones' bytes are
+// written here, one after another, then the gate opens for the others.
 func (r *release) open(at int64) {
+	e := r.e
 	r.at = at
+	wrote := 0
+	for _, p := range r.ps {
+		if p.held != nil && e.writeHeld(p, at) {
+			wrote++
+		}
+	}
 	close(r.gate)
+	for _, p := range r.ps {
+		if p.held != nil {
+			e.countSent(p.rec)
+			e.startTimers(p)
+		}
+	}
+	close(r.sent)
+	e.mu.Lock()
+	e.sum.ReleaseWrites += wrote
+	e.mu.Unlock()
+}
+
+// allHeld says whether the release writes every request itself.
+func (r *release) allHeld() bool {
+	for _, p := range r.ps {
+		if p.held == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // cancel sends none of them and counts them not sent.
@@ -87,5 +160,10 @@ func (r *release) cancel() {
 	r.e.sum.NotSent += len(r.ps)
 	r.e.mu.Unlock()
 	r.cancelled = true
+	for _, p := range r.ps {
+		if p.held != nil {
+			p.cancelHeld()
+		}
+	}
 	close(r.gate)
 }

@@ -57,7 +57,7 @@ func openLoop(ctx context.Context, e *engine, sorted []*workload.Request, locked
 		var rel *release
 		var p *prepared
 		if j-i > 1 {
-			rel = e.parkAtGate(sorted[i:j], &wg)
+			rel = e.parkAtGate(sorted[i:j], &wg, deadline)
 		} else {
 			p = e.prepare(sorted[i], false)
 		}

@@ -59,11 +59,29 @@ func freshClient(c *http.Client) *http.Client {
 // first attempt went out on a kept-alive connection the server had closed
 // (closedBeforeAnswer).
 func (e *engine) send(p *prepared) (*http.Response, error) {
-	first := p.rec.Sent
 	resp, err := e.client.Do(p.req)
-	if err == nil || !p.reused || p.watch.bytes.Load() != 0 || reasonOf(p.ctx) != reasonNone || !closedBeforeAnswer(err) || p.req.GetBody == nil {
+	return e.retryClosed(p, resp, err)
+}
+
+// retryClosed is the outcome of p's first attempt (resp, err), or of a
+// second one on a new connection when the first went out on a kept-alive
+// connection the server had closed.
+func (e *engine) retryClosed(p *prepared, resp *http.Response, err error) (*http.Response, error) {
+	if err == nil || !closedBeforeAnswer(err) {
 		return resp, err
 	}
+	return e.retryOnNew(p, resp, err)
+}
+
+// retryOnNew sends p once more on a new connection when its first attempt
+// (which failed with err) went out on a kept-alive connection before any
+// response byte and the engine did not cut it; else it returns the first
+// attempt's outcome.
+func (e *engine) retryOnNew(p *prepared, resp *http.Response, err error) (*http.Response, error) {
+	if !p.reused || p.watch.bytes.Load() != 0 || reasonOf(p.ctx) != reasonNone || p.req.GetBody == nil {
+		return resp, err
+	}
+	first := p.rec.Sent
 	body, berr := p.req.GetBody()
 	if berr != nil {
 		return resp, err
@@ -73,7 +91,7 @@ func (e *engine) send(p *prepared) (*http.Response, error) {
 	req.Body = body
 	p.reused = false
 	if p.idle != nil {
-		p.idle.Reset(e.cfg.IdleTimeout)
+		p.idle.start()
 	}
 	p.rec.Sent = e.now()
 	addNote(p.rec, fmt.Sprintf("retried once on a new connection: the server had closed the kept-alive connection the request was first sent on %v earlier (%s before any response byte)",

@@ -35,8 +35,10 @@ const (
 // --short --section 4), SCHED_FIFO's lateness at 500/s was p50 70 µs, p99
 // 1.1–1.7 ms; the normal, unlocked path's p50 3 µs, p99 4.6–11 ms. At the
 // normal policy the lock buys nothing, so the goroutine is unlocked
-// (dispatch_linux.go). Bursts are released from their phase's goroutine
-// (phase_burst.go): a release has no deadline to keep.
+// (dispatch_linux.go). A burst whose requests its release writes itself
+// is released on the thread too, with no yield between the writes
+// (dispatch_held.go); one whose requests send themselves (TLS) from its
+// phase's goroutine (phase_burst.go).
 //
 // A thread whose policy was raised never returns to Go's pool of threads:
 // its goroutine ends locked, and the runtime ends the thread with it, so
@@ -121,10 +123,11 @@ func (e *engine) onDispatchThread(f func(locked bool)) {
 }
 
 // needsDispatcher says whether a workload has a phase the dispatch thread
-// serves: a rate or log-replay phase without conversations.
+// serves: a rate, log-replay or burst phase without conversations (a
+// burst's release writes its requests there, dispatch_held.go).
 func needsDispatcher(wl *workload.Workload) bool {
 	for _, ph := range wl.Header.Phases {
-		if ph.Sessions == 0 && phaseKindOf(ph.Kind) == (openPhase{}) {
+		if k := phaseKindOf(ph.Kind); ph.Sessions == 0 && (k == (openPhase{}) || k == (burstPhase{})) {
 			return true
 		}
 	}

@@ -186,9 +186,11 @@ func FuzzTokenizeReply(f *testing.F) {
 // client gave up), with a per-record tokenize budget.
 func runTextTokenize(t *testing.T, budget time.Duration, ph workload.Phase, text func(r *http.Request) bool) (*Summary, []trace.Record) {
 	t.Helper()
-	old := tokTextBudget
-	tokTextBudget = budget
-	defer func() { tokTextBudget = old }()
+	old, oldMemo := tokTextBudget, tokMemoBytes
+	// The responses' texts are all alike: kept counts would answer all
+	// but the first, and what is tested is each response's own ask.
+	tokTextBudget, tokMemoBytes = budget, 0
+	defer func() { tokTextBudget, tokMemoBytes = old, oldMemo }()
 	s := &tokServer{flavour: "vllm"}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/tokenize" {
@@ -254,4 +256,34 @@ func TestServerTokenizeSlowTokenizerHoldsNoRecordPastItsBudget(t *testing.T) {
 		t.Fatalf("%d records in the trace, want 20", len(recs))
 	}
 	t.Logf("%s", sum.TokenizeLine())
+}
+
+// TestServerTokenizeAsksEachTextOnce: responses with the same text (every
+// count-up answer of one length) are counted by the server once, or once
+// per text-count worker that asked before the first answer came; each
+// record still gets the count.
+func TestServerTokenizeAsksEachTextOnce(t *testing.T) {
+	s := &tokServer{flavour: "vllm"}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	const n = 12
+	wl := handWorkload(workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n})
+	cfg := baseConfig(t, wl, ts.URL)
+	cfg.Model, cfg.ServerTokenize = "m", ServerTokenizeAuto
+	sum, recs := runRead(t, cfg)
+	if sum.OK != n || sum.TextsCounted != n || sum.PromptsCounted != n {
+		t.Fatalf("summary %q: %d texts counted, %d prompts", sum, sum.TextsCounted, sum.PromptsCounted)
+	}
+	texts := map[string]bool{}
+	for _, r := range recs {
+		texts[receivedText(&r)] = true
+		if want := len(strings.Fields(receivedText(&r))); r.ServerTextTokens != want {
+			t.Errorf("%s: text count %d, want %d", r.ID, r.ServerTextTokens, want)
+		}
+	}
+	// The probe, one per distinct prompt, and per distinct text at most
+	// one per worker.
+	if asked, most := s.asked.Load(), int64(1+n+len(texts)*tokTextConc); asked > most {
+		t.Errorf("/tokenize asked %d times for %d prompts and %d distinct texts, want at most %d", asked, n, len(texts), most)
+	}
 }

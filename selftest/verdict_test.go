@@ -122,9 +122,17 @@ func TestVerdictKinds(t *testing.T) {
 	r := &Result{
 		Runs: []RunInfo{{Run: 1, Floor: big}, {Run: 2, Floor: big}, {Run: 3, Floor: big}},
 		CPU: []CPURow{
-			{Run: 1, Streams: 256, Tokens: 1000, ClientCPU: 900 * us},
-			{Run: 2, Streams: 256, Tokens: 1000, ClientCPU: 1100 * us}, // 1.1 µs: missed whatever the floor
-			{Run: 3, Streams: 256, Tokens: 1000, ClientCPU: 950 * us},
+			{Run: 1, Streams: 256, Tokens: 1000, ClientCPU: 1400 * us},
+			{Run: 2, Streams: 256, Tokens: 1000, ClientCPU: 1600 * us}, // 1.6 µs: missed whatever the floor
+			{Run: 3, Streams: 256, Tokens: 1000, ClientCPU: 1450 * us},
+		},
+		// Per chunk at 1,024 aligned streams over plain HTTP: 11 and 13
+		// µs; the TLS row and the 16-stream row are not this target's.
+		Stamp: []StampRow{
+			{Run: 1, Streams: 1024, Chunks: 1000, ClientCPU: 11 * time.Millisecond},
+			{Run: 2, Streams: 1024, Chunks: 1000, ClientCPU: 13 * time.Millisecond},
+			{Run: 1, Streams: 1024, TLS: true, Chunks: 1000, ClientCPU: 30 * time.Millisecond},
+			{Run: 1, Streams: 16, Chunks: 1000, ClientCPU: 30 * time.Millisecond},
 		},
 		Size: []SizeRow{{Run: 1, What: "count-up", Bytes: 300, Tokens: 100}, {Run: 1, What: "fast", Bytes: 900, Tokens: 100}},
 		Analysis: []AnalysisRow{
@@ -133,10 +141,10 @@ func TestVerdictKinds(t *testing.T) {
 		},
 	}
 	for _, tc := range []struct{ target, want, runs string }{
-		{"client CPU", VerdictMissed, "2 of 3"},
+		{"client CPU ≤ 1.5 µs/token", VerdictMissed, "2 of 3"},
+		{"client CPU ≤ 12 µs/chunk", VerdictMissed, "1 of 2"},
 		{"trace ≤ 4 bytes", VerdictMet, "1 of 1"},
 		{"analysis", VerdictNoise, "1 of 2"},
-		{"timestamp error", VerdictNone, "-"},
 		{"10,000 streams", VerdictNone, "-"},
 	} {
 		if v := verdictOf(t, r, tc.target); v.Met != tc.want || v.Runs != tc.runs {

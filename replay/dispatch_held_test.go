@@ -1,0 +1,107 @@
+package replay
+
+import (
+	"io"
+	"log"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/workload"
+)
+
+// TestBurstWrittenByItsRelease: a plain-HTTP burst's requests are written
+// by their release itself, one after another from one goroutine: every one
+// is counted as written by the release, and their send stamps follow the
+// requests' order (goroutines woken at a gate would stamp in any order).
+// Over TLS, whose records the release cannot cut, each request sends
+// itself as before, and so it does without --prewarm, whose connections'
+// set-up belongs in the request's time. Counters and order, not clocks.
+func TestBurstWrittenByItsRelease(t *testing.T) {
+	t.Run("http", func(t *testing.T) { burstRelease(t, false, true) })
+	t.Run("tls", func(t *testing.T) { burstRelease(t, true, true) })
+	t.Run("http-no-prewarm", func(t *testing.T) { burstRelease(t, false, false) })
+}
+
+// burstRelease runs two bursts over plain HTTP or TLS, with connections
+// opened beforehand or not, and checks who wrote them.
+func burstRelease(t *testing.T, tls, prewarm bool) {
+	ts := httptest.NewUnstartedServer(&chatServer{})
+	if tls {
+		ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+		ts.StartTLS()
+	} else {
+		ts.Start()
+	}
+	defer ts.Close()
+	const n = 16
+	wl := handWorkload(
+		workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
+		workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
+	)
+	cfg := baseConfig(t, wl, ts.URL)
+	cfg.Model, cfg.Insecure, cfg.Prewarm = "m", true, prewarm
+	sum, recs := runRead(t, cfg)
+	if sum.OK != 2*n || sum.Failed != 0 {
+		t.Fatalf("summary %q: want %d ok", sum, 2*n)
+	}
+	want := 2 * n
+	if tls || !prewarm {
+		want = 0
+	}
+	if sum.ReleaseWrites != want {
+		t.Errorf("%d requests written by their release, want %d", sum.ReleaseWrites, want)
+	}
+	if want == 0 {
+		return
+	}
+	byPhase := map[int][]trace.Record{}
+	for _, r := range recs {
+		byPhase[r.Phase] = append(byPhase[r.Phase], r)
+	}
+	for ph, rs := range byPhase {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index })
+		for i := 1; i < len(rs); i++ {
+			if rs[i].Sent <= rs[i-1].Sent {
+				t.Errorf("phase %d: %s sent at %d, not after %s at %d: not written in order by one goroutine",
+					ph, rs[i].ID, rs[i].Sent, rs[i-1].ID, rs[i-1].Sent)
+			}
+			if rs[i].Scheduled != rs[0].Scheduled {
+				t.Errorf("phase %d: %s scheduled %d, %s %d: one release, one instant", ph, rs[i].ID, rs[i].Scheduled, rs[0].ID, rs[0].Scheduled)
+			}
+		}
+	}
+}
+
+// TestHeldSendRetriedOnClosedKeepAlive: a burst whose kept-alive
+// connections the server closes (as llama-server does after each answer)
+// still gets every request answered: a request whose kept connection was
+// closed before or at its release is sent once more on a new connection,
+// with its note, as a request sent by its own goroutine would be.
+func TestHeldSendRetriedOnClosedKeepAlive(t *testing.T) {
+	srv := startKeepAliveCloser(t, true)
+	wl := handWorkload(
+		workload.Phase{Kind: workload.KindBurst, Concurrency: 4, Requests: 4},
+		workload.Phase{Kind: workload.KindBurst, Concurrency: 4, Requests: 4},
+	)
+	cfg := baseConfig(t, wl, "http://"+srv.ln.Addr().String())
+	cfg.Model, cfg.ServerMetrics, cfg.ServerTokenize, cfg.Prewarm = "m", ServerMetricsOff, ServerTokenizeOff, true
+	sum, recs := runRead(t, cfg)
+	if sum.OK != 8 || sum.Failed != 0 || srv.answered.Load() != 8 {
+		t.Fatalf("summary %q, %d answered", sum, srv.answered.Load())
+	}
+	if sum.ReleaseWrites == 0 {
+		t.Error("no request was written by its release: the held path went untested")
+	}
+	notes := 0
+	for _, r := range recs {
+		if strings.Contains(r.Notes, "retried once on a new connection") {
+			notes++
+		}
+	}
+	if sum.Retried == 0 || notes != sum.Retried || int64(sum.Retried) != srv.dropped.Load() {
+		t.Errorf("%d retried, %d notes, %d dropped by the server", sum.Retried, notes, srv.dropped.Load())
+	}
+}
