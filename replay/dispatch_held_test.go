@@ -101,7 +101,7 @@ func TestHeldSendRetriedOnClosedKeepAlive(t *testing.T) {
 			notes++
 		}
 	}
-	if sum.Retried == 0 || notes != sum.Retried || int64(sum.Retried) != srv.dropped.Load() {
-		t.Errorf("%d retried, %d notes, %d dropped by the server", sum.Retried, notes, srv.dropped.Load())
+	if sum.Retried == 0 || notes != sum.Retried || int64(sum.Retried) != srv.droppedPOST.Load() {
+		t.Errorf("%d retried, %d notes, %d completions dropped by the server", sum.Retried, notes, srv.droppedPOST.Load())
 	}
 }
