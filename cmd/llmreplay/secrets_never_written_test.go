@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // The key is long and unusual so that no accident matches it; its halves
@@ -256,29 +258,11 @@ func TestSimBindsLoopbackByDefault(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe to read while a command writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // runSimBriefly starts `llmreplay sim --addr addr`, waits until it serves,
 // stops it as Ctrl-C would and returns what it printed.
 func runSimBriefly(t *testing.T, addr string) (stdout, stderr string) {
 	t.Helper()
-	var out, errb lockedBuffer
+	var out, errb testutil.Buffer
 	root := NewRootCmd(&out, &errb)
 	root.SetArgs([]string{"sim", "--addr", addr, "--profile", "fast"})
 	ctx, cancel := context.WithCancel(context.Background())
