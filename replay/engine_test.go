@@ -191,19 +191,27 @@ func TestBurstReleasesTogetherAndPhasesRunInOrder(t *testing.T) {
 	}
 }
 
-func TestOpenLoopSendsAtOffsets(t *testing.T) {
-	srv := &chatServer{gap: time.Millisecond}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	wl := handWorkload(workload.Phase{Kind: workload.KindRate, Rate: 200, Requests: 20})
+// runOnePhase replays a hand workload of one phase against a chat server
+// that sends a token every millisecond, and returns the workload and the
+// trace's records, one for each of the phase's requests.
+func runOnePhase(t *testing.T, phase workload.Phase) (*workload.Workload, []trace.Record) {
+	t.Helper()
+	ts := httptest.NewServer(&chatServer{gap: time.Millisecond})
+	t.Cleanup(ts.Close)
+	wl := handWorkload(phase)
 	cfg := baseConfig(t, wl, ts.URL)
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	_, recs := readTrace(t, cfg.Trace)
-	if len(recs) != 20 {
-		t.Fatalf("%d records", len(recs))
+	if len(recs) != phase.Requests {
+		t.Fatalf("%d records, want %d", len(recs), phase.Requests)
 	}
+	return wl, recs
+}
+
+func TestOpenLoopSendsAtOffsets(t *testing.T) {
+	wl, recs := runOnePhase(t, workload.Phase{Kind: workload.KindRate, Rate: 200, Requests: 20})
 	var phaseStart int64 = -1
 	for _, r := range recs {
 		off := wl.Requests[r.Index].Offset
@@ -221,18 +229,7 @@ func TestOpenLoopSendsAtOffsets(t *testing.T) {
 }
 
 func TestClosedLoopKeepsCWorkers(t *testing.T) {
-	srv := &chatServer{gap: time.Millisecond}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	wl := handWorkload(workload.Phase{Kind: workload.KindClosed, Concurrency: 3, Requests: 12})
-	cfg := baseConfig(t, wl, ts.URL)
-	if _, err := Run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	_, recs := readTrace(t, cfg.Trace)
-	if len(recs) != 12 {
-		t.Fatalf("%d records", len(recs))
-	}
+	_, recs := runOnePhase(t, workload.Phase{Kind: workload.KindClosed, Concurrency: 3, Requests: 12})
 	// At no instant are more than 3 requests in flight.
 	for _, a := range recs {
 		inflight := 0
