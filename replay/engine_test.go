@@ -19,6 +19,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/trace/tracetest"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
@@ -102,26 +103,15 @@ func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "data: [DONE]\n\n")
 }
 
+// readTrace returns the header and records of a trace that a clean run
+// closed (not truncated).
 func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
 	t.Helper()
-	r, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []trace.Record
-	for r.Scan() {
-		rec := *r.Record()
-		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
-		recs = append(recs, rec)
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if r.Truncated() {
+	f := tracetest.Read(t, path)
+	if f.Truncated {
 		t.Fatal("trace truncated after a clean run")
 	}
-	return r.Header(), recs
+	return f.Header, f.Records
 }
 
 func baseConfig(t *testing.T, wl *workload.Workload, url string) Config {

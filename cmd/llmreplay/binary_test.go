@@ -24,6 +24,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/trace/tracetest"
 )
 
 var (
@@ -299,29 +300,11 @@ func replaySim(t *testing.T, bin string, simArgs []string, wlArgs ...string) (di
 	return dir, simURL, tr
 }
 
-// readTrace returns a trace's header and records (copies: the reader
-// reuses its record).
+// readTrace returns a trace's header and records.
 func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
 	t.Helper()
-	r, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []trace.Record
-	for r.Scan() {
-		rec := *r.Record()
-		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
-		if rec.Error != nil {
-			e := *rec.Error
-			rec.Error = &e
-		}
-		recs = append(recs, rec)
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return r.Header(), recs
+	f := tracetest.Read(t, path)
+	return f.Header, f.Records
 }
 
 // plainTrace is a trace file decompressed: what a person who opens the
