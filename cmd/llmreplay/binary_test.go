@@ -307,6 +307,19 @@ func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
 	return f.Header, f.Records
 }
 
+// copyFile copies the file src to dst, for a test that must not change
+// a shared file (a sample trace, another test's trace) or needs it twice.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // plainTrace is a trace file decompressed: what a person who opens the
 // file with zstd -d reads, for tests that look for what must not be there.
 func plainTrace(t *testing.T, path string) string {
