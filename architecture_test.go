@@ -32,7 +32,7 @@ var layers = map[string]int{
 	// 4. side readers the pipeline uses: a server's /metrics, a process.
 	"servermetrics": 4, "procwatch": 4,
 	// 5. formats and parsers: what is written to disk and read off the wire.
-	"trace": 5, "workload": 5, "workload/tokenize": 5, "replay/stream": 5,
+	"trace": 5, "trace/tracetest": 5, "workload": 5, "workload/tokenize": 5, "replay/stream": 5,
 	// 6. ground: helpers that import no product package.
 	"internal/atomicfile": 6, "internal/cli": 6, "internal/complete": 6, "internal/cputime": 6, "internal/fielderr": 6, "internal/filekind": 6,
 	"internal/golden": 6, "internal/jsontext": 6, "internal/outfile": 6, "internal/safetext": 6,
@@ -51,6 +51,7 @@ var sideways = map[[2]string]bool{
 	{"analyze/report", "analyze/render"}:  true,
 	{"export", "analyze"}:                 true,
 	{"workload", "workload/tokenize"}:     true,
+	{"trace/tracetest", "trace"}:          true,
 	{"internal/cli", "internal/fielderr"}: true, // the command line's words for a field error
 	{"internal/cli", "internal/suggest"}:  true, // "did you mean" for a flag or command
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -81,16 +82,16 @@ func burstRelease(t *testing.T, tls, prewarm bool) {
 // closed before or at its release is sent once more on a new connection,
 // with its note, as a request sent by its own goroutine would be.
 func TestHeldSendRetriedOnClosedKeepAlive(t *testing.T) {
-	srv := startKeepAliveCloser(t, true)
+	srv := testutil.StartKeepAliveCloser(t, goodStream, true)
 	wl := handWorkload(
 		workload.Phase{Kind: workload.KindBurst, Concurrency: 4, Requests: 4},
 		workload.Phase{Kind: workload.KindBurst, Concurrency: 4, Requests: 4},
 	)
-	cfg := baseConfig(t, wl, "http://"+srv.ln.Addr().String())
+	cfg := baseConfig(t, wl, srv.URL)
 	cfg.Model, cfg.ServerMetrics, cfg.ServerTokenize, cfg.Prewarm = "m", ServerMetricsOff, ServerTokenizeOff, true
 	sum, recs := runRead(t, cfg)
-	if sum.OK != 8 || sum.Failed != 0 || srv.answered.Load() != 8 {
-		t.Fatalf("summary %q, %d answered", sum, srv.answered.Load())
+	if sum.OK != 8 || sum.Failed != 0 || srv.Answered.Load() != 8 {
+		t.Fatalf("summary %q, %d answered", sum, srv.Answered.Load())
 	}
 	if sum.ReleaseWrites == 0 {
 		t.Error("no request was written by its release: the held path went untested")
@@ -101,7 +102,7 @@ func TestHeldSendRetriedOnClosedKeepAlive(t *testing.T) {
 			notes++
 		}
 	}
-	if sum.Retried == 0 || notes != sum.Retried || int64(sum.Retried) != srv.droppedPOST.Load() {
-		t.Errorf("%d retried, %d notes, %d completions dropped by the server", sum.Retried, notes, srv.droppedPOST.Load())
+	if sum.Retried == 0 || notes != sum.Retried || int64(sum.Retried) != srv.DroppedPOST.Load() {
+		t.Errorf("%d retried, %d notes, %d completions dropped by the server", sum.Retried, notes, srv.DroppedPOST.Load())
 	}
 }

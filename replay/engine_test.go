@@ -19,6 +19,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/trace/tracetest"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
@@ -102,26 +103,15 @@ func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "data: [DONE]\n\n")
 }
 
+// readTrace returns the header and records of a trace that a clean run
+// closed (not truncated).
 func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
 	t.Helper()
-	r, err := trace.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []trace.Record
-	for r.Scan() {
-		rec := *r.Record()
-		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
-		recs = append(recs, rec)
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if r.Truncated() {
+	f := tracetest.Read(t, path)
+	if f.Truncated {
 		t.Fatal("trace truncated after a clean run")
 	}
-	return r.Header(), recs
+	return f.Header, f.Records
 }
 
 func baseConfig(t *testing.T, wl *workload.Workload, url string) Config {
@@ -191,19 +181,27 @@ func TestBurstReleasesTogetherAndPhasesRunInOrder(t *testing.T) {
 	}
 }
 
-func TestOpenLoopSendsAtOffsets(t *testing.T) {
-	srv := &chatServer{gap: time.Millisecond}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	wl := handWorkload(workload.Phase{Kind: workload.KindRate, Rate: 200, Requests: 20})
+// runOnePhase replays a hand workload of one phase against a chat server
+// that sends a token every millisecond, and returns the workload and the
+// trace's records, one for each of the phase's requests.
+func runOnePhase(t *testing.T, phase workload.Phase) (*workload.Workload, []trace.Record) {
+	t.Helper()
+	ts := httptest.NewServer(&chatServer{gap: time.Millisecond})
+	t.Cleanup(ts.Close)
+	wl := handWorkload(phase)
 	cfg := baseConfig(t, wl, ts.URL)
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	_, recs := readTrace(t, cfg.Trace)
-	if len(recs) != 20 {
-		t.Fatalf("%d records", len(recs))
+	if len(recs) != phase.Requests {
+		t.Fatalf("%d records, want %d", len(recs), phase.Requests)
 	}
+	return wl, recs
+}
+
+func TestOpenLoopSendsAtOffsets(t *testing.T) {
+	wl, recs := runOnePhase(t, workload.Phase{Kind: workload.KindRate, Rate: 200, Requests: 20})
 	var phaseStart int64 = -1
 	for _, r := range recs {
 		off := wl.Requests[r.Index].Offset
@@ -221,18 +219,7 @@ func TestOpenLoopSendsAtOffsets(t *testing.T) {
 }
 
 func TestClosedLoopKeepsCWorkers(t *testing.T) {
-	srv := &chatServer{gap: time.Millisecond}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	wl := handWorkload(workload.Phase{Kind: workload.KindClosed, Concurrency: 3, Requests: 12})
-	cfg := baseConfig(t, wl, ts.URL)
-	if _, err := Run(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	_, recs := readTrace(t, cfg.Trace)
-	if len(recs) != 12 {
-		t.Fatalf("%d records", len(recs))
-	}
+	_, recs := runOnePhase(t, workload.Phase{Kind: workload.KindClosed, Concurrency: 3, Requests: 12})
 	// At no instant are more than 3 requests in flight.
 	for _, a := range recs {
 		inflight := 0

@@ -2,13 +2,9 @@ package live
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/llmreplay/llmreplay/internal/fielderr"
 	"github.com/llmreplay/llmreplay/replay"
 )
 
@@ -43,29 +39,5 @@ func TestAnnounceSaysTheSimulatorAndEachRound(t *testing.T) {
 				t.Errorf("probe line %v, want %v: %q", has, c.row, got)
 			}
 		})
-	}
-}
-
-// TestClaimRefusesAResultsFolderThatIsAFile: a trace to name under a
-// results folder that is a file, or lies under one, is refused naming
-// Results before anything is made.
-func TestClaimRefusesAResultsFolderThatIsAFile(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "notes.txt")
-	os.WriteFile(file, []byte("x"), 0o644)
-	for _, c := range []struct{ results, want string }{
-		{file, "Results " + file + ": it is a file, not a folder; give a folder's path (created if missing), or move the file away"},
-		{filepath.Join(file, "runs"), "Results " + filepath.Join(file, "runs") + ": " + file + " is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)"},
-	} {
-		s := Settings{SLO: "ttft_p90<=1s", Axis: AxisConcurrency, TimeScale: 1, InputTokens: 100, MaxTokens: 8, Results: c.results}
-		lc, err := s.Config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = s.Claim(&lc, replay.Config{}, time.Now())
-		out, ok := fielderr.Rename(err, map[string]string{"Results": "Results"})
-		if !ok || out.Error() != c.want {
-			t.Errorf("got  %v\nwant %q", err, c.want)
-		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmreplay/llmreplay/internal/fielderr"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/replay"
 )
 
@@ -89,16 +90,33 @@ func TestSettingsClaimTheTrace(t *testing.T) {
 		t.Errorf("a report over an existing file: got %v, want a Report error", err)
 	}
 	s.Out, s.Report = filepath.Join(dir, "no", "x.trace.zst"), ""
-	if _, err := s.Claim(&c, replay.Config{}, testNow); !strings.Contains(fmtErr(err), "the folder "+filepath.Join(dir, "no")+" does not exist") {
+	if _, err := s.Claim(&c, replay.Config{}, testNow); !strings.Contains(testutil.ErrText(err), "the folder "+filepath.Join(dir, "no")+" does not exist") {
 		t.Errorf("Out in a missing folder: got %v", err)
 	}
 }
 
-var testNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-
-func fmtErr(err error) string {
-	if err == nil {
-		return ""
+// TestClaimRefusesAResultsFolderThatIsAFile: a trace to name under a
+// results folder that is a file, or lies under one, is refused naming
+// Results before anything is made.
+func TestClaimRefusesAResultsFolderThatIsAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.txt")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, c := range []struct{ results, want string }{
+		{file, "Results " + file + ": it is a file, not a folder; give a folder's path (created if missing), or move the file away"},
+		{filepath.Join(file, "runs"), "Results " + filepath.Join(file, "runs") + ": " + file + " is a file, not a folder, so nothing can go under it; give a folder's path (created if missing)"},
+	} {
+		s := Settings{SLO: "ttft_p90<=1s", Axis: AxisConcurrency, TimeScale: 1, InputTokens: 100, MaxTokens: 8, Results: c.results}
+		lc, err := s.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Claim(&lc, replay.Config{}, time.Now())
+		out, ok := fielderr.Rename(err, map[string]string{"Results": "Results"})
+		if !ok || out.Error() != c.want {
+			t.Errorf("got  %v\nwant %q", err, c.want)
+		}
 	}
-	return err.Error()
 }
+
+var testNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

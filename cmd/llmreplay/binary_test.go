@@ -24,6 +24,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/trace/tracetest"
 )
 
 var (
@@ -299,29 +300,24 @@ func replaySim(t *testing.T, bin string, simArgs []string, wlArgs ...string) (di
 	return dir, simURL, tr
 }
 
-// readTrace returns a trace's header and records (copies: the reader
-// reuses its record).
+// readTrace returns a trace's header and records.
 func readTrace(t *testing.T, path string) (trace.Header, []trace.Record) {
 	t.Helper()
-	r, err := trace.Open(path)
+	f := tracetest.Read(t, path)
+	return f.Header, f.Records
+}
+
+// copyFile copies the file src to dst, for a test that must not change
+// a shared file (a sample trace, another test's trace) or needs it twice.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	var recs []trace.Record
-	for r.Scan() {
-		rec := *r.Record()
-		rec.Chunks = append([]trace.Chunk(nil), rec.Chunks...)
-		if rec.Error != nil {
-			e := *rec.Error
-			rec.Error = &e
-		}
-		recs = append(recs, rec)
-	}
-	if err := r.Err(); err != nil {
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return r.Header(), recs
 }
 
 // plainTrace is a trace file decompressed: what a person who opens the

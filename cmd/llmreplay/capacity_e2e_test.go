@@ -91,14 +91,8 @@ func TestCapacitySearchThroughBinary(t *testing.T) {
 		t.Errorf("analyze of the capacity trace: exit %d: %s", code, e)
 	}
 	// Another SLO cannot resume this trace (a copy: the trace is shared).
-	b, err := os.ReadFile(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	mine := filepath.Join(t.TempDir(), "cap.trace.zst")
-	if err := os.WriteFile(mine, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, tr, mine)
 	if _, e, code := runCap(t, bin, "capacity", "--profile", "llamacpp-rtx5090-q4km", "--time-scale", "0.1", "--max-tokens", "32",
 		"--range", "1:16", "--slo", "ttft_p90<=2s", "--resume", mine); code != 2 || !strings.Contains(e, "capacity_slo") {
 		t.Errorf("resume with another SLO: exit %d, %s", code, e)

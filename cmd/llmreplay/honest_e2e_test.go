@@ -46,14 +46,8 @@ func TestNothingSucceededExits1(t *testing.T) {
 func TestSameRunTwiceCountsOnce(t *testing.T) {
 	bin := parallelBinary(t)
 	src := filepath.Join("..", "..", "traces", "samples", "llamacpp-rtx5090-q4km.trace.zst")
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cp := filepath.Join(t.TempDir(), "copy.trace.zst")
-	if err := os.WriteFile(cp, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, src, cp)
 	claimArg := "per_stream_tps{concurrency=1} >= 480"
 	once, _, code1 := run(t, nil, bin, "check", src, "--claim", claimArg)
 	twice, e, code2 := run(t, nil, bin, "check", src, cp, "--claim", claimArg)

@@ -410,14 +410,9 @@ func TestPromiseTrustWarnings(t *testing.T) {
 func TestPromiseScheduledAndActualTimes(t *testing.T) {
 	bin := parallelBinary(t)
 	_, _, tr := replaySim(t, bin, []string{"--profile", "fast"}, "--max-tokens", "4", "--schedule", "rate:20", "--arrival", "constant", "--requests", "10")
-	r, err := trace.Open(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	_, recs := readTrace(t, tr)
 	var sched []int64
-	for r.Scan() {
-		rec := r.Record()
+	for _, rec := range recs {
 		if rec.Sent < rec.Scheduled || rec.Sent == 0 {
 			t.Errorf("%s: sent at %d, scheduled %d", rec.ID, rec.Sent, rec.Scheduled)
 		}

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // The key is long and unusual so that no accident matches it; its halves
@@ -256,29 +258,11 @@ func TestSimBindsLoopbackByDefault(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe to read while a command writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // runSimBriefly starts `llmreplay sim --addr addr`, waits until it serves,
 // stops it as Ctrl-C would and returns what it printed.
 func runSimBriefly(t *testing.T, addr string) (stdout, stderr string) {
 	t.Helper()
-	var out, errb lockedBuffer
+	var out, errb testutil.Buffer
 	root := NewRootCmd(&out, &errb)
 	root.SetArgs([]string{"sim", "--addr", addr, "--profile", "fast"})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -569,26 +553,12 @@ func TestSecretFragmentsNeverWritten(t *testing.T) {
 	}
 
 	// Model discovery answered 401 with the key in the status line.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				http.ReadRequest(br)
-				fmt.Fprintf(c, "HTTP/1.1 401 Unauthorized %s\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}", fragmentKey)
-			}()
-		}
-	}()
-	out, e, code = run(t, env, bin, "replay", wl, "--url", "http://"+ln.Addr().String(), "--api-key-env", "LLMREPLAY_FRAGMENT_KEY", "-o", filepath.Join(dir, "d.trace.zst"))
+	addr := testutil.ServeConns(t, func(c net.Conn) {
+		defer c.Close()
+		http.ReadRequest(bufio.NewReader(c))
+		fmt.Fprintf(c, "HTTP/1.1 401 Unauthorized %s\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}", fragmentKey)
+	})
+	out, e, code = run(t, env, bin, "replay", wl, "--url", "http://"+addr, "--api-key-env", "LLMREPLAY_FRAGMENT_KEY", "-o", filepath.Join(dir, "d.trace.zst"))
 	if code != 2 || !strings.Contains(e, "HTTP 401") {
 		t.Errorf("discovery refused: exit %d, stderr %q", code, e)
 	}

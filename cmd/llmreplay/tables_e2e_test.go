@@ -249,12 +249,8 @@ func TestLongPromptIsStreamed(t *testing.T) {
 	// machine for a few ms would otherwise read the profile's fast decode
 	// in one read, which is the not-streamed shape this test must not see.
 	_, _, tr := replaySim(t, bin, []string{"--token-interval", "20ms"}, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
-	r, err := trace.Open(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r.Scan() {
-		rec := r.Record()
+	_, recs := readTrace(t, tr)
+	for _, rec := range recs {
 		if !rec.OK() || len(rec.Chunks) < 8 {
 			t.Fatalf("%s: error %v, %d chunks", rec.ID, rec.Error, len(rec.Chunks))
 		}
@@ -265,7 +261,6 @@ func TestLongPromptIsStreamed(t *testing.T) {
 			t.Fatalf("TTFT %d ns is not most of E2E %d ns: not the long-prefill case", ttft, e2e)
 		}
 	}
-	r.Close()
 	out, e := mustRun(t, bin, "analyze", tr)
 	if strings.Contains(out+e, "not_streamed") {
 		t.Errorf("a streamed 32k-prompt response is called not_streamed:\n%s%s", out, e)

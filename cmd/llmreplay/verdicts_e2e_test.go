@@ -155,13 +155,7 @@ func TestREADMEPipelineGivesVerdicts(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join("..", "..", "traces", "claims", "*.claims"))
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(claimsDir, filepath.Base(f)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		copyFile(t, f, filepath.Join(claimsDir, filepath.Base(f)))
 	}
 	url := startSim(t, bin, "--profile", "fast", "--token-interval", "200us")
 

@@ -1,40 +1,21 @@
 package progress
 
 import (
-	"bytes"
 	"context"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
 	"github.com/llmreplay/llmreplay/workload"
 )
 
-// syncBuf is a writer the display's goroutines and the test share.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitFor polls until the output matches: the display writes from its own
 // goroutine; the deadline is generous for a loaded machine and is not what
 // is tested.
-func waitFor(t *testing.T, w *syncBuf, re string) {
+func waitFor(t *testing.T, w *testutil.Buffer, re string) {
 	t.Helper()
 	rx := regexp.MustCompile(re)
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
@@ -63,7 +44,7 @@ func rec(phase int, failed bool, chunks ...trace.Chunk) *trace.Record {
 // started (they pass through the trace writer first); a phase cut short
 // gets its line at Close. Warm-up requests are not counted.
 func TestPlainLinesCountByPhase(t *testing.T) {
-	w := &syncBuf{}
+	w := &testutil.Buffer{}
 	d := New(context.Background(), Options{W: w, Interval: time.Hour})
 	d.Record(&trace.Record{Warmup: true})
 	d.Phase(0, twoPhases)
@@ -92,7 +73,7 @@ func TestPlainLinesCountByPhase(t *testing.T) {
 // request finishes; Ctrl-C (ctx ending) says how long the grace period
 // leaves in-flight requests, and again when it is over.
 func TestPlainStatusAndGrace(t *testing.T) {
-	w := &syncBuf{}
+	w := &testutil.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := New(ctx, Options{W: w, Interval: 10 * time.Millisecond, Grace: 50 * time.Millisecond})
 	defer d.Close()
@@ -108,7 +89,7 @@ func TestPlainStatusAndGrace(t *testing.T) {
 // and the time left, redrawn on its own; after Ctrl-C it counts down the
 // grace period.
 func TestTerminalBar(t *testing.T) {
-	w := &syncBuf{}
+	w := &testutil.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := New(ctx, Options{W: w, Terminal: true, Grace: time.Minute})
 	d.Phase(0, twoPhases)
