@@ -76,12 +76,18 @@ func settle(t *testing.T, base resources, slackG, slackFD int) resources {
 
 func TestSoak(t *testing.T) {
 	const streams = 1000
-	// Each stream is 8 tokens 50 ms apart, so a request takes about 0.4 s
-	// and 1,000 of them are always open.
+	// Each stream is 8 tokens 50 ms apart after a first token held 1 s,
+	// so a request takes about 1.4 s and 1,000 of them are always open.
+	// The hold is what keeps them open together: without it a request
+	// lasted 0.4 s, and under -race on two cores the first wave of 1,000
+	// sends took longer than that to leave, so the earliest requests ended
+	// before the last began (a peak of 885 in flight, not a leak).
 	const interval = 50 * time.Millisecond
+	const hold = time.Second
 	// The short soak: two rounds of two requests per stream, so the second
 	// round's heap can be compared with the first's.
-	total, round := time.Duration(0), 2*8*interval
+	per := hold + 8*interval // one request
+	total, round := time.Duration(0), 2*per
 	if d := os.Getenv(soakEnv); d != "" {
 		var err error
 		if total, err = time.ParseDuration(d); err != nil {
@@ -95,7 +101,7 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sim.New(sim.Config{Profile: prof, TokenInterval: interval, Model: "soak"})
+	s, err := sim.New(sim.Config{Profile: prof, TokenInterval: interval, FirstTokenDelay: hold, Model: "soak"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +112,7 @@ func TestSoak(t *testing.T) {
 
 	base := measure(t)
 	t.Logf("before: %s", base)
-	perRound := int(float64(streams) * round.Seconds() / (8 * interval).Seconds())
+	perRound := int(float64(streams) * round.Seconds() / per.Seconds())
 	var first resources
 	start := time.Now()
 	sent, chunks := 0, 0
