@@ -156,12 +156,19 @@ func runsMet(o []Outcome) string {
 	return fmt.Sprintf("%d of %d", n, len(o))
 }
 
-func spreadDur(v []time.Duration) (string, string) {
+// spreadOf gives the median of the runs' figures and their spread: the
+// lowest and highest, each written by format, then unit; "-" for one run.
+func spreadOf[T int64 | float64 | time.Duration](v []T, format func(T) string, unit string) (T, string) {
 	m, lo, hi := median(v)
 	if len(v) < 2 {
-		return fmtDur(m), "-"
+		return m, "-"
 	}
-	return fmtDur(m), fmtDur(lo) + "–" + fmtDur(hi)
+	return m, format(lo) + "–" + format(hi) + unit
+}
+
+func spreadDur(v []time.Duration) (string, string) {
+	m, spread := spreadOf(v, fmtDur, "")
+	return fmtDur(m), spread
 }
 
 // Verdicts judges the result against the targets, each over every run
@@ -250,11 +257,7 @@ func (r *Result) Verdicts() []Verdict {
 			n = append(n, int64(held[run]))
 			o = append(o, plainOutcome(held[run] >= TargetHeld))
 		}
-		m, lo, hi := median(n)
-		spread := "-"
-		if len(n) > 1 {
-			spread = fmt.Sprintf("%d–%d", lo, hi)
-		}
+		m, spread := spreadOf(n, func(x int64) string { return fmt.Sprintf("%d", x) }, "")
 		v = append(v, Verdict{Target: t, Figure: fmt.Sprintf("%d held", m), Spread: spread, Runs: runsMet(o), Floor: "none (count)", Met: combine(o)})
 	} else {
 		none(t)
@@ -340,11 +343,7 @@ func (r *Result) Verdicts() []Verdict {
 			none(t)
 			continue
 		}
-		m, lo, hi := median(ratios)
-		spread := "-"
-		if len(ratios) > 1 {
-			spread = fmt.Sprintf("%.2f×–%.2f×", lo, hi)
-		}
+		m, spread := spreadOf(ratios, func(x float64) string { return fmt.Sprintf("%.2f×", x) }, "")
 		fm, _ := spreadDur(floors)
 		v = append(v, Verdict{Target: t, Figure: fmt.Sprintf("%.2f×", m), Spread: spread, Runs: runsMet(o),
 			Floor: "wake-up p99 " + fm + " at the dispatcher's policy", Met: combine(o)})
@@ -376,11 +375,7 @@ func (r *Result) Verdicts() []Verdict {
 		}
 	}
 	if len(bpt) > 0 {
-		m, lo, hi := median(bpt)
-		spread := "-"
-		if len(bpt) > 1 {
-			spread = fmt.Sprintf("%.2f–%.2f B", lo, hi)
-		}
+		m, spread := spreadOf(bpt, func(x float64) string { return fmt.Sprintf("%.2f", x) }, " B")
 		v = append(v, Verdict{Target: t, Figure: fmt.Sprintf("%.2f B", m), Spread: spread, Runs: runsMet(o), Floor: "none (bytes)", Met: combine(o)})
 	} else {
 		none(t)
@@ -397,12 +392,8 @@ func (r *Result) Verdicts() []Verdict {
 		}
 	}
 	if len(rate) > 0 {
-		m, lo, hi := median(rate)
+		m, spread := spreadOf(rate, func(x float64) string { return fmt.Sprintf("%.2fM", x/1e6) }, "")
 		pc, _, _ := median(perCPU)
-		spread := "-"
-		if len(rate) > 1 {
-			spread = fmt.Sprintf("%.2fM–%.2fM", lo/1e6, hi/1e6)
-		}
 		v = append(v, Verdict{Target: t, Figure: fmt.Sprintf("%.2fM tok/s", m/1e6), Spread: spread, Runs: runsMet(o),
 			Floor: fmt.Sprintf("%.2fM tok/CPU-s", pc/1e6), Met: combine(o)})
 	} else {
