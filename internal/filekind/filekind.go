@@ -102,36 +102,52 @@ var what = map[Kind]string{
 	Zstd:     "it is zstd-compressed but holds no llmreplay magic line",
 }
 
+// wanted holds, for each of the pipeline's two files, what to say of each
+// kind of file given in its place.
+var wanted = map[Kind]struct {
+	other      Kind   // the pipeline's other file
+	asOther    string // %s: the file, in the command that takes it
+	notZstd    string
+	empty      string
+	self       string
+	elseFormat string // %s: what the file is
+}{
+	Trace: {
+		other:      Workload,
+		asOther:    "this is a workload file, not a trace (a workload is what replay sends): replay it first, 'llmreplay replay %s --url URL', and give the .trace.zst it writes",
+		notZstd:    "not an llmreplay trace: it is not zstd-compressed (traces are the NAME.trace.zst files replay writes)",
+		empty:      "the file is empty: not a trace (was the run killed before it started?)",
+		self:       "this is a trace",
+		elseFormat: "not an llmreplay trace: %s; traces are the NAME.trace.zst files replay writes",
+	},
+	Workload: {
+		other:      Trace,
+		asOther:    "this is a trace file, not a workload (a trace is what replay records): analyze it with 'llmreplay analyze %s'; a workload is made by 'llmreplay workload build -o NAME.workload.zst'",
+		notZstd:    "not a workload file: it is not zstd-compressed (workload files are NAME.workload.zst, made by 'llmreplay workload build')",
+		empty:      "not a workload file: it is empty",
+		self:       "this is a workload",
+		elseFormat: "not a workload file: %s; workload files are NAME.workload.zst, made by 'llmreplay workload build'",
+	},
+}
+
 func (m *Mismatch) Error() string {
-	file := m.Path
-	if file == "" || file == "-" {
-		file = "FILE"
+	w, ok := wanted[m.Want]
+	if !ok {
+		return fmt.Sprintf("not a %s: %s", m.Want, what[m.Got])
 	}
-	switch m.Want {
-	case Trace:
-		switch m.Got {
-		case Workload:
-			return fmt.Sprintf("this is a workload file, not a trace (a workload is what replay sends): replay it first, 'llmreplay replay %s --url URL', and give the .trace.zst it writes", file)
-		case Other:
-			return "not an llmreplay trace: it is not zstd-compressed (traces are the NAME.trace.zst files replay writes)"
-		case Empty:
-			return "the file is empty: not a trace (was the run killed before it started?)"
-		case Trace:
-			return "this is a trace"
+	switch m.Got {
+	case w.other:
+		file := m.Path
+		if file == "" || file == "-" {
+			file = "FILE"
 		}
-		return fmt.Sprintf("not an llmreplay trace: %s; traces are the NAME.trace.zst files replay writes", what[m.Got])
-	case Workload:
-		switch m.Got {
-		case Trace:
-			return fmt.Sprintf("this is a trace file, not a workload (a trace is what replay records): analyze it with 'llmreplay analyze %s'; a workload is made by 'llmreplay workload build -o NAME.workload.zst'", file)
-		case Other:
-			return "not a workload file: it is not zstd-compressed (workload files are NAME.workload.zst, made by 'llmreplay workload build')"
-		case Empty:
-			return "not a workload file: it is empty"
-		case Workload:
-			return "this is a workload"
-		}
-		return fmt.Sprintf("not a workload file: %s; workload files are NAME.workload.zst, made by 'llmreplay workload build'", what[m.Got])
+		return fmt.Sprintf(w.asOther, file)
+	case Other:
+		return w.notZstd
+	case Empty:
+		return w.empty
+	case m.Want:
+		return w.self
 	}
-	return fmt.Sprintf("not a %s: %s", m.Want, what[m.Got])
+	return fmt.Sprintf(w.elseFormat, what[m.Got])
 }
