@@ -16,33 +16,18 @@ type burstFigures struct {
 // requests released together, each with a distinct prompt (no prefix-cache
 // hits), and computes the figures the seeds' bench reports. It is the
 // reference the profiles were fitted with and that the real-time server is
-// checked against.
+// checked against. It runs through drive, the driver of the truth figures.
 func modelBurst(p Profile, n, promptTokens, maxTokens int) burstFigures {
-	c := newCore(p, false)
-	seqs := make([]*seq, n)
+	queue := make([]arrival, n)
+	for i := range queue {
+		queue[i] = newArrival(p, promptTokens, maxTokens, i, 0, 0, 0, 0, nil)
+	}
 	first := make([]time.Duration, n)
 	last := make([]time.Duration, n)
-	idx := make(map[*seq]int, n)
-	for i := range seqs {
-		seqs[i] = &seq{promptTokens: promptTokens, maxTokens: maxTokens}
-		idx[seqs[i]] = i
-		c.enqueue(seqs[i])
-	}
-	now := p.Overhead + p.BatchWindow
-	for {
-		d, em, ok := c.step()
-		if !ok {
-			break
-		}
-		now += d
-		for _, s := range em {
-			i := idx[s]
-			if s.produced == 1 {
-				first[i] = now
-			}
-			last[i] = now
-		}
-	}
+	drive(p, queue, n, func(a arrival, now time.Duration) (arrival, bool) {
+		first[a.index], last[a.index] = a.first, now
+		return arrival{}, false
+	})
 	return figures(first, last, maxTokens)
 }
 

@@ -111,6 +111,7 @@ type arrival struct {
 	s            *seq
 	index, user  int
 	sent, arrive time.Duration
+	first        time.Duration // its first token, once drive has seen it
 }
 
 // newArrival is request index of user, sent at sent, reaching the engine
@@ -152,8 +153,12 @@ func drive(p Profile, queue []arrival, skip int, done func(a arrival, now time.D
 		now += d
 		for _, s := range em {
 			a := owner[s]
-			if s.produced == 1 && a.index >= skip {
-				out = append(out, now-a.sent)
+			if s.produced == 1 {
+				a.first = now
+				owner[s] = a
+				if a.index >= skip {
+					out = append(out, now-a.sent)
+				}
 			}
 			if s.produced < s.maxTokens {
 				continue
