@@ -123,6 +123,41 @@ func (s *jsonScanner) integer() (int, error) {
 	return v, nil
 }
 
+// elements reads the items of a list whose opening byte is read, up to
+// and including close: none, or items (each read by item) separated by
+// commas.
+func (s *jsonScanner) elements(close byte, item func() error) error {
+	if s.peek() == close {
+		s.pos++
+		return nil
+	}
+	for {
+		if err := item(); err != nil {
+			return err
+		}
+		if s.peek() != ',' {
+			return s.expect(close)
+		}
+		s.pos++
+	}
+}
+
+// members reads the members of an object whose '{' is read, up to and
+// including its '}': each member's key, its colon, then value to read
+// what follows.
+func (s *jsonScanner) members(value func(key string) error) error {
+	return s.elements('}', func() error {
+		k, err := s.str()
+		if err != nil {
+			return err
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		return value(k)
+	})
+}
+
 // skip passes over one value, checking its syntax.
 func (s *jsonScanner) skip(depth int) error {
 	if depth > maxJSONDepth {
@@ -134,42 +169,10 @@ func (s *jsonScanner) skip(depth int) error {
 		return err
 	case c == '{':
 		s.pos++
-		if s.peek() == '}' {
-			s.pos++
-			return nil
-		}
-		for {
-			if _, err := s.str(); err != nil {
-				return err
-			}
-			if err := s.expect(':'); err != nil {
-				return err
-			}
-			if err := s.skip(depth + 1); err != nil {
-				return err
-			}
-			if s.peek() == ',' {
-				s.pos++
-				continue
-			}
-			return s.expect('}')
-		}
+		return s.members(func(string) error { return s.skip(depth + 1) })
 	case c == '[':
 		s.pos++
-		if s.peek() == ']' {
-			s.pos++
-			return nil
-		}
-		for {
-			if err := s.skip(depth + 1); err != nil {
-				return err
-			}
-			if s.peek() == ',' {
-				s.pos++
-				continue
-			}
-			return s.expect(']')
-		}
+		return s.elements(']', func() error { return s.skip(depth + 1) })
 	case c == '-' || '0' <= c && c <= '9':
 		return s.number()
 	case c == 't':
@@ -212,32 +215,17 @@ func objectSpans(data []byte) (map[string][]byte, error) {
 	if err := s.expect('{'); err != nil {
 		return nil, err
 	}
-	if s.peek() == '}' {
-		s.pos++
-	} else {
-		for {
-			k, err := s.str()
-			if err != nil {
-				return nil, err
-			}
-			if err := s.expect(':'); err != nil {
-				return nil, err
-			}
-			s.ws()
-			start := s.pos
-			if err := s.skip(1); err != nil {
-				return nil, err
-			}
-			out[k] = data[start:s.pos]
-			if s.peek() == ',' {
-				s.pos++
-				continue
-			}
-			if err := s.expect('}'); err != nil {
-				return nil, err
-			}
-			break
+	err := s.members(func(k string) error {
+		s.ws()
+		start := s.pos
+		if err := s.skip(1); err != nil {
+			return err
 		}
+		out[k] = data[start:s.pos]
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if s.ws(); s.pos != len(data) {
 		return nil, s.errf("data after the end of the object")
@@ -253,31 +241,18 @@ func parseVocab(data []byte) (map[string]int, error) {
 	}
 	s.pos++
 	out := make(map[string]int, len(data)/16)
-	if s.peek() == '}' {
-		return out, nil
-	}
-	for {
-		k, err := s.str()
-		if err != nil {
-			return nil, fmt.Errorf("model.vocab: %w", err)
-		}
-		if err := s.expect(':'); err != nil {
-			return nil, fmt.Errorf("model.vocab: %w", err)
-		}
+	err := s.members(func(k string) error {
 		id, err := s.integer()
 		if err != nil {
-			return nil, fmt.Errorf("model.vocab: %w", err)
+			return err
 		}
 		out[k] = id
-		if s.peek() == ',' {
-			s.pos++
-			continue
-		}
-		if err := s.expect('}'); err != nil {
-			return nil, fmt.Errorf("model.vocab: %w", err)
-		}
-		return out, nil
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("model.vocab: %w", err)
 	}
+	return out, nil
 }
 
 // parseMergeList reads merges in either spelling tokenizers has used:
