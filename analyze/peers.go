@@ -362,10 +362,8 @@ func (r *run) peerRate(d *DefinitionSet, what string) (float64, bool) {
 		w = float64(p.lastE-p.firstS) / 1e9
 	case windowGuide03:
 		switch what {
-		case "out":
-			return guide03Tokens(p.reqs, false)
-		case "total":
-			return guide03Tokens(p.reqs, true)
+		case "out", "total":
+			return guide03Tokens(p.reqs, what == "total")
 		case "requests":
 			return guide03Requests(p.reqs, len(p.reqs))
 		case "good":
@@ -377,10 +375,8 @@ func (r *run) peerRate(d *DefinitionSet, what string) (float64, bool) {
 		}
 	case windowGuide08:
 		switch what {
-		case "out":
-			return guide08Tokens(p.reqs, false)
-		case "total":
-			return guide08Tokens(p.reqs, true)
+		case "out", "total":
+			return guide08Tokens(p.reqs, what == "total")
 		case "requests", "good":
 			if r.firstSend == math.MaxInt64 {
 				return 0, false
