@@ -6,24 +6,21 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/trace/tracetest"
 )
 
 const msNs = int64(1_000_000)
 
-// chunk builds a content chunk at t milliseconds.
-func chunk(tMs float64, text string, tokens int) trace.Chunk {
-	return trace.Chunk{T: int64(tMs * float64(msNs)), Bytes: 40 + len(text), Text: text, Tokens: tokens}
-}
+// The pieces of hand-made traces are trace/tracetest's; analyze's
+// headers carry the reference answer too.
+var chunk, phase = tracetest.Chunk, tracetest.Phase
 
-func phase(i, conc, input, max, repeat int) trace.Phase {
-	return trace.Phase{Index: i, Name: phaseName(i), Kind: "burst", Concurrency: conc, InputTokens: input, MaxTokens: max, Repeat: repeat}
-}
-
-func phaseName(i int) string { return "p" + string(rune('0'+i)) }
+func phaseName(i int) string { return tracetest.Phase(i, 0, 0, 0, 0).Name }
 
 func header(label string, phases ...trace.Phase) trace.Header {
-	return trace.Header{Format: trace.FormatName, Major: 1, Label: label, Tokenizer: "o200k_base",
-		WorkloadDigest: "sha256:w1", Model: "m1", Reference: "1, 2, 3, 4, 5, 6, 7, 8, 9, 10", Phases: phases}
+	h := tracetest.Header(label, phases...)
+	h.Reference = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10"
+	return h
 }
 
 type testTrace struct {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/trace/tracetest"
 )
 
 // Hand-made traces for claim checks, built through analyze's public API
@@ -13,19 +14,7 @@ import (
 
 const msNs = int64(1_000_000)
 
-// chunk is a content chunk at tMs milliseconds.
-func chunk(tMs float64, text string, tokens int) trace.Chunk {
-	return trace.Chunk{T: int64(tMs * float64(msNs)), Bytes: 40 + len(text), Text: text, Tokens: tokens}
-}
-
-func phase(i, conc, input, max, repeat int) trace.Phase {
-	return trace.Phase{Index: i, Name: "p" + string(rune('0'+i)), Kind: "burst", Concurrency: conc, InputTokens: input, MaxTokens: max, Repeat: repeat}
-}
-
-func header(label string, phases ...trace.Phase) trace.Header {
-	return trace.Header{Format: trace.FormatName, Major: 1, Label: label, Tokenizer: "o200k_base",
-		WorkloadDigest: "sha256:w1", Model: "m1", Phases: phases}
-}
+var chunk, phase, header = tracetest.Chunk, tracetest.Phase, tracetest.Header
 
 type testTrace struct {
 	label   string

@@ -1,5 +1,6 @@
 // Package tracetest reads a whole trace for tests: its header and every
-// record, copied out of the buffers the reader reuses. It is a client of
+// record, copied out of the buffers the reader reuses; and it builds the
+// pieces of hand-made traces (handmade.go). It is a client of
 // trace and imports nothing else of the product, so the tests of any
 // package above trace may use it.
 package tracetest
