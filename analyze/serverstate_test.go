@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/trace/tracetest"
 )
 
 // vllmScrape is a vLLM /metrics scrape at tMs milliseconds.
@@ -187,9 +188,7 @@ func analyzeWithScrapes(t *testing.T, h trace.Header, recs []trace.Record, scrap
 		t.Fatal(err)
 	}
 	acc := a.Trace("", "", h)
-	for i := range recs {
-		acc.Add(&recs[i])
-	}
+	tracetest.AddAll(acc, recs)
 	for i := range scrapes {
 		acc.AddScrape(&scrapes[i])
 	}

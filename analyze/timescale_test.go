@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/trace/tracetest"
 )
 
 // TestTimeScaleSaid: a capacity search's trace of the simulator at time
@@ -68,9 +69,7 @@ func TestTimeScaleFromTheSimulatorsMetrics(t *testing.T) {
 		tt := roleStream()
 		acc := a.Trace(tt.label, "", tt.h)
 		acc.AddScrape(c.s)
-		for i := range tt.records {
-			acc.Add(&tt.records[i])
-		}
+		tracetest.AddAll(acc, tt.records)
 		res := a.Result()
 		info := res.Traces[0]
 		if info.SimTimeScale != c.want || info.SimProfile != c.profile || info.Simulated != (c.want != 0) {

@@ -29,10 +29,7 @@ func analyzeTraces(t *testing.T, o analyze.Options, ts ...testTrace) *analyze.Re
 		t.Fatal(err)
 	}
 	for _, tt := range ts {
-		acc := a.Trace(tt.label, "", tt.h)
-		for i := range tt.records {
-			acc.Add(&tt.records[i])
-		}
+		tracetest.AddAll(a.Trace(tt.label, "", tt.h), tt.records)
 	}
 	return a.Result()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmreplay/llmreplay/analyze"
 	"github.com/llmreplay/llmreplay/trace"
+	"github.com/llmreplay/llmreplay/trace/tracetest"
 )
 
 // scalingResult: label q at concurrency 1, two requests at each input
@@ -33,10 +34,7 @@ func scalingResult(t *testing.T, inputs ...int) *analyze.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc := a.Trace("", "", h)
-	for i := range recs {
-		acc.Add(&recs[i])
-	}
+	tracetest.AddAll(a.Trace("", "", h), recs)
 	return a.Result()
 }
 

@@ -23,3 +23,11 @@ func Header(label string, phases ...trace.Phase) trace.Header {
 	return trace.Header{Format: trace.FormatName, Major: 1, Label: label, Tokenizer: "o200k_base",
 		WorkloadDigest: "sha256:w1", Model: "m1", Phases: phases}
 }
+
+// AddAll gives every record of recs, in order, to acc (an analyzer's
+// accumulator of one trace).
+func AddAll(acc interface{ Add(*trace.Record) }, recs []trace.Record) {
+	for i := range recs {
+		acc.Add(&recs[i])
+	}
+}
