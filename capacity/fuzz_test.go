@@ -1,8 +1,9 @@
 package capacity
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // FuzzParseSLO: any text gives an SLO whose terms are usable (a positive
@@ -14,9 +15,7 @@ func FuzzParseSLO(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		slo, err := ParseSLO(s)
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("error spans lines: %q", err)
-			}
+			testutil.OneLine(t, err)
 			return
 		}
 		for _, tm := range slo {

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // FuzzMerge builds two shard traces from fuzzed identities (start times,
@@ -66,9 +67,7 @@ func FuzzMerge(f *testing.F) {
 		var out bytes.Buffer
 		res, err := Merge(&out, []string{a, b}, MergeOptions{AllowMissing: true, AllowClock: true})
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("a multi-line error: %q", err)
-			}
+			testutil.OneLine(t, err)
 			return
 		}
 		r, err := NewReader(&out)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden workload files")
@@ -237,9 +239,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		wl, err := Decode(bytes.NewReader(data))
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
+			testutil.OneLine(t, err)
 			return
 		}
 		// Whatever decodes must survive salting and re-encoding.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // sessionLog is a hand-made Qwen-Bailian log (blocks of 16 tokens):
@@ -295,9 +297,7 @@ func FuzzParseSessionLog(f *testing.F) {
 		// Odd-length inputs take --orphan-turns first.
 		log, err := parseTraceWith(bytes.NewReader(data), traceOptions{orphansStart: len(data)%2 == 1})
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
+			testutil.OneLine(t, err)
 			return
 		}
 		if !log.sessions {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 func TestParseTraceFormats(t *testing.T) {
@@ -173,9 +175,7 @@ func FuzzParseTrace(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		log, err := parseTrace(bytes.NewReader(data))
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
+			testutil.OneLine(t, err)
 			return
 		}
 		if len(log.rows) == 0 {

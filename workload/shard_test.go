@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/workload/tokenize"
 )
 
@@ -160,9 +161,7 @@ func FuzzParseShard(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		sp, err := ParseShard(s)
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
+			testutil.OneLine(t, err)
 			return
 		}
 		if sp.Valid() != nil || sp.Index < 0 || sp.Index >= sp.Count || sp.Count > MaxShards {

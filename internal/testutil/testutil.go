@@ -27,3 +27,13 @@ func ErrText(err error) string {
 	}
 	return err.Error()
 }
+
+// OneLine fails the test if err's message spans lines: bad input gets a
+// one-line error, whatever the input (the promise every parser's fuzz
+// target checks).
+func OneLine(t testing.TB, err error) {
+	t.Helper()
+	if err != nil && strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a multi-line error: %q", err)
+	}
+}
