@@ -14,63 +14,47 @@ func newWorkloadCmd() *cobra.Command {
 
 func newWorkloadInspectCmd() *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "inspect FILE",
-		Short: "Show a workload's header, phases, input-length histogram and digest",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			wl, err := openWorkload(cmd, args)
-			if err != nil {
-				return err
-			}
-			rep := workload.Summarize(args[0], wl)
-			if asJSON {
-				return rep.WriteJSON(cmd.OutOrStdout())
-			}
-			rep.WriteText(cmd.OutOrStdout())
-			return nil
-		},
-	}
+	cmd := onWorkload("inspect FILE", "Show a workload's header, phases, input-length histogram and digest", func(cmd *cobra.Command, file string, wl *workload.Workload) error {
+		rep := workload.Summarize(file, wl)
+		if asJSON {
+			return rep.WriteJSON(cmd.OutOrStdout())
+		}
+		rep.WriteText(cmd.OutOrStdout())
+		return nil
+	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
 func newWorkloadCatCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "cat FILE",
-		Short: "Print every request as one JSON object per line, for jq",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			wl, err := openWorkload(cmd, args)
-			if err != nil {
-				return err
-			}
-			return wl.WriteJSONLines(cmd.OutOrStdout())
-		},
-	}
+	return onWorkload("cat FILE", "Print every request as one JSON object per line, for jq", func(cmd *cobra.Command, _ string, wl *workload.Workload) error {
+		return wl.WriteJSONLines(cmd.OutOrStdout())
+	})
 }
 
 func newWorkloadVerifyCmd() *cobra.Command {
 	var tokSpec string
-	cmd := &cobra.Command{
-		Use:   "verify FILE",
-		Short: "Re-tokenize every prompt and report any whose token count is off",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			wl, err := openWorkload(cmd, args)
-			if err != nil {
-				return err
-			}
-			return flagError(workload.VerifyText(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], wl, tokSpec))
-		},
-	}
+	cmd := onWorkload("verify FILE", "Re-tokenize every prompt and report any whose token count is off", func(cmd *cobra.Command, file string, wl *workload.Workload) error {
+		return flagError(workload.VerifyText(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, wl, tokSpec))
+	})
 	cmd.Flags().StringVar(&tokSpec, "tokenizer", "", "tokenizer to count with (default: the workload's own; a tokenizer.json by its path or model id)")
 	return cmd
 }
 
-// openWorkload reads the workload the one FILE argument names (- for
-// standard input); a file that is no workload is bad input.
-func openWorkload(cmd *cobra.Command, args []string) (*workload.Workload, error) {
-	wl, err := workload.OpenArg(args[0], cmd.InOrStdin())
-	return wl, cli.Usage(err)
+// onWorkload is a command on one workload: it reads the workload its one
+// FILE argument names (- for standard input; a file that is no workload is
+// bad input), then does the command's work on it.
+func onWorkload(use, short string, do func(cmd *cobra.Command, file string, wl *workload.Workload) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wl, err := workload.OpenArg(args[0], cmd.InOrStdin())
+			if err != nil {
+				return cli.Usage(err)
+			}
+			return do(cmd, args[0], wl)
+		},
+	}
 }
