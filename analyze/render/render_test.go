@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,6 +36,20 @@ func twoLabels(t *testing.T) *analyze.Result {
 	return res
 }
 
+// rendered is the table of res built with o, as write writes it.
+func rendered(t *testing.T, res *analyze.Result, o TableOptions, write func(io.Writer, *Table) error) string {
+	t.Helper()
+	tab, err := BuildTable(res, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := write(&b, tab); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // TestGoldenTables renders the hand-made two-label traces (analyze's
 // twoLabels, written to testdata by analyze's TestRenderFixtures) in every
 // view and format.
@@ -43,26 +58,18 @@ func TestGoldenTables(t *testing.T) {
 	cases := []struct {
 		file   string
 		opts   TableOptions
-		render func(*bytes.Buffer, *Table) error
+		render func(io.Writer, *Table) error
 	}{
-		{"seed_table.golden.txt", TableOptions{}, func(b *bytes.Buffer, t *Table) error { return RenderText(b, t) }},
-		{"seed_table.golden.md", TableOptions{}, func(b *bytes.Buffer, t *Table) error { return RenderMarkdown(b, t) }},
+		{"seed_table.golden.txt", TableOptions{}, RenderText},
+		{"seed_table.golden.md", TableOptions{}, RenderMarkdown},
 		{"metrics_by_label.golden.txt", TableOptions{By: []string{analyze.KeyLabel}, Metrics: []string{"ttft_p50", "per_stream_tps_min", "itl_p99", "aggregate_tps"}},
-			func(b *bytes.Buffer, t *Table) error { return RenderText(b, t) }},
+			RenderText},
 		{"metrics.golden.csv", TableOptions{By: []string{analyze.KeyConcurrency}, Metrics: []string{"ttft_p50", "per_stream_tps", "aggregate_tps", "speedup"}, Raw: true},
-			func(b *bytes.Buffer, t *Table) error { return RenderCSV(b, t) }},
+			RenderCSV},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			tab, err := BuildTable(res, c.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var buf bytes.Buffer
-			if err := c.render(&buf, tab); err != nil {
-				t.Fatal(err)
-			}
-			check(t, c.file, buf.Bytes())
+			check(t, c.file, []byte(rendered(t, res, c.opts, c.render)))
 		})
 	}
 	if _, err := BuildTable(res, TableOptions{Metrics: []string{"nope"}}); err == nil {
@@ -150,18 +157,7 @@ func failingTrace(t *testing.T) *analyze.Result {
 // CSV is tidy (one value per column); counts print as integers.
 func TestFailuresInTables(t *testing.T) {
 	res := failingTrace(t)
-	render := func(o TableOptions, f func(*bytes.Buffer, *Table) error) string {
-		tab, err := BuildTable(res, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bytes.Buffer
-		if err := f(&b, tab); err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
-	}
-	text := render(TableOptions{}, func(b *bytes.Buffer, t *Table) error { return RenderText(b, t) })
+	text := rendered(t, res, TableOptions{}, RenderText)
 	testutil.Contains(t, "text table", text,
 		// c1: per-stream (3−1)/(30−10 ms) = 100 tok/s; aggregate 3 tokens
 		// over 30 ms (first send 0 → last token 30 ms) = 100 tok/s.
@@ -173,13 +169,13 @@ func TestFailuresInTables(t *testing.T) {
 	if strings.Contains(text, "— / —") || strings.Contains(text, "client_behind") {
 		t.Errorf("an all-failed cell shows no speeds and no lateness footnote:\n%s", text)
 	}
-	md := render(TableOptions{}, func(b *bytes.Buffer, t *Table) error { return RenderMarkdown(b, t) })
+	md := rendered(t, res, TableOptions{}, RenderMarkdown)
 	if !strings.Contains(md, "| all 2 failed: http-status [2] |") {
 		t.Errorf("Markdown table lacks the all-failed cell:\n%s", md)
 	}
 	check(t, "seed_table_failures.golden.txt", []byte(text))
 
-	csvText := render(TableOptions{Raw: true}, func(b *bytes.Buffer, t *Table) error { return RenderCSV(b, t) })
+	csvText := rendered(t, res, TableOptions{Raw: true}, RenderCSV)
 	rows, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
@@ -215,8 +211,8 @@ func TestFailuresInTables(t *testing.T) {
 		}
 	}
 
-	mt := render(TableOptions{Metrics: []string{"requests_ok", "requests_failed", "output_tokens_p50", "ttft_p50"}},
-		func(b *bytes.Buffer, t *Table) error { return RenderText(b, t) })
+	mt := rendered(t, res, TableOptions{Metrics: []string{"requests_ok", "requests_failed", "output_tokens_p50", "ttft_p50"}},
+		RenderText)
 	check(t, "metrics_failures.golden.txt", []byte(mt))
 	for _, bad := range []string{"1.00", "2.00", "3.00", "0.00"} {
 		if strings.Contains(mt, bad) {

@@ -47,19 +47,12 @@ func TestScalingNotes(t *testing.T) {
 	want := "prefill scaling, q at concurrency 1, input 100–1,000 tokens (4 requests): TTFT ∝ input^2.00 [2.00, 2.00]; prefill tok/s ∝ input^-1.00 [-1.00, -1.00]"
 	res := scalingResult(t, 100, 1000)
 	for _, o := range []TableOptions{{}, {By: []string{analyze.KeyInputTokens}}} {
-		tab, err := BuildTable(res, o)
-		if err != nil {
-			t.Fatal(err)
+		text := rendered(t, res, o, RenderText)
+		if !strings.Contains(text, want+"\n") || !strings.Contains(text, "prefill scaling: the exponent k of a least-squares fit") {
+			t.Errorf("%+v: the table lacks the scaling footnote:\n%s", o, text)
 		}
-		var b bytes.Buffer
-		if err := RenderText(&b, tab); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(b.String(), want+"\n") || !strings.Contains(b.String(), "prefill scaling: the exponent k of a least-squares fit") {
-			t.Errorf("%+v: the table lacks the scaling footnote:\n%s", o, b.String())
-		}
-		if strings.Contains(b.String(), "steepest") {
-			t.Errorf("two lengths: no window narrower than the sweep, so no steepest:\n%s", b.String())
+		if strings.Contains(text, "steepest") {
+			t.Errorf("two lengths: no window narrower than the sweep, so no steepest:\n%s", text)
 		}
 	}
 	tab, _ := BuildTable(res, TableOptions{By: []string{analyze.KeyInputTokens}, Metrics: []string{"ttft_p50"}, Raw: true})
