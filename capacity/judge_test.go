@@ -28,10 +28,7 @@ func TestShareCI(t *testing.T) {
 }
 
 func TestParseGoodput(t *testing.T) {
-	slo, err := ParseSLO("goodput>=95%, ttft_p90<=1s")
-	if err != nil {
-		t.Fatal(err)
-	}
+	slo := mustSLO(t, "goodput>=95%, ttft_p90<=1s")
 	if !slo[0].Share || slo[0].Bound != 0.95 || slo[1].Share {
 		t.Errorf("parsed %+v", slo)
 	}

@@ -174,10 +174,7 @@ func TestMinSamples(t *testing.T) {
 }
 
 func TestParseSLO(t *testing.T) {
-	slo, err := ParseSLO("ttft_p90<=2s, tpot_p90<50ms")
-	if err != nil {
-		t.Fatal(err)
-	}
+	slo := mustSLO(t, "ttft_p90<=2s, tpot_p90<50ms")
 	if len(slo) != 2 || slo[0].Metric != "ttft" || slo[0].Q != 0.9 || slo[0].Bound != 2000 || slo[1].Metric != "tpot" || slo[1].Bound != 50 {
 		t.Errorf("parsed %+v", slo)
 	}
@@ -186,10 +183,7 @@ func TestParseSLO(t *testing.T) {
 	}
 	// Any percentile the analysis reads: p95, p99.9 (quantile 0.999, the
 	// decimal itself, not 99.9/100).
-	slo, err = ParseSLO("ttft_p95<=1s,e2e_p99.9<=5s,tpot_p75<=40ms")
-	if err != nil {
-		t.Fatal(err)
-	}
+	slo = mustSLO(t, "ttft_p95<=1s,e2e_p99.9<=5s,tpot_p75<=40ms")
 	if len(slo) != 3 || slo[0].Q != 0.95 || slo[1].Metric != "e2e" || slo[1].Q != 0.999 || slo[1].Bound != 5000 || slo[2].Q != 0.75 {
 		t.Errorf("parsed %+v", slo)
 	}
@@ -375,10 +369,7 @@ func TestBudgetCountsRoundSize(t *testing.T) {
 // written: 50 ms does not meet tpot_p90<50ms (it meets <=50ms), and the
 // SLO is said back with the same comparison, never a silent <=.
 func TestStrictBounds(t *testing.T) {
-	slo, err := ParseSLO("ttft_p90<500ms,tpot_p90<=50ms,goodput>90%")
-	if err != nil {
-		t.Fatal(err)
-	}
+	slo := mustSLO(t, "ttft_p90<500ms,tpot_p90<=50ms,goodput>90%")
 	if got, want := slo.String(), "ttft_p90<500ms,tpot_p90<=50ms,goodput>90%"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
