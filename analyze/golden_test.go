@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -90,9 +90,7 @@ var renderFixtures = []string{"render/testdata/two-labels-A.trace.zst", "render/
 func TestRenderFixtures(t *testing.T) {
 	for i, tt := range twoLabels() {
 		if *update {
-			if err := os.WriteFile(renderFixtures[i], traceBytes(t, tt), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, renderFixtures[i], traceBytes(t, tt))
 			continue
 		}
 		r, err := trace.Open(renderFixtures[i])
@@ -118,9 +116,7 @@ func TestAnalyzeFiles(t *testing.T) {
 	// in memory: r0's per-stream speed is 100 tok/s.
 	path := filepath.Join(t.TempDir(), "hand.trace.zst")
 	tt := handTrace()
-	if err := os.WriteFile(path, traceBytes(t, tt), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, traceBytes(t, tt))
 	res, err := AnalyzeFiles(Options{}, Input{Label: "file", Path: path})
 	if err != nil {
 		t.Fatal(err)

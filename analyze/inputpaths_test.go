@@ -1,10 +1,11 @@
 package analyze
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestInputPathsReadLabelsOff: label=path names path, a bare path and "-"
@@ -12,9 +13,7 @@ import (
 func TestInputPathsReadLabelsOff(t *testing.T) {
 	dir := t.TempDir()
 	odd := filepath.Join(dir, "a=b.trace.zst")
-	if err := os.WriteFile(odd, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, odd, nil)
 	args := []string{"vllm=runs/v.trace.zst", "runs/plain.trace.zst", "-", odd, "=x", "label="}
 	want := []string{"runs/v.trace.zst", "runs/plain.trace.zst", "-", odd, "=x", "label="}
 	if got := InputPaths(args); !slices.Equal(got, want) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // writeFuzzSeeds commits the golden trace (whole and cut short) and its
@@ -37,9 +39,7 @@ func writeFuzzSeeds(t *testing.T, golden []byte) {
 		}
 		for name, data := range files {
 			content := "go test fuzz v1\n[]byte(" + strconv.Quote(string(data)) + ")\n"
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, filepath.Join(dir, name), []byte(content))
 		}
 	}
 }

@@ -6,12 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden trace of the version this build writes (never older ones), and the fuzz seeds")
@@ -393,9 +394,7 @@ func TestGolden(t *testing.T) {
 	if *update {
 		data := writeGolden(t)
 		name := goldenName(FormatMajor, FormatMinor)
-		if err := os.WriteFile(name, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, name, data)
 		writeFuzzSeeds(t, data)
 	}
 	files, err := filepath.Glob(filepath.Join(goldenDir, "v*", "golden-*.trace.zst"))

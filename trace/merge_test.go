@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/internal/cputime"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // shardTrace writes a shard trace with the given start and records
@@ -254,9 +255,7 @@ func TestMergedGolden(t *testing.T) {
 		if _, err := Merge(&buf, []string{a, b}, MergeOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, name, buf.Bytes())
 	}
 	r := openTest(t, name)
 	var got []string

@@ -34,9 +34,7 @@ const (
 func TestGoldenV1(t *testing.T) {
 	wl := openGolden(t, goldenV1, goldenConfig)
 	if *update {
-		if err := os.WriteFile(goldenV1Digest, []byte(Digest(wl)+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, goldenV1Digest, []byte(Digest(wl)+"\n"))
 	}
 	want, err := os.ReadFile(goldenV1Digest)
 	if err != nil {

@@ -3,7 +3,6 @@ package workload
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,9 +34,7 @@ func TestOtherKindsNamed(t *testing.T) {
 		{"report.html", []byte("<!DOCTYPE html><html>"), []string{"HTML page (what report writes)"}},
 	} {
 		path := filepath.Join(dir, c.name)
-		if err := os.WriteFile(path, c.data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, path, c.data)
 		_, err := Open(path)
 		if _, ok := errors.AsType[*filekind.Mismatch](err); !ok {
 			t.Errorf("%s: %v is not a filekind.Mismatch", c.name, err)

@@ -2,11 +2,12 @@ package workload
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestOpenArgReadsAFileOrStdin: "-" reads the workload from stdin, any
@@ -22,9 +23,7 @@ func TestOpenArgReadsAFileOrStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "w.workload.zst")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, buf.Bytes())
 	for _, c := range []struct {
 		name, arg string
 		stdin     []byte

@@ -2,11 +2,11 @@ package live
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/llmreplay/llmreplay/capacity"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestEndedSaysWhereTheRoundsAre: a run's ending names the trace that
@@ -15,13 +15,9 @@ import (
 func TestEndedSaysWhereTheRoundsAre(t *testing.T) {
 	dir := t.TempDir()
 	written := filepath.Join(dir, "w.capacity.trace.zst")
-	if err := os.WriteFile(written, []byte("rounds"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, written, []byte("rounds"))
 	empty := filepath.Join(dir, "e.capacity.trace.zst")
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, empty, nil)
 	cut := errors.New("server went away")
 	for _, c := range []struct {
 		name        string

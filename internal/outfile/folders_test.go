@@ -1,7 +1,6 @@
 package outfile
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,9 +13,7 @@ import (
 func TestFolderChecksNameTheFileInTheWay(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "notes.txt")
-	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, file, []byte("x"))
 	for _, c := range []struct {
 		name  string
 		check func() error

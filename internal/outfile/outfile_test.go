@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 func TestCheck(t *testing.T) {
@@ -74,9 +76,7 @@ func TestReplaceRemovesOnlySymlinks(t *testing.T) {
 func TestClaimNumberedPartlyTaken(t *testing.T) {
 	dir := t.TempDir()
 	stem := filepath.Join(dir, "run")
-	if err := os.WriteFile(stem+".b", []byte("mine"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, stem+".b", []byte("mine"))
 	got, err := ClaimNumbered(stem, ".a", ".b")
 	if err != nil || got != stem+"-2" {
 		t.Fatalf("ClaimNumbered = %q, %v; want %s-2", got, err, stem)

@@ -58,3 +58,13 @@ func HubSnapshot(t testing.TB, cache, repo, rev, name string, data []byte, withR
 	}
 	return filepath.Join(snap, name)
 }
+
+// WriteFile writes a test's fixture file (mode 0644) and returns its path,
+// failing the test if it cannot.
+func WriteFile(t testing.TB, path string, data []byte) string {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

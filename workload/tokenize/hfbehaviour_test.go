@@ -3,12 +3,13 @@ package tokenize
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
@@ -299,9 +300,7 @@ func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, data)
 		return p
 	}
 	zst := func(data []byte) []byte {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestRecall: every way a recorded tokenizer is found again or refused,
@@ -18,9 +20,7 @@ func TestRecall(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.MkdirAll(filepath.Dir(dst), 0o755)
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, dst, b)
 	}
 	qwen := filepath.Join(dir, "qwen3", "tokenizer.json.zst")
 	copyTo("testdata/qwen3/tokenizer.json.zst", qwen)
