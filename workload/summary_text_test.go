@@ -8,16 +8,13 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/internal/golden"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 )
 
 // TestInspectTextOfEveryVersion: workload inspect's text of the golden
 // workload of every format version is what its golden file says.
 func TestInspectTextOfEveryVersion(t *testing.T) {
-	paths, err := filepath.Glob("testdata/golden-v1*.workload.zst")
-	if err != nil || len(paths) < 4 {
-		t.Fatalf("golden workloads: %v %v", paths, err)
-	}
-	for _, p := range paths {
+	for _, p := range testutil.Glob(t, "testdata/golden-v1*.workload.zst", 4) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			wl, err := Open(p)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmreplay/llmreplay/analyze"
+	"github.com/llmreplay/llmreplay/internal/testutil"
 	"github.com/llmreplay/llmreplay/trace"
 )
 
@@ -208,11 +209,7 @@ func FuzzParseClaim(f *testing.F) {
 
 // The claims shipped under traces/claims must always parse.
 func TestShippedClaimsParse(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "traces", "claims", "*.claims"))
-	if err != nil || len(files) < 4 {
-		t.Fatalf("claims files: %v %v", files, err)
-	}
-	for _, f := range files {
+	for _, f := range testutil.Glob(t, filepath.Join("..", "..", "traces", "claims", "*.claims"), 4) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -68,3 +68,15 @@ func WriteFile(t testing.TB, path string, data []byte) string {
 	}
 	return path
 }
+
+// Glob is the files matching pattern, failing the test when there are
+// fewer than atLeast: a test over every fixture of a kind must not pass
+// because it found none.
+func Glob(t testing.TB, pattern string, atLeast int) []string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) < atLeast {
+		t.Fatalf("%s: %d files, want at least %d (%v)", pattern, len(files), atLeast, err)
+	}
+	return files
+}

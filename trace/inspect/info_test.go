@@ -41,11 +41,7 @@ func open(t *testing.T, path string) *trace.Reader {
 // format version (and a merged one) is what its golden file says, line
 // for line: the header, phases, counts, shards, scrapes and clock.
 func TestInfoOfEveryFormatVersion(t *testing.T) {
-	paths, err := filepath.Glob("../../traces/v1/*.trace.zst")
-	if err != nil || len(paths) < 7 {
-		t.Fatalf("golden traces: %v %v", paths, err)
-	}
-	for _, p := range paths {
+	for _, p := range testutil.Glob(t, "../../traces/v1/*.trace.zst", 7) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			r := open(t, p)
 			var b bytes.Buffer
