@@ -49,13 +49,13 @@ func parsePrefix(s string) (prefixMode, error) {
 		return prefixMode{kind: "unique"}, nil
 	case s == "shared":
 		return prefixMode{kind: "shared"}, nil
-	case strings.HasPrefix(s, "shared:"):
-		k, err := strconv.Atoi(s[len("shared:"):])
-		if err != nil || k < 1 {
-			return prefixMode{}, fieldErr("Prefix", fmt.Sprintf("%q is not a prefix mode", s), "use unique, shared or shared:K with K a positive token count")
-		}
-		return prefixMode{kind: "sharedK", k: k}, nil
 	}
+	if n, ok := strings.CutPrefix(s, "shared:"); ok {
+		if k, err := strconv.Atoi(n); err == nil && k >= 1 {
+			return prefixMode{kind: "sharedK", k: k}, nil
+		}
+	}
+	// Anything else, shared:K with a K that is no positive count included.
 	return prefixMode{}, fieldErr("Prefix", fmt.Sprintf("%q is not a prefix mode", s), "use unique, shared or shared:K with K a positive token count")
 }
 
