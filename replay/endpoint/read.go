@@ -115,7 +115,7 @@ func putState(st *state) {
 	st.js.reset(nil)
 	if cap(st.doc) > 64<<10 || cap(st.usage) > 64<<10 || cap(st.timings) > 64<<10 ||
 		cap(st.tbuf) > 64<<10 || cap(st.rbuf) > 64<<10 || cap(st.pending) > 64<<10 || cap(st.mbuf) > 64<<10 ||
-		cap(st.text) > 64<<10 || cap(st.spans) > 4<<10 {
+		cap(st.text) > 64<<10 || cap(st.spans) > maxSpansKept {
 		return // grown for a rare large event: let it go
 	}
 	statePool.Put(st)
@@ -407,6 +407,16 @@ func (st *state) record(rec *trace.Record, t int64, n int, carry *int) {
 		// Usually one chunk per token plus the role, finish and usage
 		// chunks: one allocation instead of a dozen as the slice grows.
 		rec.Chunks = make([]trace.Chunk, 0, rec.MaxTokens+4)
+		// The texts' spans (one per chunk) and bytes likewise: a pooled
+		// state keeps what it grew to, but when more streams run at once
+		// than the pool holds (every first wave), a fresh state grew them
+		// from nothing, a dozen allocations and copies per response.
+		if n := min(rec.MaxTokens+4, maxSpansKept); cap(st.spans) < n {
+			st.spans = make([]span, 0, n)
+		}
+		if n := textPerToken * (rec.MaxTokens + 4); cap(st.text) < n {
+			st.text = make([]byte, 0, n)
+		}
 	}
 	if len(e.text)+len(e.reasoning) > 0 {
 		st.spans = append(st.spans, span{chunk: len(rec.Chunks), off: len(st.text), text: len(e.text), reasoning: len(e.reasoning)})
@@ -458,6 +468,14 @@ func finishString(b []byte) string {
 // maxPrealloc bounds the chunk slice made up front from MaxTokens, so a
 // huge max_tokens does not reserve memory a short answer never uses.
 const maxPrealloc = 4096
+
+// maxSpansKept bounds the spans a pooled state keeps, and textPerToken is
+// the text made room for per max_tokens (a typical token is 3–5 bytes;
+// longer texts grow the buffer as before).
+const (
+	maxSpansKept = 4 << 10
+	textPerToken = 4
+)
 
 const (
 	bodyMax = 4 << 10 // trace.Error.Body holds at most this
