@@ -115,7 +115,7 @@ func putState(st *state) {
 	st.js.reset(nil)
 	if cap(st.doc) > 64<<10 || cap(st.usage) > 64<<10 || cap(st.timings) > 64<<10 ||
 		cap(st.tbuf) > 64<<10 || cap(st.rbuf) > 64<<10 || cap(st.pending) > 64<<10 || cap(st.mbuf) > 64<<10 ||
-		cap(st.text) > 64<<10 || cap(st.spans) > maxSpansKept {
+		cap(st.text) > 64<<10 || cap(st.spans) > 4<<10 {
 		return // grown for a rare large event: let it go
 	}
 	statePool.Put(st)
@@ -411,10 +411,12 @@ func (st *state) record(rec *trace.Record, t int64, n int, carry *int) {
 		// state keeps what it grew to, but when more streams run at once
 		// than the pool holds (every first wave), a fresh state grew them
 		// from nothing, a dozen allocations and copies per response.
-		if n := min(rec.MaxTokens+4, maxSpansKept); cap(st.spans) < n {
+		// Up to textPrealloc tokens' worth: past it, a short answer to a
+		// large max_tokens would hold memory it never uses.
+		if n := min(rec.MaxTokens, textPrealloc) + 4; cap(st.spans) < n {
 			st.spans = make([]span, 0, n)
 		}
-		if n := textPerToken * (rec.MaxTokens + 4); cap(st.text) < n {
+		if n := textPerToken * (min(rec.MaxTokens, textPrealloc) + 4); cap(st.text) < n {
 			st.text = make([]byte, 0, n)
 		}
 	}
@@ -469,11 +471,11 @@ func finishString(b []byte) string {
 // huge max_tokens does not reserve memory a short answer never uses.
 const maxPrealloc = 4096
 
-// maxSpansKept bounds the spans a pooled state keeps, and textPerToken is
-// the text made room for per max_tokens (a typical token is 3–5 bytes;
-// longer texts grow the buffer as before).
+// textPrealloc bounds the tokens whose texts' spans and bytes a response
+// makes room for up front (textPerToken bytes each: a typical token is
+// 3–5; longer texts grow the buffer as before).
 const (
-	maxSpansKept = 4 << 10
+	textPrealloc = 1024
 	textPerToken = 4
 )
 
