@@ -407,6 +407,18 @@ func (st *state) record(rec *trace.Record, t int64, n int, carry *int) {
 		// Usually one chunk per token plus the role, finish and usage
 		// chunks: one allocation instead of a dozen as the slice grows.
 		rec.Chunks = make([]trace.Chunk, 0, rec.MaxTokens+4)
+		// The texts' spans (one per chunk) and bytes likewise: a pooled
+		// state keeps what it grew to, but when more streams run at once
+		// than the pool holds (every first wave), a fresh state grew them
+		// from nothing, a dozen allocations and copies per response.
+		// Up to textPrealloc tokens' worth: past it, a short answer to a
+		// large max_tokens would hold memory it never uses.
+		if n := min(rec.MaxTokens, textPrealloc) + 4; cap(st.spans) < n {
+			st.spans = make([]span, 0, n)
+		}
+		if n := textPerToken * (min(rec.MaxTokens, textPrealloc) + 4); cap(st.text) < n {
+			st.text = make([]byte, 0, n)
+		}
 	}
 	if len(e.text)+len(e.reasoning) > 0 {
 		st.spans = append(st.spans, span{chunk: len(rec.Chunks), off: len(st.text), text: len(e.text), reasoning: len(e.reasoning)})
@@ -458,6 +470,14 @@ func finishString(b []byte) string {
 // maxPrealloc bounds the chunk slice made up front from MaxTokens, so a
 // huge max_tokens does not reserve memory a short answer never uses.
 const maxPrealloc = 4096
+
+// textPrealloc bounds the tokens whose texts' spans and bytes a response
+// makes room for up front (textPerToken bytes each: a typical token is
+// 3–5; longer texts grow the buffer as before).
+const (
+	textPrealloc = 1024
+	textPerToken = 4
+)
 
 const (
 	bodyMax = 4 << 10 // trace.Error.Body holds at most this
