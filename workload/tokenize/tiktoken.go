@@ -29,7 +29,7 @@ type tiktoken struct {
 
 // rankTables are built on first use (decoding every id takes ~50 ms).
 type rankTables struct {
-	ranks   map[string]int32 // token bytes -> id (= rank)
+	ranks   *rankIndex // token bytes -> id (= rank)
 	idBytes []string
 	digest  string
 }
@@ -71,7 +71,7 @@ func (t *tiktoken) Digest() string { return t.tables().digest }
 func (t *tiktoken) buildTables() *rankTables {
 	h := sha256.New()
 	fmt.Fprintf(h, "tiktoken:%s\n", t.name)
-	tb := &rankTables{ranks: make(map[string]int32, 1<<18)}
+	tb := &rankTables{idBytes: make([]string, 0, 1<<18)}
 	ids := make([]uint, 1)
 	var line []byte
 	misses := 0
@@ -88,7 +88,6 @@ func (t *tiktoken) buildTables() *rankTables {
 			tb.idBytes = append(tb.idBytes, "")
 		}
 		tb.idBytes = append(tb.idBytes, s)
-		tb.ranks[s] = int32(id)
 		line = strconv.AppendInt(line[:0], int64(id), 10)
 		line = append(line, ':')
 		line = hex.AppendEncode(line, []byte(s))
@@ -96,6 +95,12 @@ func (t *tiktoken) buildTables() *rankTables {
 		h.Write(line)
 	}
 	tb.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	tb.ranks = newRankIndex(len(tb.idBytes), tb.idBytes)
+	for id, s := range tb.idBytes {
+		if s != "" {
+			tb.ranks.put(s, int32(id))
+		}
+	}
 	return tb
 }
 
@@ -114,7 +119,7 @@ func (t *tiktoken) each(text string, emit func([]int32)) {
 	bpe := tb.bytePairMerge
 	t.split(text, func(a, b int) {
 		piece := text[a:b]
-		if id, ok := tb.ranks[piece]; ok {
+		if id, ok := tb.ranks.get(piece); ok {
 			one := [1]int32{id}
 			emit(one[:])
 			return
@@ -139,13 +144,13 @@ func (tb *rankTables) bytePairMerge(piece string, out []int32) []int32 {
 		return next[i]
 	}
 	mergeLong(next, prev, func(i, j int32) (cand, bool) {
-		r, ok := tb.ranks[piece[i:end(j)]]
+		r, ok := tb.ranks.get(piece[i:end(j)])
 		return cand{rank: r, pos: i, left: j, right: end(j)}, ok
 	}, func(c cand, j int32) bool {
 		return j == c.left && end(j) == c.right
 	}, nil)
 	for i := int32(0); i < int32(n); i = next[i] {
-		r, ok := tb.ranks[piece[i:end(i)]]
+		r, ok := tb.ranks.get(piece[i:end(i)])
 		if !ok {
 			// Every single byte is in both vocabularies; keep the
 			// contract total anyway.
