@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,7 +113,7 @@ func (e *engine) newScraper(r *Resolved) *servermetrics.Scraper {
 		// never a pile-up; the timeout is the interval's share, but at
 		// least a second, so a loaded client machine (or a /metrics that
 		// takes a few hundred ms to render) still gets its readings.
-		Timeout: max(e.cfg.ServerMetricsInterval*4/5, minScrapeTimeout),
+		Timeout: e.scrapeTimeout(),
 		Redact:  func(sc *trace.Scrape) { redactScrape(sc, e.redactSecrets) },
 	}
 	mu, err1 := url.Parse(r.metricsURL)
@@ -128,16 +129,28 @@ func (e *engine) newScraper(r *Resolved) *servermetrics.Scraper {
 // never delays a send or a read: the timing path shares nothing with it
 // but the trace writer's lock, which the record goroutine takes too.
 //
-// A scrape that takes long (a huge /metrics to parse, a slow endpoint)
-// spaces the next one out to 10× its duration, so scraping never holds
-// more than a tenth of the run's time (and of one core): a hostile
-// endpoint cannot starve the timing loop of CPU.
+// A costly endpoint (a huge /metrics to parse, a slow server) spaces the
+// readings out to 10× the shortest of the last three, so scraping never
+// holds more than a tenth of the run's time (and of one core) for long: a
+// hostile endpoint cannot starve the timing loop of CPU. The shortest, not
+// the last: one reading a busy machine stalled says nothing about the
+// endpoint, and spacing the next out to 10× such a stall left whole
+// concurrency levels of a bench without a reading.
 func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, last time.Duration, snk sinks, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	interval := e.cfg.ServerMetricsInterval
-	// last is what the reading before the run took: the first wait
-	// already knows what a scrape costs.
-	t := time.NewTimer(max(interval-last, scrapeBackoff*last))
+	// last is what the reading before the run took. It joins the three,
+	// but spaces out the loop's first reading on its own only when it
+	// took longer than a loop reading may (timeout): it opened the
+	// connection and had seconds for it (firstScrapeTimeout), so below
+	// that one more reading, bounded by the timeout, tells the endpoint's
+	// cost from the dial's and the machine's.
+	recent := scrapeTimes{last}
+	first := max(interval-last, 0)
+	if last > e.scrapeTimeout() {
+		first = scrapeBackoff * last
+	}
+	t := time.NewTimer(first)
 	defer t.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -159,9 +172,31 @@ func (e *engine) scrapeLoop(scrape func(context.Context) trace.Scrape, last time
 				return // the trace is failing: the record path reports it
 			}
 			took := time.Since(start)
-			t.Reset(max(interval-took, scrapeBackoff*took))
+			recent.add(took)
+			t.Reset(max(interval-took, scrapeBackoff*recent.shortest()))
 		}
 	}
+}
+
+// scrapeTimes are the durations of the last readings, at most
+// scrapeWindow of them, oldest first.
+type scrapeTimes []time.Duration
+
+// scrapeWindow is how many recent readings judge an endpoint's cost.
+const scrapeWindow = 3
+
+func (s *scrapeTimes) add(d time.Duration) {
+	if len(*s) == scrapeWindow {
+		*s = append((*s)[:0], (*s)[1:]...)
+	}
+	*s = append(*s, d)
+}
+
+func (s scrapeTimes) shortest() time.Duration { return slices.Min(s) }
+
+// scrapeTimeout is what one reading of the loop may take.
+func (e *engine) scrapeTimeout() time.Duration {
+	return max(e.cfg.ServerMetricsInterval*4/5, minScrapeTimeout)
 }
 
 // minScrapeTimeout is the least a periodic scrape gets (see newScraper).

@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,13 +52,10 @@ func readScrapes(t *testing.T, path string) (recs int, scrapes []trace.Scrape) {
 func TestScrapeSimDuringBurst(t *testing.T) {
 	srv := startSim(t, "llamacpp-rtx5090-q4km", func(c *sim.Config) { c.Slots = 2 })
 	// 600 tokens make a wave of two streams last about 1.5 s, so four
-	// requests wait for 3 s. A scrape that takes long spaces the next out
-	// to 10× its time (the scrape loop's backoff), and the reading before
-	// the run, which opens the connection, took 134 ms on a loaded machine
-	// (five race-enabled copies of this test beside two busy loops): the
-	// first periodic scrape came 1.3 s later, after the 1 s queue 160
-	// tokens made, and none saw a request waiting. (With 48 tokens a
-	// loaded machine also spread the six arrivals over more than a wave.)
+	// requests wait for 3 s: readings every 50 ms see the queue even when
+	// a loaded machine stalls some of them (one stall no longer spaces
+	// the next out, TestScrapeOneStallDoesNotSpaceOut). With 48 tokens a
+	// loaded machine spread the six arrivals over more than a wave.
 	wl := build(t, workload.ShapeChat, "burst:6", 600, "unique")
 	var status replay.ServerMetricsStatus
 	sum, h, _, path := run(t, wl, srv.URL(), "openai-chat", func(c *replay.Config) {
@@ -126,18 +124,13 @@ func TestScrapeSimDuringBurst(t *testing.T) {
 		t.Errorf("the simulator's TTFT histogram after the run: %v, want 6 first tokens", last.TTFT)
 	}
 	// That the queue reaches the trace needs one reading while it lasts
-	// (3 s). The scrape loop spaces a reading that took long out to 10×
-	// its time, and a machine loaded enough can space them past it: then
-	// this run shows nothing about the queue, and says so rather than
-	// fail. (With 160 tokens, a 1 s queue, 1 run in 5 on a loaded
-	// machine missed it: the reading before the run took 134 ms, the
-	// next came 1.3 s later.)
+	// (3 s).
 	if len(queued) == 0 {
 		var at []string
 		for _, s := range scrapes {
 			at = append(at, fmt.Sprintf("%v (took %v)", time.Duration(s.T).Round(time.Millisecond), time.Duration(s.Duration).Round(time.Millisecond)))
 		}
-		t.Skipf("no reading landed while requests queued (readings at %v): the machine was too loaded to judge the queue", at)
+		t.Errorf("no reading landed while requests queued (readings at %v)", at)
 	}
 }
 
@@ -255,5 +248,51 @@ func TestScrapeBacksOffAHugeMetrics(t *testing.T) {
 		if s.Error == "" && len(s.Samples) > 0 && s.Dropped == 0 && len(s.Samples) < 100_000 {
 			t.Errorf("a scrape kept %d samples and dropped none", len(s.Samples))
 		}
+	}
+}
+
+// TestScrapeOneStallDoesNotSpaceOut: one reading that stalls (here the
+// endpoint holds its third answer 400 ms, as a busy machine holds a
+// reading) does not space the next out to 10× the stall, which would
+// leave the rest of a 1.5 s run without a reading: the loop judges an
+// endpoint by the shortest of its last three readings.
+func TestScrapeOneStallDoesNotSpaceOut(t *testing.T) {
+	const stall = 400 * time.Millisecond
+	var n atomic.Int32
+	ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 3 {
+			time.Sleep(stall)
+		}
+		io.WriteString(w, "vllm:num_requests_running 1\n")
+	}))
+	defer ms.Close()
+	srv := startSim(t, "llamacpp-rtx5090-q4km", nil)
+	wl := build(t, workload.ShapeChat, "burst:1", 600, "unique")
+	sum, _, _, path := run(t, wl, srv.URL(), "openai-chat", func(c *replay.Config) {
+		c.ServerMetrics = ms.URL + "/metrics"
+		c.ServerMetricsInterval = 50 * time.Millisecond
+	})
+	if sum.OK != 1 {
+		t.Fatalf("summary %s", sum)
+	}
+	_, scrapes := readScrapes(t, path)
+	var at []string
+	stalled := -1
+	for i, s := range scrapes {
+		at = append(at, fmt.Sprintf("%v (took %v)", time.Duration(s.T).Round(time.Millisecond), time.Duration(s.Duration).Round(time.Millisecond)))
+		if stalled < 0 && time.Duration(s.Duration) >= stall {
+			stalled = i
+		}
+	}
+	// After the stall, the loop's next reading comes within a few
+	// intervals, far sooner than 10× the stall (4 s, after the run's
+	// end): wide margin, a quarter of that, and before the reading the
+	// run takes after its last response.
+	if stalled < 0 || stalled+2 >= len(scrapes) {
+		t.Fatalf("no stalled reading followed by a loop reading: %v", at)
+	}
+	end := scrapes[stalled].T + scrapes[stalled].Duration
+	if gap := time.Duration(scrapes[stalled+1].T - end); gap > 10*stall/4 {
+		t.Errorf("the reading after the stall came %v later: %v", gap, at)
 	}
 }

@@ -227,7 +227,7 @@ func TestCapacityServerFailsEverything(t *testing.T) {
 	}
 }
 
-// TestCapacityAgainstSimTruth: the search through the binary against the
+// capacityAgainstSimTruth (a part of TestAgainstTheModel): the search through the binary against the
 // llama.cpp profile at time scale 0.1 brackets the capacity the engine
 // model gives by the same round rule (sim.ModelClosedRoundCapacity: the
 // median over 200 rounds of each round's TTFT p90, with the client's hop
@@ -244,9 +244,7 @@ func TestCapacityServerFailsEverything(t *testing.T) {
 // closed-form models' (capacity TestConcurrencyCoverage). The trace
 // states the round rule, and every level ran the 8 rounds a decision
 // needs or more.
-func TestCapacityAgainstSimTruth(t *testing.T) {
-	// Not parallel: it judges wall-clock latencies against the model, so
-	// it runs in the package's serial phase, beside no other test of it.
+func capacityAgainstSimTruth(t *testing.T) {
 	bin := builtBinary(t)
 	p, err := sim.LookupProfile("llamacpp-rtx5090-q4km")
 	if err != nil {
@@ -302,7 +300,7 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 	}
 }
 
-// TestCapacityRateAgainstModel: on the rate axis the search through the
+// capacityRateAgainstModel (a part of TestAgainstTheModel): on the rate axis the search through the
 // binary against the llama.cpp profile (time scale 0.1, ttft_p90<=1s,
 // 5 s rounds) gives an interval holding the rate the engine model gives
 // for the same rounds (sim.ModelOpenRoundCapacity: 60.0 req/s at this
@@ -319,9 +317,7 @@ func TestCapacityAgainstSimTruth(t *testing.T) {
 // the answer when the output says the simulator ran behind its model.
 // Coverage over many seeded runs, from the whole range:
 // BenchmarkRateCoverage (capacity/live).
-func TestCapacityRateAgainstModel(t *testing.T) {
-	// Not parallel: it judges wall-clock latencies against the model, so
-	// it runs in the package's serial phase, beside no other test of it.
+func capacityRateAgainstModel(t *testing.T) {
 	bin := builtBinary(t)
 	p, err := sim.LookupProfile("llamacpp-rtx5090-q4km")
 	if err != nil {

@@ -151,7 +151,7 @@ var docExampleRules = map[string]exampleRule{
 		shorten: [][2]string{{"--quadratic-prefill 80ns", "--quadratic-prefill 80ns --time-scale 0.1"}},
 	},
 	"docs/CAPACITY.md: llmreplay capacity --url http://127.0.0.1:8000 --slo 'ttft_p90<=1s'": {
-		why: "a summary of the forms with placeholders (…, NAME); TestREADMECapacityExample, TestCapacityRateAgainstModel, TestBenchFindCapacity and TestAnalyzeCapacityTrace run each form",
+		why: "a summary of the forms with placeholders (…, NAME); TestREADMECapacityExample, TestAgainstTheModel/CapacityRateAgainstModel, TestBenchFindCapacity and TestAnalyzeCapacityTrace run each form",
 	},
 	"docs/CAPACITY.md: go test -run '^$' -bench 'CapacityCoverage|RateCoverage' -benchtime 60x -timeout 150m ./capacity/live/": {
 		why: "the coverage benchmarks: hours of real-time searches, run by hand",

@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// Issue #12 item 6b, "how prefill scales": a long-input sweep says, without
+// prefillSuperlinearThroughTheBinary (a part of TestAgainstTheModel), how
+// prefill scales: a long-input sweep says, without
 // a calculator, that a server's prefill grows faster than the prompt. Two
 // simulators with the vLLM profile, one with the quadratic-prefill fault
 // (80 ns per token pair: +4.0 s at 10,000 tokens, +40 ms at 1,000, +0.4 ms
@@ -22,9 +23,7 @@ import (
 // prefill_superlinear names that range (README's "How prefill scales" runs
 // the same commands). The normal model's TTFT (36 ms plus
 // 17.2 µs a token: ≈ 40, 56, 226 ms) grows as input^~0.4 and it does not.
-func TestPrefillSuperlinearThroughTheBinary(t *testing.T) {
-	// Not parallel: it judges wall-clock latencies against the model, so
-	// it runs in the package's serial phase, beside no other test of it.
+func prefillSuperlinearThroughTheBinary(t *testing.T) {
 	bin := builtBinary(t)
 	dir := t.TempDir()
 	quad := startSim(t, bin, "--quadratic-prefill", "80ns")

@@ -7,29 +7,27 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
 )
 
-// tiktoken is one of OpenAI's encodings. The vocabulary comes from
-// github.com/tiktoken-go/tokenizer (embedded, no download), but encoding is
-// done here: that library's generated regex engines (registered with
+// tiktoken is one of OpenAI's encodings. The vocabulary is
+// github.com/tiktoken-go/tokenizer's (copied into vocab/, see
+// vocabfile.go), but encoding is done here: that library's generated regex engines (registered with
 // regexp2 by pattern) give up \s*[\r\n]+ too early, so "a\n \nb" splits
 // into "\n", " \n" where OpenAI's tiktoken keeps "\n \n" whole, and the
 // counts differ. We split with our own matchers (checked against regexp2's
 // interpreter) and merge by rank exactly as tiktoken's byte_pair_merge.
 type tiktoken struct {
 	name    string
-	codec   tokenizer.Codec
 	pattern string
 	split   func(s string, fn func(start, end int))
 	tables  func() *rankTables
 	cache   *pieceCache
 }
 
-// rankTables are built on first use (decoding every id takes ~50 ms).
+// rankTables are built on first use (reading the vocabulary takes a
+// few ms).
 type rankTables struct {
-	ranks   map[string]int32 // token bytes -> id (= rank)
+	ranks   *rankIndex // token bytes -> id (= rank)
 	idBytes []string
 	digest  string
 }
@@ -40,23 +38,16 @@ var _ Tokenizer = (*tiktoken)(nil)
 var TiktokenNames = []string{"o200k_base", "cl100k_base"}
 
 func newTiktoken(name string) (*tiktoken, error) {
-	var (
-		enc     tokenizer.Encoding
-		pattern string
-	)
+	var pattern string
 	switch name {
 	case "o200k_base":
-		enc, pattern = tokenizer.O200kBase, o200kPattern
+		pattern = o200kPattern
 	case "cl100k_base":
-		enc, pattern = tokenizer.Cl100kBase, llama3Pattern
+		pattern = llama3Pattern
 	default:
 		return nil, fmt.Errorf("unknown tokenizer %q: use one of %s or the path of a HuggingFace tokenizer.json", name, strings.Join(TiktokenNames, ", "))
 	}
-	c, err := tokenizer.Get(enc)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", name, err)
-	}
-	t := &tiktoken{name: name, codec: c, pattern: pattern, split: fastSplitter(pattern), cache: newPieceCache()}
+	t := &tiktoken{name: name, pattern: pattern, split: fastSplitter(pattern), cache: newPieceCache()}
 	t.tables = sync.OnceValue(t.buildTables)
 	return t, nil
 }
@@ -64,38 +55,37 @@ func newTiktoken(name string) (*tiktoken, error) {
 func (t *tiktoken) Name() string   { return t.name }
 func (t *tiktoken) Digest() string { return t.tables().digest }
 
-// buildTables decodes every id to get the rank table the library does not
-// export, and hashes it on the way: the digest is sha256 over
-// "tiktoken:<name>\n" and "<id>:<hex bytes>\n" for each id, the form
-// earlier versions wrote, so workloads keep their digests.
+// buildTables reads the embedded vocabulary (vocabfile.go) and hashes
+// it: the digest is sha256 over "tiktoken:<name>\n" and "<id>:<hex
+// bytes>\n" for each id, the form earlier versions wrote, so workloads
+// keep their digests.
 func (t *tiktoken) buildTables() *rankTables {
+	ids, err := readVocab(t.name)
+	if err != nil {
+		// The files are compiled in and checked by the tests: a failure
+		// here is a broken build, not an input.
+		panic(fmt.Sprintf("tokenizer %s: embedded vocabulary: %v", t.name, err))
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "tiktoken:%s\n", t.name)
-	tb := &rankTables{ranks: make(map[string]int32, 1<<18)}
-	ids := make([]uint, 1)
 	var line []byte
-	misses := 0
-	// Ids are dense up to the vocabulary size; special tokens (which
-	// Decode refuses) sit just above it. Stop well past the last one.
-	for id := 0; id < 300000 && misses <= 4096; id++ {
-		ids[0] = uint(id)
-		s, err := t.codec.Decode(ids)
-		if err != nil || s == "" {
-			misses++
+	for id, s := range ids {
+		if s == "" {
 			continue
 		}
-		for len(tb.idBytes) < id {
-			tb.idBytes = append(tb.idBytes, "")
-		}
-		tb.idBytes = append(tb.idBytes, s)
-		tb.ranks[s] = int32(id)
 		line = strconv.AppendInt(line[:0], int64(id), 10)
 		line = append(line, ':')
 		line = hex.AppendEncode(line, []byte(s))
 		line = append(line, '\n')
 		h.Write(line)
 	}
-	tb.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	tb := &rankTables{idBytes: ids, digest: "sha256:" + hex.EncodeToString(h.Sum(nil))}
+	tb.ranks = newRankIndex(len(ids), ids)
+	for id, s := range ids {
+		if s != "" {
+			tb.ranks.put(s, int32(id))
+		}
+	}
 	return tb
 }
 
@@ -114,7 +104,7 @@ func (t *tiktoken) each(text string, emit func([]int32)) {
 	bpe := tb.bytePairMerge
 	t.split(text, func(a, b int) {
 		piece := text[a:b]
-		if id, ok := tb.ranks[piece]; ok {
+		if id, ok := tb.ranks.get(piece); ok {
 			one := [1]int32{id}
 			emit(one[:])
 			return
@@ -139,13 +129,13 @@ func (tb *rankTables) bytePairMerge(piece string, out []int32) []int32 {
 		return next[i]
 	}
 	mergeLong(next, prev, func(i, j int32) (cand, bool) {
-		r, ok := tb.ranks[piece[i:end(j)]]
+		r, ok := tb.ranks.get(piece[i:end(j)])
 		return cand{rank: r, pos: i, left: j, right: end(j)}, ok
 	}, func(c cand, j int32) bool {
 		return j == c.left && end(j) == c.right
 	}, nil)
 	for i := int32(0); i < int32(n); i = next[i] {
-		r, ok := tb.ranks[piece[i:end(i)]]
+		r, ok := tb.ranks.get(piece[i:end(i)])
 		if !ok {
 			// Every single byte is in both vocabularies; keep the
 			// contract total anyway.

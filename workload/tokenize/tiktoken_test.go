@@ -53,7 +53,7 @@ func TestTiktokenAgreesWithLibrary(t *testing.T) {
 			if strings.ContainsFunc(c.Text, func(r rune) bool { return !unicode.IsPrint(r) }) {
 				continue
 			}
-			lib, _, err := tok.codec.Encode(c.Text)
+			lib, _, err := libraryCodec(t, name).Encode(c.Text)
 			if err != nil {
 				t.Fatal(err)
 			}

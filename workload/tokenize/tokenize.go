@@ -7,8 +7,9 @@
 //
 // # tiktoken
 //
-// The vocabularies come from github.com/tiktoken-go/tokenizer (embedded,
-// no download). Splitting and merging are done here, because that
+// The vocabularies are OpenAI's (MIT), as github.com/tiktoken-go/tokenizer
+// carries them: copied into vocab/ (compiled in, no download) and checked
+// id for id against that library by the tests. Splitting and merging are done here, because that
 // library's generated regex engines split some text differently from
 // OpenAI's tiktoken ("\n \n", control characters). Ids are checked
 // against js-tiktoken. Special tokens (<|endoftext|>) are encoded as the
