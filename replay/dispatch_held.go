@@ -7,8 +7,9 @@ import (
 	"sync"
 )
 
-// A burst's sends from one goroutine. Requests released together (a burst
-// phase, a log's requests at one instant) used to wait at their gate each
+// A release's sends from one goroutine: a burst's, and each open-loop
+// request's at its due time (phase_open.go). Requests released together
+// (a burst phase, a log's requests at one instant) used to wait at their gate each
 // in a goroutine of its own, and each one woken went through net/http's
 // round trip, which hands the bytes to its connection's write goroutine:
 // two goroutine wake-ups a request, 64 for a burst of 32, queued behind

@@ -121,8 +121,9 @@ func (e *engine) parkAtGate(rs []*workload.Request, wg *sync.WaitGroup, by int64
 }
 
 // open sends every request, scheduled at at: the held ones' bytes are
-// written here, one after another, then the gate opens for the others.
-func (r *release) open(at int64) {
+// written here, one after another, then the gate opens for the others. It
+// reports whether it wrote every one itself (none is left to send itself).
+func (r *release) open(at int64) bool {
 	e := r.e
 	r.at = at
 	wrote := 0
@@ -142,6 +143,7 @@ func (r *release) open(at int64) {
 	e.mu.Lock()
 	e.sum.ReleaseWrites += wrote
 	e.mu.Unlock()
+	return wrote == len(r.ps)
 }
 
 // allHeld says whether the release writes every request itself.
