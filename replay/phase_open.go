@@ -12,18 +12,19 @@ import (
 
 // openPhase (rate and log replay) sends each request at phase start + its
 // offset, whatever the server does: each request gets its own goroutine,
-// so none waits behind a busy one. Each instant of the schedule (one
-// request, or a log's requests at one instant) is prepared ahead of its
-// due time by a goroutine of its own (prepareAhead): built, its goroutines
-// started and waiting at a gate, and on a plain-HTTP run with --prewarm
-// each request's round trip taken as far as its connection's write, which
-// keeps the bytes (dispatch_held.go). At the due time the dispatcher opens
-// the gate (release.open): it writes each held request's bytes itself,
-// stamping the send right before the write, so what it does per request is
-// one write system call, never a goroutine's scheduling or a request's
-// building. A request whose bytes are not all held by then (TLS, no
-// --prewarm, a connection still being set up) is stamped sent at the
-// release and sends itself from its goroutine, as a burst's does.
+// so none waits behind a busy one. The dispatcher prepares each instant of
+// the schedule (one request, or a log's requests at one instant) ahead of
+// its due time, between its sends: built, its goroutines started, and on a
+// plain-HTTP run with --prewarm each request's round trip taken as far as
+// its connection's write, which keeps the bytes (dispatch_held.go). At the
+// due time it opens the instant's gate (release.open): it writes each held
+// request's bytes itself, stamping the send right before the write, so
+// what it does at a due time is one write system call per request, never
+// a goroutine's scheduling or a request's building. A request whose bytes
+// are not all held by then (a connection still being set up, a goroutine
+// not yet run on a loaded machine) sends itself from its goroutine, stamped
+// right before its own write, as a burst's does; so does each request over
+// TLS or without --prewarm, stamped by its goroutine as before.
 type openPhase struct{}
 
 func (openPhase) run(ctx context.Context, e *engine, _ workload.Phase, rs []*workload.Request) {
@@ -33,17 +34,21 @@ func (openPhase) run(ctx context.Context, e *engine, _ workload.Phase, rs []*wor
 }
 
 // How far ahead instants are prepared: from prepareLead before their due
-// time, and no more than aheadMax instants waiting for the dispatcher
-// (plus the one it waits for and the one being prepared), so a long
-// schedule never holds more than that many connections for requests not
-// yet due (at 2,000 requests/s a lead of 5 ms is 10 requests; past 6,400/s
-// the count bounds it). The lead covers a Go timer's late wake-up (about
-// a millisecond, more on a busy machine) and the round trip's way to its
-// connection (an idle one from the pool, or a dial, tens of µs on a LAN):
+// time, and no more than aheadMax instants (besides the next one, prepared
+// however far off it is), so a long schedule never holds more than that
+// many connections for requests not yet due (at 2,000 requests/s a lead of
+// 10 ms is 20 requests; past 3,200/s the count bounds it). The lead covers
+// the held round trip's way to its connection's write on a busy machine
+// (its goroutine's start, an idle connection from the pool or a dial; at
+// load 15 on 2 cores a lead of 5 ms left a third to half of a test's
+// requests to send themselves):
 // an instant not ready at its due time is sent all the same, by its
-// requests' own goroutines.
+// requests' own goroutines. The dispatcher prepares them itself, at its
+// raised priority: a goroutine of its own at the normal priority fell
+// seconds behind a 2,000/s schedule on a loaded 2-core machine (load 8–14),
+// and the dispatcher with it.
 const (
-	prepareLead = 5 * time.Millisecond
+	prepareLead = 10 * time.Millisecond
 	aheadMax    = 32
 )
 
@@ -78,66 +83,57 @@ func openLoop(ctx context.Context, e *engine, sorted []*workload.Request, locked
 		e.mu.Unlock()
 	}()
 	var wg sync.WaitGroup
-	ahead := make(chan due, aheadMax)
-	go e.prepareAhead(ctx, sorted, phaseStart, ahead, &wg)
-	for d := range ahead {
-		if !w.wait(ctx, d.at) {
-			d.rel.cancel()
-			// The preparer sees ctx too, and closes ahead.
-			for d := range ahead {
+	var ahead []due
+	next := 0 // sorted[next:] are not prepared yet
+	// prepare prepares the instants due by until, at most aheadMax, and
+	// the next one in any case.
+	prepare := func(until int64) {
+		for next < len(sorted) && len(ahead) <= aheadMax {
+			at := phaseStart + sorted[next].Offset
+			if at > until && len(ahead) > 0 {
+				return
+			}
+			j := next + 1
+			for j < len(sorted) && sorted[j].Offset == sorted[next].Offset {
+				j++
+			}
+			ahead = append(ahead, due{at: at, rel: e.startAtGate(sorted[next:j], &wg)})
+			next = j
+		}
+	}
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for next < len(sorted) || len(ahead) > 0 {
+		if len(ahead) == 0 {
+			// Not before the lead: a request prepared earlier would
+			// hold its connection longer for nothing.
+			if d := time.Duration(phaseStart + sorted[next].Offset - int64(prepareLead) - e.now()); d > 0 {
+				t.Reset(d)
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
+			}
+		}
+		if ctx.Err() == nil {
+			prepare(e.now() + int64(prepareLead))
+		}
+		if len(ahead) == 0 || !w.wait(ctx, ahead[0].at) {
+			for _, d := range ahead {
 				d.rel.cancel()
 			}
+			e.mu.Lock()
+			e.sum.NotSent += len(sorted) - next
+			e.mu.Unlock()
 			break
 		}
+		d := ahead[0]
+		ahead = ahead[1:]
 		if !d.rel.open(d.at) {
 			// A request sends itself: run its goroutine on this P now,
 			// not once an idle P's thread has woken up to steal it.
 			runtime.Gosched()
 		}
 	}
-	// ahead is closed: the preparer has added all it started to wg.
 	wg.Wait()
-}
-
-// prepareAhead prepares the instants of sorted (due at start + their
-// offsets) in order, each from prepareLead before it, and hands them to
-// the dispatcher on ahead, which it closes when done. Requests it did not
-// hand over because the run stopped are counted not sent.
-func (e *engine) prepareAhead(ctx context.Context, sorted []*workload.Request, start int64, ahead chan<- due, wg *sync.WaitGroup) {
-	defer close(ahead)
-	notSent := func(n int) {
-		e.mu.Lock()
-		e.sum.NotSent += n
-		e.mu.Unlock()
-	}
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && sorted[j].Offset == sorted[i].Offset {
-			j++
-		}
-		at := start + sorted[i].Offset
-		if d := time.Duration(at - int64(prepareLead) - e.now()); d > 0 {
-			t.Reset(d)
-			select {
-			case <-ctx.Done():
-				notSent(len(sorted) - i)
-				return
-			case <-t.C:
-			}
-		}
-		// Built, its goroutines started, and waiting at its gate (the held
-		// ones at their connections' writes) before it opens, or once its
-		// deadline is a Go timer's lead away, whichever comes first.
-		rel := e.parkAtGate(sorted[i:j], wg, at)
-		select {
-		case ahead <- due{at: at, rel: rel}:
-		case <-ctx.Done():
-			rel.cancel()
-			notSent(len(sorted) - j)
-			return
-		}
-		i = j
-	}
 }
