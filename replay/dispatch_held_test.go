@@ -21,15 +21,19 @@ import (
 // Over TLS, whose records the release cannot cut, each request sends
 // itself as before, and so it does without --prewarm, whose connections'
 // set-up belongs in the request's time. Counters and order, not clocks.
-func TestBurstWrittenByItsRelease(t *testing.T) {
-	t.Run("http", func(t *testing.T) { burstRelease(t, false, true) })
-	t.Run("tls", func(t *testing.T) { burstRelease(t, true, true) })
-	t.Run("http-no-prewarm", func(t *testing.T) { burstRelease(t, false, false) })
+func TestBurstWrittenByItsRelease(t *testing.T) { eachTransport(t, burstRelease) }
+
+// eachTransport runs check over plain HTTP on connections opened
+// beforehand, over TLS, and over plain HTTP without --prewarm.
+func eachTransport(t *testing.T, check func(t *testing.T, tls, prewarm bool)) {
+	t.Run("http", func(t *testing.T) { check(t, false, true) })
+	t.Run("tls", func(t *testing.T) { check(t, true, true) })
+	t.Run("http-no-prewarm", func(t *testing.T) { check(t, false, false) })
 }
 
-// burstRelease runs two bursts over plain HTTP or TLS, with connections
-// opened beforehand or not, and checks who wrote them.
-func burstRelease(t *testing.T, tls, prewarm bool) {
+// heldRun replays wl against a chat server over plain HTTP or TLS, with
+// connections opened beforehand or not.
+func heldRun(t *testing.T, wl *workload.Workload, tls, prewarm bool) (*Summary, []trace.Record) {
 	ts := httptest.NewUnstartedServer(&chatServer{})
 	if tls {
 		ts.Config.ErrorLog = log.New(io.Discard, "", 0)
@@ -38,14 +42,18 @@ func burstRelease(t *testing.T, tls, prewarm bool) {
 		ts.Start()
 	}
 	defer ts.Close()
-	const n = 16
-	wl := handWorkload(
-		workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
-		workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
-	)
 	cfg := baseConfig(t, wl, ts.URL)
 	cfg.Model, cfg.Insecure, cfg.Prewarm = "m", true, prewarm
-	sum, recs := runRead(t, cfg)
+	return runRead(t, cfg)
+}
+
+// burstRelease runs two bursts and checks who wrote them.
+func burstRelease(t *testing.T, tls, prewarm bool) {
+	const n = 16
+	sum, recs := heldRun(t, handWorkload(
+		workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
+		workload.Phase{Kind: workload.KindBurst, Concurrency: n, Requests: n},
+	), tls, prewarm)
 	if sum.OK != 2*n || sum.Failed != 0 {
 		t.Fatalf("summary %q: want %d ok", sum, 2*n)
 	}
@@ -145,26 +153,13 @@ func spacedWorkload(n int, gap time.Duration) *workload.Workload {
 // dispatcher counts the requests it wrote. Over TLS, or without
 // --prewarm, each request sends itself from its goroutine, as before.
 // Counters and order, not clocks.
-func TestOpenLoopWrittenByDispatcher(t *testing.T) {
-	t.Run("http", func(t *testing.T) { openRelease(t, false, true) })
-	t.Run("tls", func(t *testing.T) { openRelease(t, true, true) })
-	t.Run("http-no-prewarm", func(t *testing.T) { openRelease(t, false, false) })
-}
+func TestOpenLoopWrittenByDispatcher(t *testing.T) { eachTransport(t, openRelease) }
 
+// openRelease runs a rate phase and checks who wrote its requests.
 func openRelease(t *testing.T, tls, prewarm bool) {
-	ts := httptest.NewUnstartedServer(&chatServer{})
-	if tls {
-		ts.Config.ErrorLog = log.New(io.Discard, "", 0)
-		ts.StartTLS()
-	} else {
-		ts.Start()
-	}
-	defer ts.Close()
 	const n = 12
 	wl := spacedWorkload(n, 20*time.Millisecond)
-	cfg := baseConfig(t, wl, ts.URL)
-	cfg.Model, cfg.Insecure, cfg.Prewarm = "m", true, prewarm
-	sum, recs := runRead(t, cfg)
+	sum, recs := heldRun(t, wl, tls, prewarm)
 	if sum.OK != n || sum.Failed != 0 || sum.NotSent != 0 {
 		t.Fatalf("summary %q: want %d ok", sum, n)
 	}
