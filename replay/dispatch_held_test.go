@@ -180,6 +180,9 @@ func openRelease(t *testing.T, tls, prewarm bool) {
 	if sum.ReleaseWrites == 0 {
 		t.Errorf("none of %d requests written by the dispatcher", n)
 	}
+	if sum.Dispatch.Work <= 0 {
+		t.Errorf("dispatcher counters %+v: no work at its deadlines", sum.Dispatch)
+	}
 	byIdx := map[int]trace.Record{}
 	for _, r := range recs {
 		byIdx[r.Index] = r

@@ -129,11 +129,13 @@ func openLoop(ctx context.Context, e *engine, sorted []*workload.Request, locked
 		}
 		d := ahead[0]
 		ahead = ahead[1:]
+		t0 := e.now()
 		if !d.rel.open(d.at) {
 			// A request sends itself: run its goroutine on this P now,
 			// not once an idle P's thread has woken up to steal it.
 			runtime.Gosched()
 		}
+		w.stats.Work += time.Duration(e.now() - t0)
 	}
 	wg.Wait()
 }

@@ -834,8 +834,9 @@ func (h *harness) sched(ctx context.Context) error {
 		p50, p99, mx := quantiles(d)
 		h.res.Sched = append(h.res.Sched, SchedRow{Run: h.run, Rate: rate, Requests: len(d), Failed: failed(out.records), P50: p50, P99: p99, Max: mx,
 			ClientCPU: out.cpu, ServerCPU: srv1 - srv0, Dispatch: out.sum.Dispatch, Wall: out.wall, Policy: out.sum.DispatchPolicy, Written: out.sum.ReleaseWrites})
-		h.logf("   → p50 %v p99 %v max %v; dispatcher: %d waits, %d wake-ups past the deadline, %d begun inside the window, spin %v, %d requests written by it",
-			p50, p99, mx, out.sum.Dispatch.Waits, out.sum.Dispatch.WakePast, out.sum.Dispatch.LateStart, out.sum.Dispatch.Spin.Round(time.Millisecond), out.sum.ReleaseWrites)
+		h.logf("   → p50 %v p99 %v max %v; dispatcher: %d waits, %d wake-ups past the deadline, %d begun inside the window, spin %v, %d requests written by it, its own work %v a send",
+			p50, p99, mx, out.sum.Dispatch.Waits, out.sum.Dispatch.WakePast, out.sum.Dispatch.LateStart, out.sum.Dispatch.Spin.Round(time.Millisecond), out.sum.ReleaseWrites,
+			out.sum.Dispatch.Work/time.Duration(max(1, out.sum.Dispatch.Waits)))
 	}
 	if p.BurstSize > 0 && p.Bursts > 0 {
 		return h.burst(ctx)
