@@ -78,6 +78,11 @@ type DispatchStats struct {
 	// this (it yields, so other goroutines use part of it). Window is the
 	// largest spin window used.
 	Spin, Window time.Duration
+	// Work is the dispatcher's own time at its deadlines, summed: from
+	// each wait's end to the end of that instant's sends (on a plain-HTTP
+	// run with --prewarm, its writes; else opening a gate and yielding to
+	// the goroutines behind it).
+	Work time.Duration
 }
 
 func (s *DispatchStats) add(o DispatchStats) {
@@ -86,6 +91,7 @@ func (s *DispatchStats) add(o DispatchStats) {
 	s.LateStart += o.LateStart
 	s.Together += o.Together
 	s.Spin += o.Spin
+	s.Work += o.Work
 	s.Window = max(s.Window, o.Window)
 }
 

@@ -7,8 +7,9 @@ import (
 	"sync"
 )
 
-// A burst's sends from one goroutine. Requests released together (a burst
-// phase, a log's requests at one instant) used to wait at their gate each
+// A release's sends from one goroutine: a burst's, and each open-loop
+// request's at its due time (phase_open.go). Requests released together
+// (a burst phase, a log's requests at one instant) used to wait at their gate each
 // in a goroutine of its own, and each one woken went through net/http's
 // round trip, which hands the bytes to its connection's write goroutine:
 // two goroutine wake-ups a request, 64 for a burst of 32, queued behind
@@ -25,10 +26,11 @@ import (
 // connection writes records the client cannot tell the request's end in,
 // and without --prewarm a connection's set-up belongs in the request's
 // time, which a round trip taken before the gate would leave out; such a
-// request waits at the gate and sends itself, as before. A request whose bytes were not all kept when the gate
-// opens (its connection still being set up, a round trip that failed) is
-// stamped sent at the release and goes out from its own goroutine, as
-// without the gate.
+// request waits at the gate and sends itself, as before. A request whose
+// bytes were not all kept when the gate opens (its connection still being
+// set up, its goroutine not yet run, a round trip that failed) goes out
+// from its own goroutine, as without the gate, and is stamped sent right
+// before that goroutine writes it (restamp), not at the release.
 
 // Held send states.
 const (
@@ -54,6 +56,10 @@ type heldSend struct {
 	err          error // the release's write
 	ready        func()
 	gate         <-chan struct{}
+	// restamp stamps the send again, right before the round trip writes
+	// bytes the release did not (heldReleased): the release's stamp
+	// would hide how much later they went out.
+	restamp func()
 }
 
 // holdable says whether p can be sent by its release: a plain HTTP request
@@ -67,9 +73,9 @@ func holdable(p *prepared) bool {
 		p.req.ContentLength > 0 && p.req.GetBody != nil
 }
 
-func newHeld(p *prepared, gate <-chan struct{}, ready func()) *heldSend {
+func (e *engine) newHeld(p *prepared, gate <-chan struct{}, ready func()) *heldSend {
 	return &heldSend{body: p.req.ContentLength, gate: gate, ready: sync.OnceFunc(ready),
-		buf: make([]byte, 0, 1024+p.req.ContentLength)}
+		buf: make([]byte, 0, 1024+p.req.ContentLength), restamp: func() { p.rec.Sent = e.now() }}
 }
 
 // got is GotConn: the connection c keeps the request's bytes from now on,
@@ -77,12 +83,18 @@ func newHeld(p *prepared, gate <-chan struct{}, ready func()) *heldSend {
 // here for the gate.
 func (h *heldSend) got(c net.Conn) {
 	h.mu.Lock()
+	wc, watched := c.(*watchedConn)
+	if h.state == heldReleased && watched {
+		// Released before the round trip had its connection: its first
+		// write restamps the send (keep).
+		wc.hold.Store(h)
+	}
 	if h.state != heldWaiting {
 		// Released, or a second attempt: it goes out as ever.
 		h.mu.Unlock()
 		return
 	}
-	if wc, ok := c.(*watchedConn); ok {
+	if watched {
 		h.state, h.conn = heldKeeping, wc
 		h.buf, h.end, h.scanned, h.complete = h.buf[:0], 0, 0, false
 		wc.hold.Store(h)
@@ -116,7 +128,11 @@ func (h *heldSend) keep(c *watchedConn, b []byte) (bool, error) {
 		}
 		return true, nil
 	case heldReleased:
+		// The gate opened before all bytes were kept: they go out now,
+		// from the round trip, and so the send is stamped now. Once.
 		c.hold.Store(nil)
+		h.state = heldWritten
+		h.restamp()
 		if len(h.buf) > 0 {
 			kept := h.buf
 			h.buf = nil

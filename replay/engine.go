@@ -70,10 +70,11 @@ type Summary struct {
 	// (PolicyFIFO … PolicyNormal; "" when the run had no rate or
 	// log-replay phase), DispatchRefused why the better ones were refused.
 	DispatchPolicy, DispatchRefused string
-	// ReleaseWrites counts the requests of bursts (a burst phase, a log's
-	// requests at one instant) whose bytes their release wrote itself, one
-	// after another (dispatch_held.go); the others of those were sent by
-	// their own goroutines (TLS, a connection not ready at the release).
+	// ReleaseWrites counts the requests whose bytes their release wrote
+	// itself (dispatch_held.go): a burst's, one after another, and an
+	// open-loop request's, by the dispatcher at its due time; the others
+	// were sent by their own goroutines (TLS, no --prewarm, a connection
+	// not ready at the release).
 	ReleaseWrites int
 }
 

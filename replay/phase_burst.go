@@ -55,6 +55,9 @@ type release struct {
 	cancelled bool
 	ps        []*prepared
 	e         *engine
+	// parked counts the goroutines not yet waiting at the gate, held
+	// the held sends whose bytes are not all kept yet (startAtGate).
+	parked, held sync.WaitGroup
 }
 
 // parkAtGate builds rs, starts a goroutine for each that waits at the
@@ -64,46 +67,14 @@ type release struct {
 // on the run clock (0: none): a request whose connection is still being
 // set up then is sent when it is ready, stamped at the release.
 func (e *engine) parkAtGate(rs []*workload.Request, wg *sync.WaitGroup, by int64) *release {
-	r := &release{gate: make(chan struct{}), sent: make(chan struct{}), e: e}
-	var parked sync.WaitGroup
-	var held sync.WaitGroup
-	for _, q := range rs {
-		p := e.prepare(q, false)
-		r.ps = append(r.ps, p)
-		e.inflight.Add(1)
-		wg.Add(1)
-		// Only on connections opened beforehand (--prewarm): without,
-		// a connection's set-up belongs in the request's time, and a
-		// held round trip would open it before the release.
-		if e.cfg.Prewarm && holdable(p) {
-			held.Add(1)
-			p.held = newHeld(p, r.gate, held.Done)
-			go func() {
-				defer wg.Done()
-				e.doHeld(p, r)
-			}()
-			continue
-		}
-		parked.Add(1)
-		go func() {
-			defer wg.Done()
-			parked.Done()
-			<-r.gate
-			if r.cancelled {
-				p.cancel(errCancelled)
-				e.inflight.Done()
-				return
-			}
-			e.do(p, r.at)
-		}()
-	}
+	r := e.startAtGate(rs, wg)
 	// Done comes right before the receive; a goroutine between the two
 	// is ready to run, not yet parked, and reaches the gate at its next
 	// turn: a yield lets it.
-	parked.Wait()
+	r.parked.Wait()
 	all := make(chan struct{})
 	go func() {
-		held.Wait()
+		r.held.Wait()
 		close(all)
 	}()
 	if d := time.Duration(by - int64(goTimerLead) - e.now()); by > 0 && d > 0 {
@@ -120,9 +91,49 @@ func (e *engine) parkAtGate(rs []*workload.Request, wg *sync.WaitGroup, by int64
 	return r
 }
 
+// startAtGate builds rs and starts a goroutine for each that waits at a
+// new gate, a held one (--prewarm, plain HTTP) after its round trip has
+// reached its connection's write. It returns at once: the release's
+// parked and held count the goroutines not there yet.
+func (e *engine) startAtGate(rs []*workload.Request, wg *sync.WaitGroup) *release {
+	r := &release{gate: make(chan struct{}), sent: make(chan struct{}), e: e}
+	for _, q := range rs {
+		p := e.prepare(q, false)
+		r.ps = append(r.ps, p)
+		e.inflight.Add(1)
+		wg.Add(1)
+		// Only on connections opened beforehand (--prewarm): without,
+		// a connection's set-up belongs in the request's time, and a
+		// held round trip would open it before the release.
+		if e.cfg.Prewarm && holdable(p) {
+			r.held.Add(1)
+			p.held = e.newHeld(p, r.gate, r.held.Done)
+			go func() {
+				defer wg.Done()
+				e.doHeld(p, r)
+			}()
+			continue
+		}
+		r.parked.Add(1)
+		go func() {
+			defer wg.Done()
+			r.parked.Done()
+			<-r.gate
+			if r.cancelled {
+				p.cancel(errCancelled)
+				e.inflight.Done()
+				return
+			}
+			e.do(p, r.at)
+		}()
+	}
+	return r
+}
+
 // open sends every request, scheduled at at: the held ones' bytes are
-// written here, one after another, then the gate opens for the others.
-func (r *release) open(at int64) {
+// written here, one after another, then the gate opens for the others. It
+// reports whether it wrote every one itself (none is left to send itself).
+func (r *release) open(at int64) bool {
 	e := r.e
 	r.at = at
 	wrote := 0
@@ -142,6 +153,7 @@ func (r *release) open(at int64) {
 	e.mu.Lock()
 	e.sum.ReleaseWrites += wrote
 	e.mu.Unlock()
+	return wrote == len(r.ps)
 }
 
 // allHeld says whether the release writes every request itself.
