@@ -152,8 +152,10 @@ func drive(p Profile, queue []arrival, skip int, done func(a arrival, now time.D
 		}
 		now += d
 		for _, s := range em {
-			a := owner[s]
+			// Only a stream's first and last tokens concern its owner:
+			// looking it up for every token was most of the model's time.
 			if s.produced == 1 {
+				a := owner[s]
 				a.first = now
 				owner[s] = a
 				if a.index >= skip {
@@ -163,6 +165,7 @@ func drive(p Profile, queue []arrival, skip int, done func(a arrival, now time.D
 			if s.produced < s.maxTokens {
 				continue
 			}
+			a := owner[s]
 			delete(owner, s)
 			if done == nil {
 				continue

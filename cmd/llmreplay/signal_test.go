@@ -44,6 +44,7 @@ func TestSIGINTClosesTraceCleanly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command in a child process")
 	}
+	t.Parallel() // the child is its own process; the 5 s bound is wide
 	// A server that streams a token every 20 ms for as long as the client
 	// listens: every request is still in flight when the signal comes.
 	srv := &pacedServer{tokens: 1 << 30, gap: 20 * time.Millisecond}
