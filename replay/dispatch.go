@@ -33,6 +33,8 @@ import (
 // came to (DispatchStats), for the run's summary.
 type waiter struct {
 	now func() int64 // the run clock, ns
+	// mono is CLOCK_MONOTONIC minus the run clock (Linux).
+	mono int64
 	// sleep blocks the thread until the run clock reaches until, or a
 	// little later.
 	sleep func(until int64)

@@ -1,6 +1,11 @@
 package replay
 
-import "golang.org/x/sys/unix"
+import (
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
 
 // newWaiter sleeps the thread with clock_nanosleep(CLOCK_MONOTONIC,
 // TIMER_ABSTIME). The run clock is time.Since(e.start), which Go reads from
@@ -19,7 +24,8 @@ import "golang.org/x/sys/unix"
 func (e *engine) newWaiter() *waiter {
 	off := monoOffset(e.now)
 	return &waiter{
-		now: e.now,
+		now:  e.now,
+		mono: off,
 		sleep: func(until int64) {
 			unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 			ts := unix.NsecToTimespec(until + off)
@@ -49,3 +55,34 @@ func monoOffset(now func() int64) int64 {
 	}
 	return off
 }
+
+// holdP makes w's thread sleeps keep the goroutine's P (a raw system
+// call, which the runtime does not see as one), for a goroutine locked
+// to a thread of its own at a raised priority. A sleep that gives its P
+// up must, when it ends, find an idle one or wait in the global run
+// queue until a busy P reaches it and hands one back: behind the
+// responses' goroutines at 2,000 req/s that was where the schedule's
+// tail came from. Held, the thread wakes (first, at its priority) with
+// its P and sends at once. The P it holds is one more than the run
+// asked for (extraP), so the responses' goroutines keep as many.
+//
+// A held P cannot stop for the collector's stop-the-world phases until
+// the sleep ends, so each held sleep is at most heldChunk: the most it
+// adds to a pause. Call holdP on the locked thread: the timer slack is
+// set once, for it.
+func holdP(w *waiter) {
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	w.chunk = int64(heldChunk)
+	w.sleep = func(until int64) {
+		ts := unix.NsecToTimespec(until + w.mono)
+		for {
+			_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+			if e != unix.EINTR {
+				return
+			}
+		}
+	}
+}
+
+// heldChunk bounds one sleep that holds its P (holdP).
+const heldChunk = 500 * time.Microsecond

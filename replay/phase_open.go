@@ -76,6 +76,12 @@ func openLoop(ctx context.Context, e *engine, sorted []*workload.Request, locked
 	w := e.newWaiter()
 	w.yield = !locked
 	w.coarse = int64(goTimerLead)
+	if locked {
+		// Locked at a raised priority: the thread's sleeps (from the
+		// Go timer's lead on) hold its P (holdP), a P of its own (takeP).
+		defer takeP()()
+		holdP(w)
+	}
 	phaseStart := e.now()
 	defer func() {
 		e.mu.Lock()

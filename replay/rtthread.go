@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/llmreplay/llmreplay/workload"
 )
@@ -146,4 +147,31 @@ func SetThreadPolicy(policy string) error {
 		}
 	}
 	return fmt.Errorf("no %s on %s", policy, runtime.GOOS)
+}
+
+// extraP counts the goroutines that hold a P of their own for a phase
+// (holdP): GOMAXPROCS is the process's base plus that many, so the
+// responses' goroutines keep the Ps they had.
+var extraP struct {
+	mu   sync.Mutex
+	n    int
+	base int
+}
+
+// takeP raises GOMAXPROCS by one for a goroutine that holds its P; the
+// returned func gives it back.
+func takeP() (release func()) {
+	extraP.mu.Lock()
+	if extraP.n == 0 {
+		extraP.base = runtime.GOMAXPROCS(0)
+	}
+	extraP.n++
+	runtime.GOMAXPROCS(extraP.base + extraP.n)
+	extraP.mu.Unlock()
+	return func() {
+		extraP.mu.Lock()
+		extraP.n--
+		runtime.GOMAXPROCS(extraP.base + extraP.n)
+		extraP.mu.Unlock()
+	}
 }

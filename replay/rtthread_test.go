@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -80,5 +81,27 @@ func TestDispatcherLine(t *testing.T) {
 		if got := DispatcherLine(tc.policy, tc.refused); got != tc.want {
 			t.Errorf("DispatcherLine(%q, %q) = %q, want %q", tc.policy, tc.refused, got, tc.want)
 		}
+	}
+}
+
+// TestTakePGivesBack: each goroutine that holds a P of its own adds one to
+// GOMAXPROCS while it does, however the holds overlap, and the last to
+// give its P back leaves the process's own setting.
+func TestTakePGivesBack(t *testing.T) {
+	base := runtime.GOMAXPROCS(0)
+	a := takeP()
+	b := takeP()
+	if got := runtime.GOMAXPROCS(0); got != base+2 {
+		t.Fatalf("two holds: GOMAXPROCS %d, want %d", got, base+2)
+	}
+	a()
+	if got := runtime.GOMAXPROCS(0); got != base+1 {
+		t.Fatalf("one hold left: GOMAXPROCS %d, want %d", got, base+1)
+	}
+	c := takeP()
+	b()
+	c()
+	if got := runtime.GOMAXPROCS(0); got != base {
+		t.Fatalf("none left: GOMAXPROCS %d, want %d", got, base)
 	}
 }
