@@ -288,7 +288,7 @@ func runSimBriefly(t *testing.T, addr string) (stdout, stderr string) {
 	return out.String(), errb.String()
 }
 
-// TestURLQueryKeptAndSecret: issue #11 finding 9 through the binary.
+// TestURLQueryKeptAndSecret: a key in --url's query, through the binary.
 // `--url 'http://host/?api_key=K'` sent `POST /?api_key=K/v1/chat/completions`
 // (the route after the query), and a server echoing the request line put K
 // in error.body. Now routes go into the path, the query is kept (Azure's
