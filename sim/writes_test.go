@@ -37,6 +37,27 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// serveCounting serves a simulator of cfg on 127.0.0.1 through a
+// countingListener, both closed when the test ends: its URL and the
+// listener.
+func serveCounting(t *testing.T, cfg Config) (string, *countingListener) {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	srv := &http.Server{Handler: s.Handler()}
+	go srv.Serve(cl)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String(), cl
+}
+
 // TestStreamWrites counts the simulator's writes for one paced stream of
 // n tokens per API: the headers, then one write per token (the events that
 // open a stream, such as a chat's role delta, leave with the first token),
@@ -62,21 +83,9 @@ func TestStreamWrites(t *testing.T) {
 		{"/v1/responses", map[string]any{"model": "m", "stream": true, "max_output_tokens": n, "input": "hi"}, "event: response.incomplete"},
 	} {
 		t.Run(strings.TrimPrefix(tc.path, "/v1/"), func(t *testing.T) {
-			s, err := New(Config{Profile: mustProfile(t, "fast"), TokenInterval: time.Millisecond, SendTimes: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cl := &countingListener{Listener: ln}
-			srv := &http.Server{Handler: s.Handler()}
-			go srv.Serve(cl)
-			defer srv.Close()
+			base, cl := serveCounting(t, Config{Profile: mustProfile(t, "fast"), TokenInterval: time.Millisecond, SendTimes: true})
 			b, _ := json.Marshal(tc.body)
-			resp, err := http.Post("http://"+ln.Addr().String()+tc.path, "application/json", bytes.NewReader(b))
+			resp, err := http.Post(base+tc.path, "application/json", bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,5 +100,82 @@ func TestStreamWrites(t *testing.T) {
 				t.Errorf("%d writes for a stream of %d tokens, want %d (headers, one per token, one after the last)", got, n, n+2)
 			}
 		})
+	}
+}
+
+// TestUnpacedTokensShareWrites: unpaced, with every token ready at once
+// (the fast profile), the first token leaves at once and the rest in
+// writes of up to maxBatch events; every event of one write carries the
+// same send time, the one taken right before that write, and the times
+// never go back. Counts and equalities only, no durations.
+func TestUnpacedTokensShareWrites(t *testing.T) {
+	const n = 20
+	base, cl := serveCounting(t, Config{Profile: mustProfile(t, "fast"), SendTimes: true})
+	b, _ := json.Marshal(map[string]any{"model": "m", "stream": true, "max_tokens": n,
+		"messages": []map[string]string{{"role": "user", "content": "hi"}}})
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("status %d, err %v", resp.StatusCode, err)
+	}
+	// headers; the role delta with token 1; tokens 2–9, 10–17, 18–20;
+	// [DONE] with the end of the body.
+	if got, want := cl.writes.Load(), int64(6); got != want {
+		t.Errorf("%d writes for %d ready tokens, want %d", got, n, want)
+	}
+	var stamps []int64
+	for _, line := range strings.Split(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var ev struct {
+			Sent    int64 `json:"sim_sent_unix_ns"`
+			Choices []struct {
+				Delta struct{ Content string } `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil || ev.Sent == 0 {
+			t.Fatalf("event %q: %v", data, err)
+		}
+		if len(ev.Choices) == 1 && ev.Choices[0].Delta.Content != "" {
+			stamps = append(stamps, ev.Sent)
+		}
+	}
+	if len(stamps) != n {
+		t.Fatalf("%d content events, want %d", len(stamps), n)
+	}
+	for i := 1; i < n; i++ {
+		if stamps[i] < stamps[i-1] {
+			t.Errorf("token %d sent at %d, before token %d at %d", i+1, stamps[i], i, stamps[i-1])
+		}
+	}
+	// One write, one time: tokens 2–9 share theirs, and so do 10–17.
+	for _, g := range [][2]int{{1, 8}, {9, 16}, {17, 19}} {
+		for i := g[0]; i <= g[1]; i++ {
+			if stamps[i] != stamps[g[0]] {
+				t.Errorf("token %d stamped %d, token %d of the same write %d", i+1, stamps[i], g[0]+1, stamps[g[0]])
+			}
+		}
+	}
+}
+
+// TestSendStampsWidth: a stamp is rewritten in place only with a time of
+// its own width, so a clock reading past a power of ten cannot shift the
+// event's bytes.
+func TestSendStampsWidth(t *testing.T) {
+	out := []byte(`{"a":1,"sim_sent_unix_ns":1000000000000000000}` + "\n")
+	at := strings.Index(string(out), "1000000000000000000")
+	sendStamps(out, []int{at}, 1796540796013413963)
+	if want := `{"a":1,"sim_sent_unix_ns":1796540796013413963}` + "\n"; string(out) != want {
+		t.Errorf("got %s, want %s", out, want)
+	}
+	sendStamps(out, []int{at}, 999999999999999999) // 18 digits
+	if want := `{"a":1,"sim_sent_unix_ns":1796540796013413963}` + "\n"; string(out) != want {
+		t.Errorf("a shorter time rewrote the stamp: %s", out)
 	}
 }
