@@ -37,27 +37,6 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// serveCounting serves a simulator of cfg on 127.0.0.1 through a
-// countingListener, both closed when the test ends: its URL and the
-// listener.
-func serveCounting(t *testing.T, cfg Config) (string, *countingListener) {
-	t.Helper()
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := &countingListener{Listener: ln}
-	srv := &http.Server{Handler: s.Handler()}
-	go srv.Serve(cl)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String(), cl
-}
-
 // TestStreamWrites counts the simulator's writes for one paced stream of
 // n tokens per API: the headers, then one write per token (the events that
 // open a stream, such as a chat's role delta, leave with the first token),
@@ -83,9 +62,21 @@ func TestStreamWrites(t *testing.T) {
 		{"/v1/responses", map[string]any{"model": "m", "stream": true, "max_output_tokens": n, "input": "hi"}, "event: response.incomplete"},
 	} {
 		t.Run(strings.TrimPrefix(tc.path, "/v1/"), func(t *testing.T) {
-			base, cl := serveCounting(t, Config{Profile: mustProfile(t, "fast"), TokenInterval: time.Millisecond, SendTimes: true})
+			s, err := New(Config{Profile: mustProfile(t, "fast"), TokenInterval: time.Millisecond, SendTimes: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl := &countingListener{Listener: ln}
+			srv := &http.Server{Handler: s.Handler()}
+			go srv.Serve(cl)
+			defer srv.Close()
 			b, _ := json.Marshal(tc.body)
-			resp, err := http.Post(base+tc.path, "application/json", bytes.NewReader(b))
+			resp, err := http.Post("http://"+ln.Addr().String()+tc.path, "application/json", bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,10 +101,22 @@ func TestStreamWrites(t *testing.T) {
 // never go back. Counts and equalities only, no durations.
 func TestUnpacedTokensShareWrites(t *testing.T) {
 	const n = 20
-	base, cl := serveCounting(t, Config{Profile: mustProfile(t, "fast"), SendTimes: true})
+	s, err := New(Config{Profile: mustProfile(t, "fast"), SendTimes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	srv := &http.Server{Handler: s.Handler()}
+	go srv.Serve(cl)
+	defer srv.Close()
 	b, _ := json.Marshal(map[string]any{"model": "m", "stream": true, "max_tokens": n,
 		"messages": []map[string]string{{"role": "user", "content": "hi"}}})
-	resp, err := http.Post(base+"/v1/chat/completions", "application/json", bytes.NewReader(b))
+	resp, err := http.Post("http://"+ln.Addr().String()+"/v1/chat/completions", "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
