@@ -369,28 +369,13 @@ func (e *events) close(b []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-// closeTimed stamps the event with the clock now and returns, with the
-// event, where the stamp's digits begin in it: run rewrites every stamp of
-// the events that leave in one write with the time right before that
-// write (sendStamps).
-func (e *events) closeTimed(b []byte) ([]byte, int) {
+// closeTimed stamps the event with the send time as late as possible:
+// nothing but the append and the write follow the clock read (and, for an
+// event held for the next one, that event's rendering: microseconds).
+func (e *events) closeTimed(b []byte) []byte {
 	b = append(b, `,"sim_sent_unix_ns":`...)
-	at := len(b)
 	b = strconv.AppendInt(b, time.Now().UnixNano(), 10)
-	return e.close(b), at
-}
-
-// sendStamps writes now into every stamp of out at the offsets in at. A
-// stamp keeps its own digits in the one case where the widths differ (a
-// clock that crossed a power of ten between the two readings).
-func sendStamps(out []byte, at []int, now int64) {
-	var d [20]byte
-	ns := strconv.AppendInt(d[:0], now, 10)
-	for _, i := range at {
-		if j := i + len(ns); j <= len(out) && (j == len(out) || out[j] < '0' || out[j] > '9') && (out[j-1] >= '0' && out[j-1] <= '9') {
-			copy(out[i:j], ns)
-		}
-	}
+	return e.close(b)
 }
 
 // final writes what follows the last token: usage and [DONE] (OpenAI),

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -96,58 +97,36 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 	}
 	buf := make([]byte, 0, 1024)
 	sent := 0
-	// Events leave through out: held keeps them there instead of writing
-	// each. The events that open a stream (a chat's role delta,
-	// Anthropic's and the Responses API's start events) leave in one write
-	// with the first token, and the ones after the last token (usage,
-	// [DONE]) in one write with the end of the body. A write per event
-	// cost a write system call and, on the client, a wake-up and a read
-	// each, all in the first and last tick of a burst of streams, when both
-	// sides are busiest (docs/PERFORMANCE.md, "Why the tail at 1,024
-	// aligned streams"). Unpaced, tokens that are ready together leave
-	// together too, up to maxBatch events a write: a write system call per
-	// token was most of the simulator's CPU at 256 streams, on the cores
-	// it shares with the client. stamps are where out's send times are:
-	// each is rewritten right before the write that carries it.
+	// held keeps events in the response's buffer instead of flushing each:
+	// the events that open a stream (a chat's role delta, Anthropic's and
+	// the Responses API's start events) leave in one write with the first
+	// token, and the ones after the last token (usage, [DONE]) in one write
+	// with the end of the body. A flush per event cost a write system call
+	// and, on the client, a wake-up and a read each, all in the first and
+	// last tick of a burst of streams, when both sides are busiest
+	// (docs/PERFORMANCE.md, "Why the tail at 1,024 aligned streams").
 	held := false
-	out := make([]byte, 0, 1024)
-	var stamps []int
-	write := func(flush bool) bool {
-		if len(out) == 0 {
-			return true
-		}
-		if len(stamps) > 0 {
-			sendStamps(out, stamps, time.Now().UnixNano())
-			stamps = stamps[:0]
-		}
-		_, err := w.Write(out)
-		out = out[:0]
-		if err != nil {
-			return false
-		}
-		return !flush || rc.Flush() == nil
-	}
-	// emit closes the event in b (stamping the send time in test mode)
-	// and writes it unless held; raw does the same for a non-JSON line
-	// such as [DONE].
+	flush := func() bool { return held || rc.Flush() == nil }
+	// emit closes the event in b (stamping the send time in test mode),
+	// writes and flushes it; raw writes a non-JSON line such as [DONE].
 	emit := func(b []byte) bool {
 		if s.cfg.SendTimes {
-			var at int
-			b, at = e.closeTimed(b)
-			stamps = append(stamps, len(out)+at)
+			b = e.closeTimed(b)
 		} else {
 			b = e.close(b)
 		}
-		out = append(out, b...)
 		buf = b[:0]
-		return held || write(true)
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return flush()
 	}
 	raw := func(line string) bool {
-		out = append(out, line...)
-		return held || write(true)
+		if _, err := io.WriteString(w, line); err != nil {
+			return false
+		}
+		return flush()
 	}
-	batch := s.cfg.TokenInterval <= 0 && s.cfg.FirstTokenDelay <= 0 && s.cfg.StallAfter == 0 && s.cfg.ResetAfter == 0
-	batched := 0
 	// pace holds the next chunk until its deadline under TokenInterval
 	// and FirstTokenDelay.
 	var paceTimer *time.Timer
@@ -203,14 +182,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 					}
 				}
 			}
-			// A token is held for the next one only when that one is
-			// ready too: the first token always leaves at once.
-			held = batch && sent > 0 && sent+k < n && sent+k+min(per, n-sent-k) <= have && batched+1 < maxBatch
-			if held {
-				batched++
-			} else {
-				batched = 0
-			}
+			held = false
 			if s.onChunk != nil {
 				s.onChunk(j.api, sent+k, avail())
 			}
@@ -255,15 +227,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 	// What follows the last token leaves in one write, with the end of the
 	// chunked body that the server writes when the handler returns.
 	held = true
-	if e.final(buf[:0], t, emit, raw) {
-		write(false) // the server's end of the body flushes it
-	}
+	e.final(buf[:0], t, emit, raw)
 }
-
-// maxBatch bounds the events of one write when tokens are ready together:
-// eight events of a count-up answer are about 2 KiB, the response
-// buffer's size.
-const maxBatch = 8
 
 // timing is what llama.cpp timings and Ollama durations report.
 type timing struct {
