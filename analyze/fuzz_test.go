@@ -49,8 +49,8 @@ func FuzzCountUp(f *testing.F) {
 
 // FuzzServerCounts: whatever token counts a server sends (per chunk, in
 // usage), analysis neither panics nor reports an infinite or negative
-// figure (issue #11 finding 4: ±9e18 per-chunk counts overflowed a
-// distribution's count and panicked in makeslice).
+// figure (±9e18 per-chunk counts once overflowed a distribution's count
+// and panicked in makeslice).
 func FuzzServerCounts(f *testing.F) {
 	f.Add(int64(9_000_000_000_000_000_000), int64(1), `{"completion_tokens":9000000000000000000}`)
 	f.Add(int64(-9_000_000_000_000_000_000), int64(-9_000_000_000_000_000_000), `{"completion_tokens":-5,"prompt_tokens":-1}`)

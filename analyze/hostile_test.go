@@ -32,9 +32,9 @@ func TestClippedAndLateFinishWarnings(t *testing.T) {
 	}
 }
 
-// TestDamagedTraceKeepsGoodRecords (hostile-file finding 1): a trace with
-// an undecodable entry between good records is analysed from the good
-// ones, with the damage said as a partial trace: 2 of 3 planned requests.
+// TestDamagedTraceKeepsGoodRecords: a trace with an undecodable entry
+// between good records is analysed from the good ones, with the damage said
+// as a partial trace: 2 of 3 planned requests.
 func TestDamagedTraceKeepsGoodRecords(t *testing.T) {
 	h := header("A", phase(0, 1, 100, 16, 1))
 	h.Phases[0].Requests = 3

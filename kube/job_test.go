@@ -162,8 +162,7 @@ func TestManifestBadInput(t *testing.T) {
 		{func(c *JobConfig) { c.ReplayArg = []string{"--shard", "0/4"} }, "the Job sets --shard itself"},
 		{func(c *JobConfig) { c.WorkloadData = nil }, "no workload"},
 		// What every pod's replay would refuse, and what would put a
-		// credential or a document of its own into the manifest (hostile
-		// input round 3, findings 2, 6 and 7).
+		// credential or a document of its own into the manifest.
 		{func(c *JobConfig) { c.URL = "not a url" }, "is not an http(s) address"},
 		{func(c *JobConfig) { c.URL = "ftp://vllm:8000" }, "is not an http(s) address"},
 		{func(c *JobConfig) { c.URL = "http://u:sk-secret-123456@vllm:8000" }, "URL holds credentials (user info"},

@@ -42,7 +42,7 @@ func TestRedactHeadersAndBody(t *testing.T) {
 		t.Errorf("RedactBody = %s", body)
 	}
 	// The key's value is redacted wherever it is, whatever the field or
-	// header is called (hostile input round 3, finding 9).
+	// header is called.
 	const key = "sk-proj-0123456789abcdef"
 	body = RedactBody([]byte(`{"user":"`+key+`","tags":["a `+key[:12]+`"],"`+key+`":1,"n":"plain"}`), key)
 	if string(body) != `{"REDACTED":1,"n":"plain","tags":["a REDACTED"],"user":"REDACTED"}` {

@@ -97,8 +97,7 @@ func FuzzRedact(f *testing.F) {
 }
 
 // TestRedactScrape: a scrape's metric names, label values and error lose
-// every run of the key (hostile input round 3, finding 1); a scrape
-// without it is left as it was.
+// every run of the key; a scrape without it is left as it was.
 func TestRedactScrape(t *testing.T) {
 	const key = "sk-proj-0123456789abcdef"
 	sc := trace.Scrape{Target: "http://h/metrics", Error: "bad line near " + key[4:],

@@ -8,7 +8,7 @@ import (
 // gcStat is a reading of the Go runtime's own counters of garbage
 // collection: section 1 gives GC's share of the client's CPU per token and
 // the allocations per token beside the CPU figure, so a regression says
-// whether it is the collector's (issue #19).
+// whether it is the collector's.
 type gcStat struct {
 	cpu           time.Duration
 	allocs, bytes uint64

@@ -22,8 +22,7 @@ const (
 	TargetAnalyzeTokS   = 10e6
 )
 
-// The timestamp targets (issue #19), each over plain HTTP and over TLS to
-// loopback.
+// The timestamp targets, each over plain HTTP and over TLS to loopback.
 const (
 	TargetStampP99     = 500 * time.Microsecond // at 1,024 aligned streams
 	TargetStampWideP99 = 2 * time.Millisecond   // at TargetStampWide streams

@@ -153,9 +153,9 @@ func TestReadAggregates(t *testing.T) {
 	}
 }
 
-// TestReadDropsImpossibleGauges (hostile input round 3, finding 10): 1e308
-// requests running, two series whose sum overflows, +Inf waiting and a
-// cache 500 % full are not readings: left out, and counted per meaning.
+// TestReadDropsImpossibleGauges: 1e308 requests running, two series whose
+// sum overflows, +Inf waiting and a cache 500 % full are not readings: left
+// out, and counted per meaning.
 func TestReadDropsImpossibleGauges(t *testing.T) {
 	sc := trace.Scrape{Source: trace.SourceMetrics, Samples: []trace.Sample{
 		{Name: "vllm:num_requests_running", Labels: `engine="0"`, Value: 2},

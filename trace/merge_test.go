@@ -331,12 +331,12 @@ func BenchmarkMerge(b *testing.B) {
 	})
 }
 
-// TestMergeRefusesOtherRuns: shards of one workload and shard count that
-// are not of one run are refused before a record is merged, each with a
-// one-line reason naming the file (hostile input round 3, finding 4):
-// starts apart with no common start, starts not explained by a shard's
-// recorded lateness, another model or label, a request in two shards or
-// twice in one, a start in year 1 and an impossible shard count.
+// TestMergeRefusesOtherRuns: shards of one workload and shard count that are
+// not of one run are refused before a record is merged, each with a one-line
+// reason naming the file: starts apart with no common start, starts not
+// explained by a shard's recorded lateness, another model or label, a
+// request in two shards or twice in one, a start in year 1 and an impossible
+// shard count.
 func TestMergeRefusesOtherRuns(t *testing.T) {
 	base := t.TempDir()
 	n := 0

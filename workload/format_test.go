@@ -126,7 +126,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad request", compress(t, lines[0]+header+"[1,2]\n"), "request 1"},
 		{"header mismatch", compress(t, "llmreplay-workload 1.3\n"+header), "version line says"},
 		{"corrupt frame", append(append([]byte{}, good[:20]...), bytes.Repeat([]byte{0xff}, 200)...), "workload file"},
-		// Issue #11 finding 5: fields beyond their meaning, edited by hand.
+		// Fields edited by hand beyond their meaning.
 		{"salt words past the span", compress(t, strings.Replace(raw.String(), `"words":4}`, `"words":2000000000}`, 1)), "2000000000 salt words in a 31-byte salt span"},
 		{"huge burst", compress(t, lines[0]+hugeBurst+lines[2]), "concurrency 100000000"},
 		{"burst wider than its requests", compress(t, lines[0]+strings.Replace(hugeBurst, "100000000", "7", 1)+lines[2]), "a burst's concurrency is at most its requests"},
@@ -232,7 +232,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(compress(f, "llmreplay-workload 2.0\n{}\n"))
 	f.Add(compress(f, "llmreplay-workload 1.0\n{\"format\":\"llmreplay-workload\",\"major\":1,\"requests\":1,\"phases\":[{}]}\n{\"id\":\"x\",\"prompt\":\"ab\",\"salt\":{\"start\":1,\"end\":9}}\n"))
 	f.Add([]byte("not a workload"))
-	// The bounds of issue #11 finding 5.
+	// A hand edit past the fields' bounds.
 	f.Add(compress(f, "llmreplay-workload 1.0\n"+hugeBurst+`{"id":"x","phase":0,"prompt":"a b c d","salt":{"start":0,"end":4,"words":2000000000}}`+"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		wl, err := Decode(bytes.NewReader(data))

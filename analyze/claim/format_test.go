@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestCountsPrintAsIntegers (issue #12 item 7): a count's measured value
-// and its interval print as integers, a rate's keep their decimals.
+// TestCountsPrintAsIntegers: a count's measured value and its interval print
+// as integers, a rate's keep their decimals.
 func TestCountsPrintAsIntegers(t *testing.T) {
 	var b strings.Builder
 	vs := []Verdict{

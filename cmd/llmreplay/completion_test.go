@@ -11,7 +11,7 @@ import (
 // TestCompletionValues: the shell's completion (cobra's hidden __complete
 // command, which the scripts from `llmreplay completion bash|zsh|fish` call)
 // offers the values of --api, --profile, --format, --definitions,
-// --tokenizer and metric names (issue 12 item 14).
+// --tokenizer and metric names.
 func TestCompletionValues(t *testing.T) {
 	cases := []struct {
 		name string

@@ -13,8 +13,8 @@ import (
 // timestamped name, and the summary on stdout.
 
 // TestDefaultTraceName: replay without -o writes the trace where its help
-// says, results/LABEL-TIME.trace.zst (issue 12 item 7), and says so; run as
-// a user does, the built binary in a fresh folder with default flags.
+// says, results/LABEL-TIME.trace.zst, and says so; run as a user does, the
+// built binary in a fresh folder with default flags.
 func TestDefaultTraceName(t *testing.T) {
 	bin := parallelBinary(t)
 	url, dir, wl := simWorkload(t, bin, []string{"--profile", "fast"}, "--schedule", "burst:1", "--repeats", "1", "--input-tokens", "100", "--max-tokens", "4")

@@ -9,7 +9,7 @@ import (
 
 // TestBadInputExits: bad input anywhere is exit status 2 with one line that
 // names the problem and the fix, before anything starts, is printed on
-// stdout or is written (issue 12 item 7), run through the in-process command tree with default
+// stdout or is written, run through the in-process command tree with default
 // flags except the one under test.
 func TestBadInputExits(t *testing.T) {
 	dir := t.TempDir()

@@ -60,9 +60,9 @@ func recordingProxy(t *testing.T, simURL string) (string, func() []seenRequest) 
 	}
 }
 
-// The item 10: --header and --extra-body reach every request of
-// every API, through the binary, and the trace header records them with the
-// secrets redacted; the secret reaches no output and no file.
+// --header and --extra-body reach every request of every API, through the
+// binary, and the trace header records them with the secrets redacted; the
+// secret reaches no output and no file.
 func TestHeaderAndExtraBodyReachEveryAPI(t *testing.T) {
 	bin := parallelBinary(t)
 	simURL := startSim(t, bin)

@@ -74,13 +74,12 @@ func TestPromiseFailuresAreData(t *testing.T) {
 	}
 }
 
-// TestHostileResponsesLeaveReadableTraces (hostile-server findings 1 and
-// 2, through the built binary): a server that streams one-token chunks
-// forever past max_tokens 16, one that sends 70 events of 3.9 MB of text,
-// and one that sends 12 MB of one repeated character. Each such response
-// is stopped as "overlong" (not held until the 10-minute timeout), the
-// good response beside it is kept, and every command reads the trace:
-// trace info, trace cat, analyze and check.
+// TestHostileResponsesLeaveReadableTraces (through the built binary): a
+// server that streams one-token chunks forever past max_tokens 16, one that
+// sends 70 events of 3.9 MB of text, and one that sends 12 MB of one
+// repeated character. Each such response is stopped as "overlong" (not held
+// until the 10-minute timeout), the good response beside it is kept, and
+// every command reads the trace: trace info, trace cat, analyze and check.
 func TestHostileResponsesLeaveReadableTraces(t *testing.T) {
 	bin := parallelBinary(t)
 	chunk := func(s string) string {

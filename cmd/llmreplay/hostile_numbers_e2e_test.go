@@ -82,7 +82,7 @@ func TestReportDropsAbsurdGauges(t *testing.T) {
 	}
 }
 
-// TestHostileCountsDoNotCrashAnalysis: issue #11 finding 4 through the
+// TestHostileCountsDoNotCrashAnalysis: absurd server counts, through the
 // binary. Per-chunk counts of ±9e18 overflowed a distribution's count and
 // panicked in analyze and check (makeslice: len out of range), and
 // usage.completion_tokens of 9e18 gave aggregate_tps = -1.1e20. Now the

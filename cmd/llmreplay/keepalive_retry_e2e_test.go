@@ -14,17 +14,16 @@ import (
 const llamaStream = "data: {\"content\":\"1, 2\",\"stop\":false}\n\ndata: {\"content\":\"\",\"stop\":true,\"stop_type\":\"limit\"," +
 	"\"timings\":{\"prompt_n\":64,\"predicted_n\":2}}\n\n"
 
-// TestClosedKeepAliveRetried (hostile input round 3, finding 12):
-// llama-server announces keep-alive and closes every connection just
-// after its response; a request the client sends on such a connection
-// gets FIN before any response byte. It never reached the server, so it
-// is sent again once, on a new connection, and counted as a retry (in the
-// record's notes and the run's summary line), never as a server failure.
-// Against a 127.0.0.1 server that never answers a second request on a
-// connection, 20 sequential --api llamacpp requests all succeed, each
-// retried one says so, and the summary counts them. Before the fix every
-// request after the first on a kept-alive connection was recorded as
-// "reset".
+// TestClosedKeepAliveRetried: llama-server announces keep-alive and closes
+// every connection just after its response; a request the client sends on
+// such a connection gets FIN before any response byte. It never reached the
+// server, so it is sent again once, on a new connection, and counted as a
+// retry (in the record's notes and the run's summary line), never as a
+// server failure. Against a 127.0.0.1 server that never answers a second
+// request on a connection, 20 sequential --api llamacpp requests all
+// succeed, each retried one says so, and the summary counts them. Before the
+// fix every request after the first on a kept-alive connection was recorded
+// as "reset".
 func TestClosedKeepAliveRetried(t *testing.T) {
 	bin := parallelBinary(t)
 	srv := testutil.StartKeepAliveCloser(t, llamaStream, true)

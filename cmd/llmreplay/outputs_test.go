@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestOutputSafety: what -o may destroy (issue #11 finding 3, #12 item 8,
-// #11 finding 11's /dev/null), through the built binary with default flags.
+// TestOutputSafety: what -o may destroy (the input, an existing file, a
+// symlink's target, /dev/null), through the built binary with default flags.
 // Before the fix, `replay w -o w` replaced the workload with a trace, an
 // existing file or a symlink's target was overwritten silently, and
 // `-o /dev/null` failed at the end on fsync.

@@ -94,11 +94,11 @@ func TestPromiseNoCacheTricks(t *testing.T) {
 	}
 }
 
-// TestNoCacheHitOnRepeatThroughTheBinary (issue #16 item 3): a --prefix
-// shared:256 workload replayed with --salt off against the simulator
-// without its prefix cache reports 0 cached tokens for every request, and
-// analyze says so (no_cache_hit_on_repeat, 4 requests); with the cache on,
-// the later requests hit the shared prefix and it does not.
+// TestNoCacheHitOnRepeatThroughTheBinary: a --prefix shared:256 workload
+// replayed with --salt off against the simulator without its prefix cache
+// reports 0 cached tokens for every request, and analyze says so
+// (no_cache_hit_on_repeat, 4 requests); with the cache on, the later
+// requests hit the shared prefix and it does not.
 func TestNoCacheHitOnRepeatThroughTheBinary(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
 	wl := filepath.Join(dir, "w.jsonl.zst")

@@ -12,11 +12,10 @@ import (
 	"github.com/llmreplay/llmreplay/trace"
 )
 
-// TestProbePrefixCacheThroughTheBinary (issue #16 item 4): against the
-// built-in simulator the probe's verdicts are right with the prefix cache
-// on (every step PASS, exit 0) and off (the two repeat steps FAIL, exit 1),
-// judged by the simulator's cached-token counts; bad input exits 2 before
-// anything is sent.
+// TestProbePrefixCacheThroughTheBinary: against the built-in simulator the
+// probe's verdicts are right with the prefix cache on (every step PASS, exit
+// 0) and off (the two repeat steps FAIL, exit 1), judged by the simulator's
+// cached-token counts; bad input exits 2 before anything is sent.
 func TestProbePrefixCacheThroughTheBinary(t *testing.T) {
 	bin := parallelBinary(t)
 	out, e, code := run(t, nil, bin, "probe", "prefix-cache", "--profile", "vllm-rtx5090-fp8", "--input-tokens", "256")
@@ -48,12 +47,12 @@ func TestProbePrefixCacheThroughTheBinary(t *testing.T) {
 	}
 }
 
-// TestProbeSharedSystemThroughTheBinary (issue #16 item 4, the paged-cache
-// mode): with defaults (2 rounds of 10 sharing a 286-token system prompt)
-// the simulator's cache serves every second-round request the system
-// prompt's full blocks (the vLLM profile's 16-token blocks: the count is
-// the same for all ten), so the probe passes (exit 0); without the cache
-// no request hits and it fails (exit 1). Mode-foreign flags exit 2.
+// TestProbeSharedSystemThroughTheBinary (the paged-cache mode): with
+// defaults (2 rounds of 10 sharing a 286-token system prompt) the
+// simulator's cache serves every second-round request the system prompt's
+// full blocks (the vLLM profile's 16-token blocks: the count is the same for
+// all ten), so the probe passes (exit 0); without the cache no request hits
+// and it fails (exit 1). Mode-foreign flags exit 2.
 func TestProbeSharedSystemThroughTheBinary(t *testing.T) {
 	bin := parallelBinary(t)
 	out, e, code := run(t, nil, bin, "probe", "prefix-cache", "--mode", "shared-system", "--profile", "vllm-rtx5090-fp8")

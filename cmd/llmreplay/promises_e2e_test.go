@@ -286,8 +286,8 @@ func TestPromiseREADMEBench(t *testing.T) {
 			t.Errorf("results/ has %d *%s files, want 1", len(m), ext)
 		}
 	}
-	// Its default repeats give check verdicts on per-run claims (issue #12
-	// item 4): one aggregate_tps sample per run, 6 runs per level.
+	// Its default repeats give check verdicts on per-run claims: one
+	// aggregate_tps sample per run, 6 runs per level.
 	traces, _ := filepath.Glob(filepath.Join(dir, "results", "*.trace.zst"))
 	if len(traces) == 1 {
 		// What bench printed is what analyze prints of its trace.

@@ -11,7 +11,7 @@ import (
 
 // TestRateSweepWorkload: `workload build --schedule rate:1,2,5` is a rate
 // sweep, one open-loop phase per rate, each with its own exact constant
-// offsets (issue 12 item 11); a bad rate in the list is exit 2 naming it.
+// offsets; a bad rate in the list is exit 2 naming it.
 func TestRateSweepWorkload(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "rates.workload.zst")
@@ -62,8 +62,8 @@ func TestRateSweepWorkload(t *testing.T) {
 	}
 }
 
-// TestCountsAgree: a single phase is "1 phase", not "1 phases" (issue 12
-// item 7), in workload build's line and workload inspect's summary.
+// TestCountsAgree: a single phase is "1 phase", not "1 phases", in workload
+// build's line and workload inspect's summary.
 func TestCountsAgree(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "one.workload.zst")
 	stdout, _, err := runCLI(t, nil, "workload", "build", "--schedule", "burst:1", "--repeats", "1", "--input-tokens", "100", "-o", out)
@@ -121,9 +121,9 @@ func TestRateDuration(t *testing.T) {
 	}
 }
 
-// Issue 12 item 11: `replay --duration` bounds each open-loop phase in
-// time, and the trace is a whole time-bounded run, not a partial one;
-// `analyze --by rate` shows rate phases by their rate.
+// `replay --duration` bounds each open-loop phase in time, and the trace is
+// a whole time-bounded run, not a partial one; `analyze --by rate` shows
+// rate phases by their rate.
 func TestReplayDurationAndByRate(t *testing.T) {
 	bin := parallelBinary(t)
 	simURL := startSim(t, bin, "--profile", "fast")

@@ -47,9 +47,9 @@ func TestReplaySaysDispatcherPolicy(t *testing.T) {
 	}
 }
 
-// Issue 12 item 12, the mode tests can see: with stderr not a terminal the
-// progress display writes plain lines, one per phase with its own counts
-// (failures included), and -q silences it but not the summary.
+// With stderr not a terminal (the mode tests can see) the progress display
+// writes plain lines, one per phase with its own counts (failures included),
+// and -q silences it but not the summary.
 func TestProgressPlainLinesThroughTheBinary(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
 	_, e, code := run(t, nil, bin, "bench", "--concurrency", "1,2", "--input-tokens", "64", "--max-tokens", "4", "--repeats", "1", "--results", filepath.Join(dir, "res"))

@@ -288,7 +288,7 @@ func runSimBriefly(t *testing.T, addr string) (stdout, stderr string) {
 	return out.String(), errb.String()
 }
 
-// TestURLQueryKeptAndSecret: issue #11 finding 9 through the binary.
+// TestURLQueryKeptAndSecret: a key in --url's query, through the binary.
 // `--url 'http://host/?api_key=K'` sent `POST /?api_key=K/v1/chat/completions`
 // (the route after the query), and a server echoing the request line put K
 // in error.body. Now routes go into the path, the query is kept (Azure's
@@ -386,15 +386,14 @@ func (s *keyEchoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestKeyNeverStoredFromScrapesOrExtraBody (hostile input round 3,
-// findings 1 and 9): a server whose /metrics names the caller's key in
-// label values, a metric name and its help, and a run whose --extra-body
-// carries the key's value under a name that does not look secret
-// ({"user": KEY}). Through the built binary, with the key from the
-// environment: no piece of the key reaches the trace, trace cat (records
-// and --server-metrics), trace info, a merged trace, export's
-// server_metrics.csv and .parquet, analyze, report, stdout or stderr. The
-// scrapes are still there, with the key's place marked.
+// TestKeyNeverStoredFromScrapesOrExtraBody: a server whose /metrics names
+// the caller's key in label values, a metric name and its help, and a run
+// whose --extra-body carries the key's value under a name that does not look
+// secret ({"user": KEY}). Through the built binary, with the key from the
+// environment: no piece of the key reaches the trace, trace cat (records and
+// --server-metrics), trace info, a merged trace, export's server_metrics.csv
+// and .parquet, analyze, report, stdout or stderr. The scrapes are still
+// there, with the key's place marked.
 func TestKeyNeverStoredFromScrapesOrExtraBody(t *testing.T) {
 	bin := parallelBinary(t)
 	ts := httptest.NewServer(&keyEchoServer{})
@@ -453,7 +452,7 @@ func TestKeyNeverStoredFromScrapesOrExtraBody(t *testing.T) {
 	}
 }
 
-// fragmentKey is the 34-character sk-… key of the findings.
+// fragmentKey is a 34-character sk-… key.
 const fragmentKey = "sk-FRAGMENT-0123456789abcdefABCDEF"
 
 // fragmentLeak reports a 12-byte piece of the key found in b: the key
@@ -468,13 +467,12 @@ func fragmentLeak(b []byte) string {
 	return ""
 }
 
-// TestSecretFragmentsNeverWritten (hostile-server findings 6, 7 and 8): a
-// key split across two streamed chunks, a message the server clipped in the
-// middle of the key, an error body the client clips at 4 KiB across the
-// key, a \u-escaped key in an error event, a model list naming the model
-// after the key, and a 401 whose status line carries it. Through the built
-// binary: no 12-byte piece of the key reaches the trace (compressed or
-// not), trace cat/info, analyze, stdout or stderr.
+// TestSecretFragmentsNeverWritten: a key split across two streamed chunks, a
+// message the server clipped in the middle of the key, an error body the
+// client clips at 4 KiB across the key, a \u-escaped key in an error event,
+// a model list naming the model after the key, and a 401 whose status line
+// carries it. Through the built binary: no 12-byte piece of the key reaches
+// the trace (compressed or not), trace cat/info, analyze, stdout or stderr.
 func TestSecretFragmentsNeverWritten(t *testing.T) {
 	bin := parallelBinary(t)
 	var n atomic.Int64

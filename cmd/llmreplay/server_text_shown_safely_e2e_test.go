@@ -441,7 +441,7 @@ func TestEscapeLookalikeText(t *testing.T) {
 	}
 }
 
-// hostileID is issue #11 finding 10's model id: it clears the screen, sets
+// hostileID is a hostile server's model id: it clears the screen, sets
 // the terminal title and adds a fake result line when printed raw.
 const hostileID = "evil\x1b[2J\x1b]0;TITLE\x07\nFAKE LINE: 999999 tok/s\r"
 

@@ -84,14 +84,14 @@ func (s *thaiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestServerTokenizerJudgesUsage is issue #13's real-world case through the
+// TestServerTokenizerJudgesUsage is a case met in the field, through the
 // built binary with default flags: a model whose one-token chunks are
 // several o200k tokens each (a llama.cpp server with Qwen3's vocabulary
-// streamed Thai, and bench flagged usage_mismatch at every concurrency).
-// An honest server streams one token per event, so its stream backs its
-// count (judged "stream") and it passes, with /tokenize or without; a
-// server that doubles its usage is not backed by its stream and is judged
-// by its own /tokenize or by bounds, and flagged either way; a server whose tokenizer
+// streamed Thai, and bench flagged usage_mismatch at every concurrency). An
+// honest server streams one token per event, so its stream backs its count
+// (judged "stream") and it passes, with /tokenize or without; a server that
+// doubles its usage is not backed by its stream and is judged by its own
+// /tokenize or by bounds, and flagged either way; a server whose tokenizer
 // counts the prompts 40 tokens longer than the workload gets
 // prompt_not_exact.
 func TestServerTokenizerJudgesUsage(t *testing.T) {

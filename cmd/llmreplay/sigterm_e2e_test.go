@@ -13,12 +13,12 @@ import (
 	"time"
 )
 
-// TestSIGTERMWithinGraceAnySchedule (hostile-file finding 5): SIGTERM
-// stops a replay within the grace period whatever its schedule: a closed
-// loop of 400 workers without pre-warming (it once ignored SIGTERM for
-// 112 s), an open loop and a burst, all against a server whose streams
-// never end. Through the built binary; the bound (15 s against a 300 ms
-// grace and a 10-minute request timeout) is wide enough for a busy machine.
+// TestSIGTERMWithinGraceAnySchedule: SIGTERM stops a replay within the grace
+// period whatever its schedule: a closed loop of 400 workers without
+// pre-warming (it once ignored SIGTERM for 112 s), an open loop and a burst,
+// all against a server whose streams never end. Through the built binary;
+// the bound (15 s against a 300 ms grace and a 10-minute request timeout) is
+// wide enough for a busy machine.
 func TestSIGTERMWithinGraceAnySchedule(t *testing.T) {
 	bin := parallelBinary(t)
 	// Streams that never end (a token every 50 ms while the client reads).

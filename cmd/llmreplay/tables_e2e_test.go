@@ -36,11 +36,11 @@ func csvByKey(t *testing.T, out string) []map[string]string {
 	return res
 }
 
-// Issue 12 item 2: failures are visible in the default output. Against
-// the simulator answering half of its requests with HTTP 500, with default
-// flags: every block of the summary, and every cell of the concurrency-sweep
-// table (--wide and Markdown), whose requests did not all succeed says how
-// many failed and the error class, the count agreeing with the tidy CSV's
+// Failures are visible in the default output. Against the simulator
+// answering half of its requests with HTTP 500, with default flags: every
+// block of the summary, and every cell of the concurrency-sweep table
+// (--wide and Markdown), whose requests did not all succeed says how many
+// failed and the error class, the count agreeing with the tidy CSV's
 // requests_failed; the server's message is a note; no cell shows "— / —".
 func TestFailuresVisibleInTable(t *testing.T) {
 	bin := parallelBinary(t)
@@ -140,13 +140,13 @@ func contextWall(maxBody int) *httptest.Server {
 	}))
 }
 
-// Issue 12 items 2 and 9: a server with a context wall. The summary's
-// blocks and the wide table's rows past the wall read "all N failed:
-// http-status" (not "— / —" with a client_behind note), with the server's
-// own words as a note, and the wide table's evidence quotes them in plain
-// text: "input tokens 5,000: 6 of 6 failed, HTTP 400 Bad Request: request
-// (5000 tokens) exceeds the available context size …". The JSON keeps the
-// structure: the by_value rows carry the message as a field.
+// A server with a context wall. The summary's blocks and the wide table's
+// rows past the wall read "all N failed: http-status" (not "— / —" with a
+// client_behind note), with the server's own words as a note, and the wide
+// table's evidence quotes them in plain text: "input tokens 5,000: 6 of 6
+// failed, HTTP 400 Bad Request: request (5000 tokens) exceeds the available
+// context size …". The JSON keeps the structure: the by_value rows carry the
+// message as a field.
 func TestServerErrorMessageInEvidence(t *testing.T) {
 	bin := parallelBinary(t)
 	ts := contextWall(12000) // 1,000 tokens of prose ≈ 5 KB of JSON; 5,000 ≈ 25 KB
@@ -239,9 +239,9 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 	}
 }
 
-// Issue 12 item 3: a 32,000-token prompt on the calibrated simulator: the
-// prefill makes TTFT most of E2E, yet the response streamed token by token
-// and analyze must not call it not_streamed.
+// A 32,000-token prompt on the calibrated simulator: the prefill makes TTFT
+// most of E2E, yet the response streamed token by token and analyze must not
+// call it not_streamed.
 func TestLongPromptIsStreamed(t *testing.T) {
 	bin := parallelBinary(t)
 	// The default, calibrated profile (~17 µs per prompt token: ~0.55 s of
@@ -267,9 +267,9 @@ func TestLongPromptIsStreamed(t *testing.T) {
 	}
 }
 
-// Issue 12 item 13: `trace cat --requests` through the binary on a
-// hand-made trace, every figure worked out by hand; and the median of the
-// ok rows' per_stream_tps is analyze's per-stream figure.
+// `trace cat --requests` through the binary on a hand-made trace, every
+// figure worked out by hand; and the median of the ok rows' per_stream_tps
+// is analyze's per-stream figure.
 func TestTraceCatRequests(t *testing.T) {
 	bin := parallelBinary(t)
 	const ms = int64(1_000_000)

@@ -70,10 +70,10 @@ func checkKernelStamped(t *testing.T, h trace.Header, recs []trace.Record, perCh
 	}
 }
 
-// Issue 19: with default flags on Linux, chunk times are the kernel's
-// receive stamps (header timestamps "kernel"), each at or before the
-// user-space time kept beside it; --timestamps user records user-space
-// times only; a source that is not one is refused before anything runs.
+// With default flags on Linux, chunk times are the kernel's receive stamps
+// (header timestamps "kernel"), each at or before the user-space time kept
+// beside it; --timestamps user records user-space times only; a source that
+// is not one is refused before anything runs.
 func TestKernelTimestampsE2E(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS != "linux" {

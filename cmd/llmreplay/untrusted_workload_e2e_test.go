@@ -12,10 +12,11 @@ import (
 // A workload file is often someone else's (a colleague's, a hand edit, an
 // imported log): what the binary reads from one is bounded and escaped.
 
-// TestHandEditedWorkloadRefused: issue #11 finding 5 through the binary. A
-// workload edited to 2e9 salt words made replay die out of memory, and a
-// burst of concurrency 10^8 started that many goroutines; now replay exits
-// 2 at once with one line naming the field, before any request.
+// TestHandEditedWorkloadRefused: a workload edited by hand past its fields'
+// bounds is refused, through the binary. A workload edited to 2e9 salt words
+// made replay die out of memory, and a burst of concurrency 10^8 started
+// that many goroutines; now replay exits 2 at once with one line naming the
+// field, before any request.
 func TestHandEditedWorkloadRefused(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
 	good := buildWorkload(t, bin, dir, "--max-tokens", "4", "--schedule", "burst:2", "--repeats", "1")

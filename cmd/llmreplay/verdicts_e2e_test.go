@@ -137,16 +137,16 @@ func checkVerdicts(t *testing.T, what, out string) int {
 	return n
 }
 
-// Issue #12 item 4, "the README's own commands give no verdicts": the
-// pipeline of README.md, run line for line (workload build with the
-// README's repeats, both replays, both checks), gives HOLDS or DOES NOT
-// HOLD for every claim, per-run ones (aggregate_tps, one sample per run)
-// included (bench's default, the README's other command, is checked the
-// same way in TestPromiseREADMEBench). The server is the simulator's fast profile paced at one token
-// per 200 µs (5,000 tok/s per stream, well inside what the trust warnings
-// accept): the README's calibrated profiles would take minutes for the
-// 366 requests of each replay, and the question here is the number of
-// samples, which the server's speed does not change.
+// TestREADMEPipelineGivesVerdicts: the pipeline of README.md, run line for
+// line (workload build with the README's repeats, both replays, both
+// checks), gives HOLDS or DOES NOT HOLD for every claim, per-run ones
+// (aggregate_tps, one sample per run) included (bench's default, the
+// README's other command, is checked the same way in
+// TestPromiseREADMEBench). The server is the simulator's fast profile paced
+// at one token per 200 µs (5,000 tok/s per stream, well inside what the
+// trust warnings accept): the README's calibrated profiles would take
+// minutes for the 366 requests of each replay, and the question here is the
+// number of samples, which the server's speed does not change.
 func TestREADMEPipelineGivesVerdicts(t *testing.T) {
 	bin, dir := parallelBinary(t), t.TempDir()
 	claimsDir := filepath.Join(dir, "traces", "claims")

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Hostile is the model id of issue #11 finding 10.
+// Hostile is a model id that spoofs a raw terminal.
 const Hostile = "evil\x1b[2J\x1b]0;TITLE\x07\nFAKE LINE: 999999 tok/s\r"
 
 func TestShow(t *testing.T) {

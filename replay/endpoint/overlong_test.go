@@ -27,10 +27,10 @@ func (f *forever) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// TestOverlong (hostile-server finding 2): a server that streams valid
-// one-token chunks forever past max_tokens, or sends only SSE comments
-// forever, is stopped after a bounded multiple of max_tokens, with its own
-// error class, and the record holds a bounded number of chunks.
+// TestOverlong: a server that streams valid one-token chunks forever past
+// max_tokens, or sends only SSE comments forever, is stopped after a bounded
+// multiple of max_tokens, with its own error class, and the record holds a
+// bounded number of chunks.
 func TestOverlong(t *testing.T) {
 	chunk := `data: {"choices":[{"index":0,"delta":{"content":" 1"},"finish_reason":null}]}` + "\n\n"
 	for _, c := range []struct {
@@ -58,9 +58,9 @@ func TestOverlong(t *testing.T) {
 	}
 }
 
-// TestFinishKeptFirst (finding 11): a server that sends finish reasons
-// "length", then "stop", then "content_filter", with text after the first:
-// the first is kept, the rest and the late text are noted.
+// TestFinishKeptFirst: a server that sends finish reasons "length", then
+// "stop", then "content_filter", with text after the first: the first is
+// kept, the rest and the late text are noted.
 func TestFinishKeptFirst(t *testing.T) {
 	ev := func(text, finish string) string {
 		return `data: {"choices":[{"index":0,"delta":{"content":"` + text + `"},"finish_reason":` + finish + `}]}` + "\n\n"
