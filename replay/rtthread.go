@@ -39,7 +39,8 @@ const (
 // (dispatch_linux.go). A burst whose requests its release writes itself
 // is released on the thread too, with no yield between the writes
 // (dispatch_held.go); one whose requests send themselves (TLS) from its
-// phase's goroutine (phase_burst.go).
+// phase's goroutine (phase_burst.go). The open-loop dispatcher's thread
+// sleeps keep its P (holdP, dispatch_linux.go), a P of its own (takeP).
 //
 // A thread whose policy was raised never returns to Go's pool of threads:
 // its goroutine ends locked, and the runtime ends the thread with it, so
