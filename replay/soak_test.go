@@ -3,10 +3,14 @@ package replay
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,11 +81,12 @@ func settle(t *testing.T, base resources, slackG, slackFD int) resources {
 func TestSoak(t *testing.T) {
 	const streams = 1000
 	// Each stream is 8 tokens 50 ms apart after a first token held 1 s,
-	// so a request takes about 1.4 s and 1,000 of them are always open.
-	// The hold is what keeps them open together: without it a request
-	// lasted 0.4 s, and under -race on two cores the first wave of 1,000
-	// sends took longer than that to leave, so the earliest requests ended
-	// before the last began (a peak of 885 in flight, not a leak).
+	// so a request takes about 1.4 s. What keeps 1,000 of them open
+	// together is the gate in front of the simulator, not the hold: a
+	// request waits there until 1,000 are open. Timing could not promise
+	// it: under -race on a loaded two-core machine the first wave of 1,000
+	// sends took longer than a request lasts, so the earliest ended before
+	// the last began (peaks of 885 and 744 in flight, not a leak).
 	const interval = 50 * time.Millisecond
 	const hold = time.Second
 	// The short soak: two rounds of two requests per stream, so the second
@@ -105,21 +110,29 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start("127.0.0.1:0"); err != nil {
+	defer s.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	g := newOpenGate(streams, 20*time.Second)
+	srv := &http.Server{Handler: g.wrap(s.Handler()), ReadHeaderTimeout: sim.HeaderTimeout}
+	go srv.Serve(ln)
+	defer srv.Close()
+	url := "http://" + ln.Addr().String()
 
 	base := measure(t)
 	t.Logf("before: %s", base)
-	perRound := int(float64(streams) * round.Seconds() / per.Seconds())
+	// Whole waves: a round's last requests would otherwise wait at the
+	// gate for company that never comes.
+	perRound := max(1, int(round.Seconds()/per.Seconds())) * streams
 	var first resources
 	start := time.Now()
 	sent, chunks := 0, 0
 	for r := 0; r < 2 || time.Since(start) < total; r++ {
 		wl := soakWorkload(streams, perRound)
 		cfg := Config{
-			Workload: wl, URL: s.URL(), API: "openai-chat", Label: "soak",
+			Workload: wl, URL: url, API: "openai-chat", Label: "soak",
 			Trace:       filepath.Join(t.TempDir(), fmt.Sprintf("soak%d.trace.zst", r)),
 			IdleTimeout: 30 * time.Second, Timeout: time.Minute, Prewarm: true,
 		}
@@ -137,7 +150,7 @@ func TestSoak(t *testing.T) {
 		}
 		n, c, peak := checkSoakTrace(t, cfg.Trace, wl)
 		if peak < streams*9/10 {
-			t.Errorf("round %d: at most %d requests were in flight at once, want about %d", r, peak, streams)
+			t.Errorf("round %d: at most %d requests were in flight at once, want about %d (the gate let %d through on its timeout)", r, peak, streams, g.timedOut.Load())
 		}
 		sent += n
 		chunks += c
@@ -146,7 +159,7 @@ func TestSoak(t *testing.T) {
 		if r == 0 {
 			first = got
 		}
-		t.Logf("round %d: %d requests in %v (%.0f/s, peak %d in flight), after: %s", r, n, el.Round(time.Millisecond), float64(n)/el.Seconds(), peak, got)
+		t.Logf("round %d: %d requests in %v (%.0f/s, peak %d in flight, %d past the gate on its timeout), after: %s", r, n, el.Round(time.Millisecond), float64(n)/el.Seconds(), peak, g.timedOut.Load(), got)
 		if got.goroutines > base.goroutines+20 || got.fds > base.fds+10 {
 			t.Fatalf("round %d left %s; before the soak: %s", r, got, base)
 		}
@@ -157,6 +170,54 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	t.Logf("soak: %d requests, %d chunks in %v at %d concurrent streams", sent, chunks, time.Since(start).Round(time.Second), streams)
+}
+
+// openGate holds each generation request until want of them are open at
+// once, then lets them all go; a request that waited longer than wait goes
+// alone (and is counted), so a client that cannot open want streams fails
+// the peak check instead of hanging the test.
+type openGate struct {
+	want     int
+	wait     time.Duration
+	mu       sync.Mutex
+	open     int
+	full     chan struct{} // closed when open reaches want; then replaced
+	timedOut atomic.Int64
+}
+
+func newOpenGate(want int, wait time.Duration) *openGate {
+	return &openGate{want: want, wait: wait, full: make(chan struct{})}
+}
+
+func (g *openGate) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" { // not /tokenize, /metrics
+			h.ServeHTTP(w, r)
+			return
+		}
+		g.mu.Lock()
+		g.open++
+		full := g.full
+		if g.open >= g.want {
+			close(g.full)
+			g.full = make(chan struct{})
+		}
+		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			g.open--
+			g.mu.Unlock()
+		}()
+		timer := time.NewTimer(g.wait)
+		select {
+		case <-full:
+		case <-timer.C:
+			g.timedOut.Add(1)
+		case <-r.Context().Done():
+		}
+		timer.Stop()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // checkSoakTrace reads a soak trace without keeping it: every workload
