@@ -387,3 +387,26 @@ func TestFirstTokenDelay(t *testing.T) {
 		t.Error("a negative first-token delay was accepted")
 	}
 }
+
+// TestPacingCountsFromTheFirstToken: a profile whose requests wait 100 ms
+// before the engine sees them (Overhead), paced at 20 ms a token. Counted
+// from the arrival, every deadline but the last would have passed before
+// the first token and the five chunks would leave at the engine's decode
+// pace, ~115 ms after sending; counted from the first token, the last
+// leaves at least 100 + 4·20 = 180 ms after. A lower bound, as above: the
+// model never runs early, a loaded machine only later.
+func TestPacingCountsFromTheFirstToken(t *testing.T) {
+	t.Parallel()
+	const iv, n, overhead = 20 * time.Millisecond, 5, 100 * time.Millisecond
+	p := mustProfile(t, "vllm-rtx5090-bf16")
+	p.Overhead = overhead
+	s := startServer(t, Config{Profile: p, TokenInterval: iv})
+	r := do(context.Background(), newClient(), s.URL(), "/v1/completions",
+		map[string]any{"model": "m", "prompt": "hi", "max_tokens": n, "stream": true})
+	if r.err != nil || r.chunks != n {
+		t.Fatalf("err %v, %d text chunks, want %d", r.err, r.chunks, n)
+	}
+	if got, want := r.last.Sub(r.sent), overhead+(n-1)*iv; got < want {
+		t.Errorf("last of %d chunks at %v after sending, before %v: the pacing did not count from the first token", n, got, want)
+	}
+}

@@ -19,7 +19,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.SendTimes, "send-times", false, `test mode: every chunk carries "sim_sent_unix_ns", the server's send time`)
 	fs.Int64Var(&c.Seed, "seed", 1, "seed for --error-rate")
 	fs.IntVar(&c.ReasoningTokens, "reasoning-tokens", 0, "the first N tokens of every answer are reasoning, in the API's reasoning form (chat reasoning_content, Anthropic thinking, Responses reasoning, Ollama thinking)")
-	fs.DurationVar(&c.TokenInterval, "token-interval", 0, "pace every stream at one token per interval (e.g. 20ms), on top of the profile; with --profile fast, streams of a fixed, known speed")
+	fs.DurationVar(&c.TokenInterval, "token-interval", 0, "pace every stream at one token per interval (e.g. 20ms) from its first token, on top of the profile; with --profile fast, streams of a fixed, known speed")
 	fs.IntVar(&c.MaxContext, "max-context", 0, "fault: HTTP 400 for prompts longer than N tokens (0 = no limit)")
 	fs.BoolVar(&c.NoStream, "no-stream", false, "fault: send the whole answer as one chunk at the end")
 	fs.IntVar(&c.TokensPerChunk, "tokens-per-chunk", 1, "fault: K tokens per streamed chunk")

@@ -128,8 +128,15 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 		return flush()
 	}
 	// pace holds the next chunk until its deadline under TokenInterval
-	// and FirstTokenDelay.
+	// and FirstTokenDelay. The first chunk's deadline is FirstTokenDelay
+	// + TokenInterval after the request arrived or, when the engine made
+	// it ready later than that (a long prefill), the time it was ready;
+	// the k-th chunk's is (k−1) intervals after the first's. Counted from
+	// the arrival alone, a prefill longer than the intervals put every
+	// deadline in the past and the stream left at the engine's decode
+	// pace, not the one asked for.
 	var paceTimer *time.Timer
+	var firstDue time.Time
 	chunks := 0
 	pace := func() bool {
 		iv, d0 := s.cfg.TokenInterval, s.cfg.FirstTokenDelay
@@ -137,7 +144,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, j *job) {
 			return true
 		}
 		chunks++
-		d := time.Until(t.start.Add(d0 + time.Duration(chunks)*iv))
+		if chunks == 1 {
+			firstDue = t.start.Add(d0 + iv)
+			if now := time.Now(); now.After(firstDue) {
+				firstDue = now
+			}
+		}
+		d := time.Until(firstDue.Add(time.Duration(chunks-1) * iv))
 		if d <= 0 {
 			return true
 		}

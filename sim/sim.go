@@ -53,16 +53,20 @@ type Config struct {
 	SendTimes bool
 	// Seed drives ErrorRate's choice of failing requests.
 	Seed int64
-	// TokenInterval, if positive, paces every stream: its k-th chunk is
-	// written no earlier than k·TokenInterval after the request arrived
-	// (absolute deadlines, so a late write does not delay the rest). With
-	// the Instant profile this gives streams of a known, fixed length, for
-	// holding many connections open or measuring timestamp error.
+	// TokenInterval, if positive, paces every stream: its first chunk is
+	// written no earlier than TokenInterval after the request arrived, nor
+	// before the engine made it ready, and its k-th chunk no earlier than
+	// (k−1)·TokenInterval after the first's deadline (absolute deadlines,
+	// so a late write does not delay the rest). A long prefill thus
+	// delays a paced stream without compressing it. With the Instant
+	// profile this gives streams of a known, fixed length, for holding
+	// many connections open or measuring timestamp error.
 	TokenInterval time.Duration
 	// FirstTokenDelay, if positive, holds a stream's first chunk until
 	// this long after the request arrived, as a real server's prefill of a
 	// large batch would; with TokenInterval the k-th chunk is due at
-	// FirstTokenDelay + k·TokenInterval. The selftest's aligned bursts use
+	// FirstTokenDelay + k·TokenInterval (when the engine had it ready by
+	// then). The selftest's aligned bursts use
 	// it so that the streams begin once the whole burst is in, instead of
 	// while the client is still sending it and the server still reading
 	// it (which is a burst's send, not the streams' timestamps).

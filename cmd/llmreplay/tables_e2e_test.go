@@ -245,17 +245,20 @@ func TestServerErrorMessageInEvidence(t *testing.T) {
 func TestLongPromptIsStreamed(t *testing.T) {
 	bin := parallelBinary(t)
 	// The default, calibrated profile (~17 µs per prompt token: ~0.55 s of
-	// prefill), its tokens paced 20 ms apart: a client stalled by a loaded
-	// machine for a few ms would otherwise read the profile's fast decode
-	// in one read, which is the not-streamed shape this test must not see.
-	_, _, tr := replaySim(t, bin, []string{"--token-interval", "20ms"}, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
+	// prefill), its tokens paced 50 ms apart from the first: a client
+	// stalled by a loaded machine would otherwise read the profile's 3 ms
+	// decode in one read, which is the not-streamed shape this test must
+	// not see. Paced, the seven chunks after the first span 350 ms, and
+	// only a stall that long could bunch them.
+	_, _, tr := replaySim(t, bin, []string{"--token-interval", "50ms"}, "--input-tokens", "32000", "--max-tokens", "8", "--schedule", "burst:1", "--repeats", "1")
 	_, recs := readTrace(t, tr)
 	for _, rec := range recs {
 		if !rec.OK() || len(rec.Chunks) < 8 {
 			t.Fatalf("%s: error %v, %d chunks", rec.ID, rec.Error, len(rec.Chunks))
 		}
-		// The long-prefill case: TTFT most of E2E (~0.55 s of ~0.71 s,
-		// 0.77; the margin is for a loaded machine stretching decode).
+		// The long-prefill case: TTFT most of E2E (~0.55 s of ~0.9 s,
+		// 0.61; a loaded machine stretches the prefill, while the paced
+		// decode stays 350 ms unless the simulator stalls).
 		ttft, e2e := rec.Chunks[0].T-rec.Sent, rec.Done-rec.Sent
 		if float64(ttft) < 0.5*float64(e2e) {
 			t.Fatalf("TTFT %d ns is not most of E2E %d ns: not the long-prefill case", ttft, e2e)
