@@ -78,9 +78,9 @@ func BenchmarkLoadQwen3(b *testing.B) {
 	}
 }
 
-// BenchmarkDigestO200k is the first-use cost of a tiktoken encoding: the
-// rank table and the digest are built together, once, on the first
-// Digest, Encode or Count.
+// BenchmarkDigestO200k is the first-use cost of a tiktoken encoding:
+// opening its embedded vocabulary in place (checking the header and the
+// offsets) on the first Digest, Encode or Count.
 func BenchmarkDigestO200k(b *testing.B) {
 	for b.Loop() {
 		t, err := newTiktoken("o200k_base")

@@ -1,50 +1,153 @@
 package tokenize
 
 import (
-	"hash/maphash"
+	"encoding/binary"
+	"errors"
 	"math/bits"
+	"strings"
 )
 
-// rankIndex finds a token's id by its bytes: an open-addressed table of
-// ids into idBytes, probed linearly. A map[string]int32 of the ~200,000
-// tokens of o200k_base cost most of a short command's CPU (analyze of a
-// small trace spent 57% of its time building the tables, a third of that
-// allocating and clearing the map); this table is one []int32 and the
-// strings idBytes already holds.
+// rankIndex is a vocabulary file (format 2) read in place, as the binary
+// holds it: a token's bytes by id, and an id by a token's bytes through an
+// open-addressed table written with the file. Nothing is parsed, copied,
+// hashed or allocated before the first lookup. Building the same tables
+// when the command started (decompressing the file, splitting 200,000
+// tokens into strings, hashing them into a table, digesting them) cost a
+// cold process ~85 ms of CPU for o200k_base and ~48 ms for cl100k_base,
+// more than the rest of a short analyze or workload build; every command
+// that counts tokens paid it.
+//
+// The layout, integers as little-endian uint32:
+//
+//	"llmreplay vocabulary 2\n"
+//	"sha256:<64 hex>\n"  the digest workloads record (tiktokenDigest)
+//	n, size              ids, and slots (a power of two, at least 2n)
+//	offsets[n+1]         token id is blob[offsets[id]:offsets[id+1]];
+//	                     empty when no token has that id
+//	slots[size]          id+1 of a token hashed there (vocabHash, linear
+//	                     probing; of two ids with the same bytes, the
+//	                     later), 0 for empty
+//	blob                 the tokens' bytes
 type rankIndex struct {
-	seed  maphash.Seed
-	slots []int32 // id+1, 0 for empty; len is a power of two
-	mask  uint64
-	bytes []string // idBytes: the token of each id
+	data        string
+	n           int
+	offs, slots int // byte offsets of the tables in data
+	blob        int
+	mask        uint64
+	digest      string
 }
 
-// newRankIndex sizes the table for n tokens at most half full.
-func newRankIndex(n int, idBytes []string) *rankIndex {
-	size := uint64(1) << bits.Len(uint(2*n))
-	return &rankIndex{seed: maphash.MakeSeed(), slots: make([]int32, size), mask: size - 1, bytes: idBytes}
-}
+const (
+	vocabMagic     = "llmreplay vocabulary 2\n"
+	vocabDigestLen = len("sha256:") + 64
+)
 
-// put indexes id under s, replacing an earlier id with the same bytes (as
-// a map assignment would). idBytes[id] must be s.
-func (x *rankIndex) put(s string, id int32) {
-	for i := maphash.String(x.seed, s) & x.mask; ; i = (i + 1) & x.mask {
-		v := x.slots[i]
-		if v == 0 || x.bytes[v-1] == s {
-			x.slots[i] = id + 1
-			return
-		}
+// vocabHash is FNV-1a: a fixed function, because the table is written
+// once with the file (maphash's seeds change with every process). The
+// keys are the vocabulary's own, so no input can lengthen a probe chain
+// past the longest the tests measure on the embedded files.
+func vocabHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
 	}
+	return h
+}
+
+func u32(s string, i int) uint32 {
+	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+}
+
+// openVocab checks data's header and offsets (a fraction of a
+// millisecond: the offsets are 4 bytes an id) and reads it in place.
+func openVocab(data string) (*rankIndex, error) {
+	h := len(vocabMagic)
+	if !strings.HasPrefix(data, vocabMagic) || len(data) < h+vocabDigestLen+1+8 ||
+		!strings.HasPrefix(data[h:], "sha256:") || data[h+vocabDigestLen] != '\n' {
+		return nil, errors.New("not a vocabulary file")
+	}
+	p := h + vocabDigestLen + 1
+	n, size := uint64(u32(data, p)), uint64(u32(data, p+4))
+	p += 8
+	if size == 0 || size&(size-1) != 0 || size < 2*n || uint64(len(data)-p) < 4*(n+1)+4*size {
+		return nil, errors.New("vocabulary file: bad table sizes")
+	}
+	x := &rankIndex{data: data, n: int(n), offs: p, slots: p + 4*int(n+1), mask: size - 1,
+		digest: data[h : h+vocabDigestLen]}
+	x.blob = x.slots + 4*int(size)
+	prev := u32(data, x.offs)
+	if prev != 0 {
+		return nil, errors.New("vocabulary file: bad offsets")
+	}
+	for i := 1; i <= x.n; i++ {
+		o := u32(data, x.offs+4*i)
+		if o < prev {
+			return nil, errors.New("vocabulary file: bad offsets")
+		}
+		prev = o
+	}
+	if uint64(prev) != uint64(len(data)-x.blob) {
+		return nil, errors.New("vocabulary file: the tokens' bytes do not end the file")
+	}
+	return x, nil
+}
+
+// token returns the bytes of id, which must be in [0, n).
+func (x *rankIndex) token(id int32) string {
+	i := x.offs + 4*int(id)
+	return x.data[x.blob+int(u32(x.data, i)) : x.blob+int(u32(x.data, i+4))]
 }
 
 // get returns the id whose token is s.
 func (x *rankIndex) get(s string) (int32, bool) {
-	for i := maphash.String(x.seed, s) & x.mask; ; i = (i + 1) & x.mask {
-		v := x.slots[i]
-		if v == 0 {
+	i := vocabHash(s) & x.mask
+	for range x.mask + 1 {
+		v := u32(x.data, x.slots+4*int(i))
+		if v == 0 || int(v) > x.n {
 			return 0, false
 		}
-		if x.bytes[v-1] == s {
-			return v - 1, true
+		if x.token(int32(v-1)) == s {
+			return int32(v - 1), true
+		}
+		i = (i + 1) & x.mask
+	}
+	return 0, false
+}
+
+// vocabFile is a vocabulary file (format 2) of ids with digest, which
+// must be "sha256:" and 64 hex digits.
+func vocabFile(ids []string, digest string) []byte {
+	n := len(ids)
+	size := uint64(1) << bits.Len(uint(2*n))
+	mask := size - 1
+	slots := make([]uint32, size)
+	for id, s := range ids {
+		if s == "" {
+			continue
+		}
+		for i := vocabHash(s) & mask; ; i = (i + 1) & mask {
+			if v := slots[i]; v == 0 || ids[v-1] == s {
+				slots[i] = uint32(id + 1)
+				break
+			}
 		}
 	}
+	b := append([]byte(vocabMagic), digest...)
+	b = append(b, '\n')
+	b = binary.LittleEndian.AppendUint32(b, uint32(n))
+	b = binary.LittleEndian.AppendUint32(b, uint32(size))
+	off := 0
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	for _, s := range ids {
+		off += len(s)
+		b = binary.LittleEndian.AppendUint32(b, uint32(off))
+	}
+	for _, v := range slots {
+		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+	for _, s := range ids {
+		b = append(b, s...)
+	}
+	return b
 }

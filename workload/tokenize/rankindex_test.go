@@ -15,11 +15,9 @@ func TestRankIndexFindsEveryToken(t *testing.T) {
 		idBytes = append(idBytes, fmt.Sprint("t", i))
 	}
 	idBytes = append(idBytes, "a") // a second id for "a"
-	x := newRankIndex(len(idBytes), idBytes)
-	for id, s := range idBytes {
-		if s != "" {
-			x.put(s, int32(id))
-		}
+	x, err := openVocab(string(vocabFile(idBytes, testDigest)))
+	if err != nil {
+		t.Fatal(err)
 	}
 	for id, s := range idBytes[2 : len(idBytes)-1] {
 		if got, ok := x.get(s); !ok || got != int32(id+2) {

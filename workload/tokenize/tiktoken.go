@@ -1,10 +1,7 @@
 package tokenize
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -24,12 +21,9 @@ type tiktoken struct {
 	cache   *pieceCache
 }
 
-// rankTables are built on first use (reading the vocabulary takes a
-// few ms).
+// rankTables are opened on first use.
 type rankTables struct {
-	ranks   *rankIndex // token bytes -> id (= rank)
-	idBytes []string
-	digest  string
+	ranks *rankIndex // token bytes <-> id (= rank), and the digest
 }
 
 var _ Tokenizer = (*tiktoken)(nil)
@@ -53,40 +47,17 @@ func newTiktoken(name string) (*tiktoken, error) {
 }
 
 func (t *tiktoken) Name() string   { return t.name }
-func (t *tiktoken) Digest() string { return t.tables().digest }
+func (t *tiktoken) Digest() string { return t.tables().ranks.digest }
 
-// buildTables reads the embedded vocabulary (vocabfile.go) and hashes
-// it: the digest is sha256 over "tiktoken:<name>\n" and "<id>:<hex
-// bytes>\n" for each id, the form earlier versions wrote, so workloads
-// keep their digests.
+// buildTables opens the embedded vocabulary (vocabfile.go), read in place.
 func (t *tiktoken) buildTables() *rankTables {
-	ids, err := readVocab(t.name)
+	x, err := readVocab(t.name)
 	if err != nil {
 		// The files are compiled in and checked by the tests: a failure
 		// here is a broken build, not an input.
 		panic(fmt.Sprintf("tokenizer %s: embedded vocabulary: %v", t.name, err))
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "tiktoken:%s\n", t.name)
-	var line []byte
-	for id, s := range ids {
-		if s == "" {
-			continue
-		}
-		line = strconv.AppendInt(line[:0], int64(id), 10)
-		line = append(line, ':')
-		line = hex.AppendEncode(line, []byte(s))
-		line = append(line, '\n')
-		h.Write(line)
-	}
-	tb := &rankTables{idBytes: ids, digest: "sha256:" + hex.EncodeToString(h.Sum(nil))}
-	tb.ranks = newRankIndex(len(ids), ids)
-	for id, s := range ids {
-		if s != "" {
-			tb.ranks.put(s, int32(id))
-		}
-	}
-	return tb
+	return &rankTables{ranks: x}
 }
 
 // Encode returns the ids of text; special tokens such as <|endoftext|> are
@@ -96,7 +67,16 @@ func (t *tiktoken) Encode(text string) []int { return encodeAll(t.each, text) }
 
 func (t *tiktoken) Count(text string) int { return countAll(t.each, text) }
 
-func (t *tiktoken) Decode(ids []int) string { return decode(t.tables().idBytes, ids) }
+func (t *tiktoken) Decode(ids []int) string {
+	x := t.tables().ranks
+	var b []byte
+	for _, id := range ids {
+		if id >= 0 && id < x.n {
+			b = append(b, x.token(int32(id))...)
+		}
+	}
+	return string(b)
+}
 
 func (t *tiktoken) each(text string, emit func([]int32)) {
 	tb := t.tables()

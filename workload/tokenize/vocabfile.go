@@ -1,83 +1,66 @@
 package tokenize
 
 import (
-	"bytes"
-	"embed"
-	"encoding/binary"
-	"errors"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
 	"fmt"
-
-	"github.com/klauspost/compress/zstd"
+	"strconv"
 )
 
-// The tiktoken vocabularies, one file per encoding: the token bytes of
-// every id as github.com/tiktoken-go/tokenizer decodes them, written by
-// TestEmbeddedVocabulariesMatchTheLibrary (-update) and checked against
-// the library by it on every test run. Reading them takes a few
-// milliseconds; getting the same table from the library took ~140 ms of
+// The tiktoken vocabularies, one file per encoding (format 2, rankindex.go):
+// the token bytes of every id as github.com/tiktoken-go/tokenizer decodes
+// them, written by TestEmbeddedVocabulariesMatchTheLibrary (-update) and
+// checked against the library by it on every test run. They are embedded
+// uncompressed, as strings, so that the binary's read-only data is the
+// table itself. Getting the same table from the library took ~140 ms of
 // CPU (its generated map literal of every token, then a Decode call per
-// id), most of a short command's time: every analyze, check and workload
-// build paid it.
-//
-//go:embed vocab/*.vocab.zst
-var vocabFiles embed.FS
+// id), and building it from a compressed list of tokens ~85 ms.
+var (
+	//go:embed vocab/o200k_base.vocab
+	o200kVocab string
+	//go:embed vocab/cl100k_base.vocab
+	cl100kVocab string
+)
 
-// vocabMagic starts a vocabulary file (inside the zstd frame); then come
-// the tokens of ids 0, 1, … in order, each a uvarint length and that many
-// bytes (length 0: no token has that id).
-const vocabMagic = "llmreplay vocabulary 1\n"
+func vocabPath(name string) string { return "vocab/" + name + ".vocab" }
 
-// maxVocabFile bounds what a vocabulary file may expand to.
-const maxVocabFile = 16 << 20
-
-func vocabPath(name string) string { return "vocab/" + name + ".vocab.zst" }
-
-// readVocab returns the token bytes of every id of the named encoding,
-// substrings of one string.
-func readVocab(name string) ([]string, error) {
-	raw, err := vocabFiles.ReadFile(vocabPath(name))
-	if err != nil {
-		return nil, err
+// readVocab opens the embedded vocabulary of the named encoding.
+func readVocab(name string) (*rankIndex, error) {
+	var data string
+	switch name {
+	case "o200k_base":
+		data = o200kVocab
+	case "cl100k_base":
+		data = cl100kVocab
+	default:
+		return nil, fmt.Errorf("no embedded vocabulary %q", name)
 	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxVocabFile))
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	b, err := d.DecodeAll(raw, nil)
+	x, err := openVocab(data)
 	if err != nil {
 		return nil, fmt.Errorf("vocabulary %s: %w", name, err)
 	}
-	return parseVocabFile(b)
+	return x, nil
 }
 
-func parseVocabFile(b []byte) ([]string, error) {
-	if !bytes.HasPrefix(b, []byte(vocabMagic)) {
-		return nil, errors.New("not a vocabulary file")
-	}
-	b = b[len(vocabMagic):]
-	all := string(b) // one copy; every token is a substring of it
-	// Every token takes at least its length byte: an upper bound that
-	// spares the slice its growing copies (most of the read's time).
-	ids := make([]string, 0, min(len(b), 1<<18))
-	for off := 0; off < len(all); {
-		n, w := binary.Uvarint(b[off:])
-		if w <= 0 || n > uint64(len(all)-off-w) {
-			return nil, fmt.Errorf("vocabulary file: bad length at byte %d", off+len(vocabMagic))
+// tiktokenDigest is the digest workloads record for an encoding: sha256
+// over "tiktoken:<name>\n" and "<id>:<hex bytes>\n" for each id, the form
+// the first versions computed from the library's table, so workloads keep
+// their digests. It is written into the vocabulary file, not computed
+// when a command runs.
+func tiktokenDigest(name string, ids []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "tiktoken:%s\n", name)
+	var line []byte
+	for id, s := range ids {
+		if s == "" {
+			continue
 		}
-		off += w
-		ids = append(ids, all[off:off+int(n)])
-		off += int(n)
+		line = strconv.AppendInt(line[:0], int64(id), 10)
+		line = append(line, ':')
+		line = hex.AppendEncode(line, []byte(s))
+		line = append(line, '\n')
+		h.Write(line)
 	}
-	return ids, nil
-}
-
-// vocabFile is the uncompressed content of a vocabulary file for ids.
-func vocabFile(ids []string) []byte {
-	b := []byte(vocabMagic)
-	for _, s := range ids {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	return b
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -47,9 +46,11 @@ func libraryVocab(t testing.TB, name string) []string {
 }
 
 // TestEmbeddedVocabulariesMatchTheLibrary: each embedded vocabulary is,
-// id for id, the bytes tiktoken-go decodes, and the digests are the ones
-// workloads have always recorded. -update rewrites the files from the
-// library (after a deliberate upgrade of it).
+// id for id, the bytes tiktoken-go decodes; every token is found at its
+// id; the digest in the file is the one workloads have always recorded,
+// computed again here; and no lookup probes more than a few slots.
+// -update rewrites the files from the library (after a deliberate upgrade
+// of it).
 func TestEmbeddedVocabulariesMatchTheLibrary(t *testing.T) {
 	digests := map[string]string{
 		"o200k_base":  "sha256:d31d0af3a505dfca4e0d057dd87800dfc649b32beb375e13b25d379f7805107e",
@@ -57,40 +58,110 @@ func TestEmbeddedVocabulariesMatchTheLibrary(t *testing.T) {
 	}
 	for _, name := range TiktokenNames {
 		want := libraryVocab(t, name)
+		if d := tiktokenDigest(name, want); d != digests[name] {
+			t.Fatalf("%s: the library's vocabulary has digest %s, workloads recorded %s", name, d, digests[name])
+		}
 		if *update {
-			enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.FromSlash(vocabPath(name)), enc.EncodeAll(vocabFile(want), nil), 0o644); err != nil {
+			if err := os.WriteFile(filepath.FromSlash(vocabPath(name)), vocabFile(want, digests[name]), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
-		got, err := readVocab(name)
+		x, err := readVocab(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !slices.Equal(got, want) {
+		if got := tokens(x); !slices.Equal(got, want) {
 			t.Errorf("%s: the embedded vocabulary (%d ids) is not the library's (%d ids): go test ./workload/tokenize -run %s -update", name, len(got), len(want), t.Name())
 		}
-		tok := loadT(t, name)
-		if tok.Digest() != digests[name] {
+		checkFindsEveryToken(t, x, want)
+		if run := longestRun(x); run > 64 {
+			t.Errorf("%s: %d occupied slots in a row: a lookup of bytes that are no token can probe that many", name, run)
+		}
+		if tok := loadT(t, name); tok.Digest() != digests[name] {
 			t.Errorf("%s: digest %s, workloads recorded %s", name, tok.Digest(), digests[name])
 		}
 	}
 }
 
-// TestVocabFileRefusesDamage: a file without the magic or with a length
-// past its end is refused, not read short.
-func TestVocabFileRefusesDamage(t *testing.T) {
-	good := vocabFile([]string{"a", "", "bc"})
-	if ids, err := parseVocabFile(good); err != nil || !slices.Equal(ids, []string{"a", "", "bc"}) {
-		t.Fatalf("round trip: %q, %v", ids, err)
+// tokens lists x's token bytes by id.
+func tokens(x *rankIndex) []string {
+	ids := make([]string, x.n)
+	for id := range ids {
+		ids[id] = x.token(int32(id))
 	}
-	for _, b := range [][]byte{good[1:], good[:len(good)-1], append(append([]byte(nil), good...), 0xff)} {
-		if ids, err := parseVocabFile(b); err == nil {
-			t.Errorf("%q read as %q", b, ids)
+	return ids
+}
+
+// checkFindsEveryToken: get finds every token of ids at its id, or at the
+// later id of two with the same bytes.
+func checkFindsEveryToken(t *testing.T, x *rankIndex, ids []string) {
+	t.Helper()
+	last := map[string]int32{}
+	for id, s := range ids {
+		if s != "" {
+			last[s] = int32(id)
 		}
 	}
+	for s, id := range last {
+		if got, ok := x.get(s); !ok || got != id {
+			t.Fatalf("get(%q) = %d, %v; want %d", s, got, ok, id)
+		}
+	}
+}
+
+// longestRun is the most occupied slots in a row (wrapping around): the
+// most a lookup of absent bytes can probe.
+func longestRun(x *rankIndex) int {
+	size := int(x.mask + 1)
+	best, run := 0, 0
+	for i := range 2 * size {
+		if u32(x.data, x.slots+4*(i%size)) != 0 {
+			run++
+			best = max(best, min(run, size))
+		} else {
+			run = 0
+		}
+	}
+	return best
+}
+
+const testDigest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// TestVocabFileRefusesDamage: a file without the magic, cut short, with
+// bytes past its tokens or with offsets that run backwards is refused, not
+// read in part.
+func TestVocabFileRefusesDamage(t *testing.T) {
+	good := vocabFile([]string{"a", "", "bc"}, testDigest)
+	x, err := openVocab(string(good))
+	if err != nil || !slices.Equal(tokens(x), []string{"a", "", "bc"}) || x.digest != testDigest {
+		t.Fatalf("round trip: %v, %v", x, err)
+	}
+	backwards := append([]byte(nil), good...)
+	offs := len(vocabMagic) + vocabDigestLen + 1 + 8
+	backwards[offs+4] = 3 // id 0 would end past id 1's end
+	for _, b := range [][]byte{good[1:], good[:len(good)-1], append(append([]byte(nil), good...), 0xff), backwards, good[:offs]} {
+		if x, err := openVocab(string(b)); err == nil {
+			t.Errorf("%q read as %q", b, tokens(x))
+		}
+	}
+}
+
+// FuzzOpenVocab: openVocab refuses or opens any bytes, and what it opens
+// can be read whole, every id's token and a lookup of each, without a
+// panic or a probe past the table.
+func FuzzOpenVocab(f *testing.F) {
+	f.Add(vocabFile([]string{"a", "", "bc"}, testDigest), "bc")
+	f.Add(vocabFile(nil, testDigest), "")
+	f.Add(vocabFile([]string{"x", "x", "yz", "ü"}, testDigest), "x")
+	f.Fuzz(func(t *testing.T, b []byte, s string) {
+		x, err := openVocab(string(b))
+		if err != nil {
+			return
+		}
+		x.get(s)
+		for id := range min(x.n, 1<<12) {
+			x.get(x.token(int32(id)))
+		}
+	})
 }
