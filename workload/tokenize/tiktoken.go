@@ -32,16 +32,11 @@ var _ Tokenizer = (*tiktoken)(nil)
 var TiktokenNames = []string{"o200k_base", "cl100k_base"}
 
 func newTiktoken(name string) (*tiktoken, error) {
-	var pattern string
-	switch name {
-	case "o200k_base":
-		pattern = o200kPattern
-	case "cl100k_base":
-		pattern = llama3Pattern
-	default:
+	enc, ok := encodings[name]
+	if !ok {
 		return nil, fmt.Errorf("unknown tokenizer %q: use one of %s or the path of a HuggingFace tokenizer.json", name, strings.Join(TiktokenNames, ", "))
 	}
-	t := &tiktoken{name: name, pattern: pattern, split: fastSplitter(pattern), cache: newPieceCache()}
+	t := &tiktoken{name: name, pattern: enc.pattern, split: fastSplitter(enc.pattern), cache: newPieceCache()}
 	t.tables = sync.OnceValue(t.buildTables)
 	return t, nil
 }

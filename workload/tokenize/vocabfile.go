@@ -25,18 +25,21 @@ var (
 
 func vocabPath(name string) string { return "vocab/" + name + ".vocab" }
 
+// encodings are the tiktoken encodings Load accepts by name
+// (TiktokenNames): the pre-tokenizer pattern and the embedded vocabulary
+// of each.
+var encodings = map[string]struct{ pattern, vocab string }{
+	"o200k_base":  {o200kPattern, o200kVocab},
+	"cl100k_base": {llama3Pattern, cl100kVocab},
+}
+
 // readVocab opens the embedded vocabulary of the named encoding.
 func readVocab(name string) (*rankIndex, error) {
-	var data string
-	switch name {
-	case "o200k_base":
-		data = o200kVocab
-	case "cl100k_base":
-		data = cl100kVocab
-	default:
+	enc, ok := encodings[name]
+	if !ok {
 		return nil, fmt.Errorf("no embedded vocabulary %q", name)
 	}
-	x, err := openVocab(data)
+	x, err := openVocab(enc.vocab)
 	if err != nil {
 		return nil, fmt.Errorf("vocabulary %s: %w", name, err)
 	}
