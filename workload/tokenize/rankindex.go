@@ -1,9 +1,7 @@
 package tokenize
 
 import (
-	"encoding/binary"
 	"errors"
-	"math/bits"
 	"strings"
 )
 
@@ -20,7 +18,8 @@ import (
 // The layout, integers as little-endian uint32:
 //
 //	"llmreplay vocabulary 2\n"
-//	"sha256:<64 hex>\n"  the digest workloads record (tiktokenDigest)
+//	"sha256:<64 hex>\n"  the digest workloads record (tiktokenDigest, in
+//	                     the tests)
 //	n, size              ids, and slots (a power of two, at least 2n)
 //	offsets[n+1]         token id is blob[offsets[id]:offsets[id+1]];
 //	                     empty when no token has that id
@@ -113,41 +112,4 @@ func (x *rankIndex) get(s string) (int32, bool) {
 		i = (i + 1) & x.mask
 	}
 	return 0, false
-}
-
-// vocabFile is a vocabulary file (format 2) of ids with digest, which
-// must be "sha256:" and 64 hex digits.
-func vocabFile(ids []string, digest string) []byte {
-	n := len(ids)
-	size := uint64(1) << bits.Len(uint(2*n))
-	mask := size - 1
-	slots := make([]uint32, size)
-	for id, s := range ids {
-		if s == "" {
-			continue
-		}
-		for i := vocabHash(s) & mask; ; i = (i + 1) & mask {
-			if v := slots[i]; v == 0 || ids[v-1] == s {
-				slots[i] = uint32(id + 1)
-				break
-			}
-		}
-	}
-	b := append([]byte(vocabMagic), digest...)
-	b = append(b, '\n')
-	b = binary.LittleEndian.AppendUint32(b, uint32(n))
-	b = binary.LittleEndian.AppendUint32(b, uint32(size))
-	off := 0
-	b = binary.LittleEndian.AppendUint32(b, 0)
-	for _, s := range ids {
-		off += len(s)
-		b = binary.LittleEndian.AppendUint32(b, uint32(off))
-	}
-	for _, v := range slots {
-		b = binary.LittleEndian.AppendUint32(b, v)
-	}
-	for _, s := range ids {
-		b = append(b, s...)
-	}
-	return b
 }

@@ -1,7 +1,9 @@
 package tokenize
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"testing"
 )
 
@@ -32,4 +34,42 @@ func TestRankIndexFindsEveryToken(t *testing.T) {
 			t.Errorf("get(%q) = %d, want not found", s, got)
 		}
 	}
+}
+
+// vocabFile is a vocabulary file (format 2) of ids with digest, which
+// must be "sha256:" and 64 hex digits: what -update embeds, and the
+// tests' own small files.
+func vocabFile(ids []string, digest string) []byte {
+	n := len(ids)
+	size := uint64(1) << bits.Len(uint(2*n))
+	mask := size - 1
+	slots := make([]uint32, size)
+	for id, s := range ids {
+		if s == "" {
+			continue
+		}
+		for i := vocabHash(s) & mask; ; i = (i + 1) & mask {
+			if v := slots[i]; v == 0 || ids[v-1] == s {
+				slots[i] = uint32(id + 1)
+				break
+			}
+		}
+	}
+	b := append([]byte(vocabMagic), digest...)
+	b = append(b, '\n')
+	b = binary.LittleEndian.AppendUint32(b, uint32(n))
+	b = binary.LittleEndian.AppendUint32(b, uint32(size))
+	off := 0
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	for _, s := range ids {
+		off += len(s)
+		b = binary.LittleEndian.AppendUint32(b, uint32(off))
+	}
+	for _, v := range slots {
+		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+	for _, s := range ids {
+		b = append(b, s...)
+	}
+	return b
 }

@@ -17,13 +17,8 @@ type tiktoken struct {
 	name    string
 	pattern string
 	split   func(s string, fn func(start, end int))
-	tables  func() *rankTables
+	tables  func() *rankIndex // opened on first use
 	cache   *pieceCache
-}
-
-// rankTables are opened on first use.
-type rankTables struct {
-	ranks *rankIndex // token bytes <-> id (= rank), and the digest
 }
 
 var _ Tokenizer = (*tiktoken)(nil)
@@ -42,17 +37,17 @@ func newTiktoken(name string) (*tiktoken, error) {
 }
 
 func (t *tiktoken) Name() string   { return t.name }
-func (t *tiktoken) Digest() string { return t.tables().ranks.digest }
+func (t *tiktoken) Digest() string { return t.tables().digest }
 
 // buildTables opens the embedded vocabulary (vocabfile.go), read in place.
-func (t *tiktoken) buildTables() *rankTables {
+func (t *tiktoken) buildTables() *rankIndex {
 	x, err := readVocab(t.name)
 	if err != nil {
 		// The files are compiled in and checked by the tests: a failure
 		// here is a broken build, not an input.
 		panic(fmt.Sprintf("tokenizer %s: embedded vocabulary: %v", t.name, err))
 	}
-	return &rankTables{ranks: x}
+	return x
 }
 
 // Encode returns the ids of text; special tokens such as <|endoftext|> are
@@ -63,7 +58,7 @@ func (t *tiktoken) Encode(text string) []int { return encodeAll(t.each, text) }
 func (t *tiktoken) Count(text string) int { return countAll(t.each, text) }
 
 func (t *tiktoken) Decode(ids []int) string {
-	x := t.tables().ranks
+	x := t.tables()
 	var b []byte
 	for _, id := range ids {
 		if id >= 0 && id < x.n {
@@ -74,12 +69,12 @@ func (t *tiktoken) Decode(ids []int) string {
 }
 
 func (t *tiktoken) each(text string, emit func([]int32)) {
-	tb := t.tables()
+	x := t.tables()
 	var scratch []int32
-	bpe := tb.bytePairMerge
+	bpe := x.bytePairMerge
 	t.split(text, func(a, b int) {
 		piece := text[a:b]
-		if id, ok := tb.ranks.get(piece); ok {
+		if id, ok := x.get(piece); ok {
 			one := [1]int32{id}
 			emit(one[:])
 			return
@@ -93,7 +88,7 @@ func (t *tiktoken) each(text string, emit func([]int32)) {
 // has the lowest rank (leftmost on ties) until no pair is in the
 // vocabulary. A heap keeps long pieces (runs of spaces) from going
 // quadratic; popping by (rank, position) makes the same choices.
-func (tb *rankTables) bytePairMerge(piece string, out []int32) []int32 {
+func (x *rankIndex) bytePairMerge(piece string, out []int32) []int32 {
 	n := len(piece)
 	// Parts are [start[i], start[next[i]]); next[i] == n means the end.
 	next, prev := links(n)
@@ -104,13 +99,13 @@ func (tb *rankTables) bytePairMerge(piece string, out []int32) []int32 {
 		return next[i]
 	}
 	mergeLong(next, prev, func(i, j int32) (cand, bool) {
-		r, ok := tb.ranks.get(piece[i:end(j)])
+		r, ok := x.get(piece[i:end(j)])
 		return cand{rank: r, pos: i, left: j, right: end(j)}, ok
 	}, func(c cand, j int32) bool {
 		return j == c.left && end(j) == c.right
 	}, nil)
 	for i := int32(0); i < int32(n); i = next[i] {
-		r, ok := tb.ranks.get(piece[i:end(i)])
+		r, ok := x.get(piece[i:end(i)])
 		if !ok {
 			// Every single byte is in both vocabularies; keep the
 			// contract total anyway.

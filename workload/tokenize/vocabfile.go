@@ -1,11 +1,8 @@
 package tokenize
 
 import (
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"fmt"
-	"strconv"
 )
 
 // The tiktoken vocabularies, one file per encoding (format 2, rankindex.go):
@@ -44,26 +41,4 @@ func readVocab(name string) (*rankIndex, error) {
 		return nil, fmt.Errorf("vocabulary %s: %w", name, err)
 	}
 	return x, nil
-}
-
-// tiktokenDigest is the digest workloads record for an encoding: sha256
-// over "tiktoken:<name>\n" and "<id>:<hex bytes>\n" for each id, the form
-// the first versions computed from the library's table, so workloads keep
-// their digests. It is written into the vocabulary file, not computed
-// when a command runs.
-func tiktokenDigest(name string, ids []string) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "tiktoken:%s\n", name)
-	var line []byte
-	for id, s := range ids {
-		if s == "" {
-			continue
-		}
-		line = strconv.AppendInt(line[:0], int64(id), 10)
-		line = append(line, ':')
-		line = hex.AppendEncode(line, []byte(s))
-		line = append(line, '\n')
-		h.Write(line)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -1,10 +1,14 @@
 package tokenize
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -164,4 +168,26 @@ func FuzzOpenVocab(f *testing.F) {
 			x.get(x.token(int32(id)))
 		}
 	})
+}
+
+// tiktokenDigest is the digest workloads record for an encoding: sha256
+// over "tiktoken:<name>\n" and "<id>:<hex bytes>\n" for each id, the form
+// the first versions computed from the library's table, so workloads keep
+// their digests. -update writes it into the vocabulary file; no command
+// computes it.
+func tiktokenDigest(name string, ids []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "tiktoken:%s\n", name)
+	var line []byte
+	for id, s := range ids {
+		if s == "" {
+			continue
+		}
+		line = strconv.AppendInt(line[:0], int64(id), 10)
+		line = append(line, ':')
+		line = hex.AppendEncode(line, []byte(s))
+		line = append(line, '\n')
+		h.Write(line)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
