@@ -46,7 +46,7 @@ func benchSched(b *testing.B, rate float64) {
 //	go test -run '^$' -bench ClientCPU256 -benchtime 3x ./selftest
 func BenchmarkClientCPU256(b *testing.B) {
 	plan := Plan{CPUStreams: []int{256}, CPUTokens: 256, CPUTotal: 1 << 20}
-	var cpu, setup, server, gc, allocs float64
+	var cpu, kernel, setup, server, gc, allocs float64
 	for i := 0; i < b.N; i++ {
 		res := benchRun(b, &plan, 1)
 		c := res.CPU[0]
@@ -54,13 +54,15 @@ func BenchmarkClientCPU256(b *testing.B) {
 			b.Fatalf("%d of %d requests failed", c.Failed, c.Requests)
 		}
 		cpu += float64(c.ClientPerToken())
+		kernel += float64(c.ClientSysPerToken())
 		setup += float64(perToken(c.SetupCPU, c.Tokens))
 		server += float64(c.ServerPerToken())
 		gc += c.GCShare()
 		allocs += c.AllocsPerToken()
 	}
 	b.ReportMetric(cpu/float64(b.N), "client-ns/token")
-	b.ReportMetric(setup/float64(b.N), "setup-ns/token") // before the first phase, not in client-ns
+	b.ReportMetric(kernel/float64(b.N), "kernel-ns/token") // the system-time part of client-ns
+	b.ReportMetric(setup/float64(b.N), "setup-ns/token")   // before the first phase, not in client-ns
 	// The simulator child shares the client's cores: a change on its side
 	// (its writes per token) shows here, and in the client's figure only
 	// through the machine's contention.

@@ -211,7 +211,12 @@ type CPURow struct {
 	// counts), which streams nothing.
 	ClientCPU, ServerCPU time.Duration
 	SetupCPU             time.Duration
-	Wall                 time.Duration
+	// ClientSys is the kernel's part of ClientCPU (getrusage's system
+	// time: the reads' system calls, page faults, and the loopback
+	// network work done in the client's context), what no change to the
+	// client's own code takes away short of making fewer calls.
+	ClientSys time.Duration
+	Wall      time.Duration
 	// GCCPU is the Go runtime's estimate of the client's garbage
 	// collection CPU (runtime/metrics /cpu/classes/gc/total:cpu-seconds:
 	// the time its Ps spent collecting, so on a busy machine it includes
@@ -248,6 +253,9 @@ func (r CPURow) BytesPerToken() float64 {
 
 // ClientPerToken is the client's CPU time per streamed token.
 func (r CPURow) ClientPerToken() time.Duration { return perToken(r.ClientCPU, r.Tokens) }
+
+// ClientSysPerToken is the kernel's part of ClientPerToken.
+func (r CPURow) ClientSysPerToken() time.Duration { return perToken(r.ClientSys, r.Tokens) }
 
 // ServerPerToken is the simulator child's CPU time per streamed token.
 func (r CPURow) ServerPerToken() time.Duration { return perToken(r.ServerCPU, r.Tokens) }
@@ -302,8 +310,9 @@ type StampRow struct {
 	P50, P99, Max time.Duration
 	// ClientCPU is the client's CPU time over the run: with one event per
 	// read, the per-token cost is higher than in section 1's bulk reads.
-	// ServerCPU is the simulator child's.
-	ClientCPU, ServerCPU time.Duration
+	// ServerCPU is the simulator child's. ClientSys is the kernel's part
+	// of ClientCPU (CPURow's).
+	ClientCPU, ServerCPU, ClientSys time.Duration
 	// Sources are the errors by timestamp source of the same run, and
 	// FellBack the requests that kept user-space times (stamps.go).
 	Sources  []StampSource
@@ -541,8 +550,9 @@ type replayOut struct {
 	path    string
 	wall    time.Duration
 	// cpu is this process's CPU during replay.Run from its first phase's
-	// start, setupCPU before it (the server tokenizer's prompt counts).
-	cpu, setupCPU time.Duration
+	// start, setupCPU before it (the server tokenizer's prompt counts);
+	// sys is the kernel's part of cpu (getrusage's system time).
+	cpu, setupCPU, sys time.Duration
 	// gc is what the Go runtime counts as garbage collection in it (its
 	// estimate: mark workers, assists, pauses); allocs the heap objects
 	// allocated in it.
@@ -598,7 +608,7 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 		onChild(c, true)
 	}
 	gc0 := readGC()
-	cpu0 := cputime.Process()
+	cpu0 := cputime.Split()
 	t0 := time.Now()
 	// The CPU figures count from the first phase's start: what the run
 	// does before it (the server tokenizer's count of every distinct
@@ -614,13 +624,13 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 			onChild(c, true)
 		}
 		gc0 = readGC()
-		start = cputime.Process()
+		start = cputime.Split()
 	}
 	out.sum, err = replay.Run(ctx, rc)
 	out.wall = time.Since(t0)
-	cpu1 := cputime.Process()
+	cpu1 := cputime.Split()
 	gc1 := readGC()
-	out.cpu, out.setupCPU = cpu1-start, start-cpu0
+	out.cpu, out.setupCPU, out.sys = cpu1.Sub(start).Total(), start.Sub(cpu0).Total(), cpu1.Sub(start).System
 	out.gc, out.allocs, out.allocBytes = gc1.cpu-gc0.cpu, gc1.allocs-gc0.allocs, gc1.bytes-gc0.bytes
 	if onChild != nil {
 		onChild(c, false)
@@ -695,12 +705,12 @@ func (h *harness) cpu(ctx context.Context) error {
 		}
 		row := CPURow{Run: h.run,
 			Streams: n, Requests: len(out.records), Failed: failed(out.records),
-			Tokens: textTokens(out.records), ClientCPU: out.cpu, SetupCPU: out.setupCPU, ServerCPU: srv1 - srv0, Wall: out.wall,
+			Tokens: textTokens(out.records), ClientCPU: out.cpu, SetupCPU: out.setupCPU, ClientSys: out.sys, ServerCPU: srv1 - srv0, Wall: out.wall,
 			GCCPU: out.gc, Allocs: out.allocs, AllocBytes: out.allocBytes,
 		}
 		h.res.CPU = append(h.res.CPU, row)
-		h.logf("   → %d tokens, client %v/token (GC %.0f%%, %.1f allocations/token; %v of CPU before the first phase), server %v/token, %d failed",
-			row.Tokens, row.ClientPerToken(), 100*row.GCShare(), row.AllocsPerToken(), out.setupCPU.Round(time.Millisecond), row.ServerPerToken(), row.Failed)
+		h.logf("   → %d tokens, client %v/token (kernel %v of it; GC %.0f%%, %.1f allocations/token; %v of CPU before the first phase), server %v/token, %d failed",
+			row.Tokens, row.ClientPerToken(), row.ClientSysPerToken(), 100*row.GCShare(), row.AllocsPerToken(), out.setupCPU.Round(time.Millisecond), row.ServerPerToken(), row.Failed)
 		// Section 1's traces give section 5 its comparison rows (send
 		// times on) for free, but they belong to section 5's table: a
 		// user who asked for --section 1 alone expects section 1 alone.

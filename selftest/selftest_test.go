@@ -85,6 +85,11 @@ func TestShort(t *testing.T) {
 		if c.ClientCPU <= 0 || c.ClientCPU > c.Wall*time.Duration(res.Machine.Cores)+50*time.Millisecond {
 			t.Errorf("CPU row %+v: client CPU outside (0, wall × cores]", c)
 		}
+		// Reading streams from sockets takes system calls, so the kernel's
+		// part is above 0, and it is a part of the client's CPU.
+		if c.ClientSys <= 0 || c.ClientSys > c.ClientCPU {
+			t.Errorf("CPU row %+v: kernel part outside (0, client CPU]", c)
+		}
 	}
 	// Whether they stayed open together, for HoldFor or at all, depends on
 	// how late a loaded machine opens them (under -race at load 14 the 200
@@ -118,6 +123,9 @@ func TestShort(t *testing.T) {
 		// machine's cores (a little slack for when the clocks were read).
 		if b := s.Busy(res.Machine.Cores); b <= 0 || s.ClientCPU+s.ServerCPU > s.Wall*time.Duration(res.Machine.Cores)+100*time.Millisecond {
 			t.Errorf("stamp row %+v: busy %.2f of %d cores", s, b, res.Machine.Cores)
+		}
+		if s.ClientSys <= 0 || s.ClientSys > s.ClientCPU {
+			t.Errorf("stamp row %+v: kernel part outside (0, client CPU]", s)
 		}
 		// A chunk cannot arrive before it was sent, nor after the run.
 		if s.P50 <= 0 || s.P50 > s.P99 || s.P99 > s.Max || s.Max > time.Minute {

@@ -129,7 +129,7 @@ func (h *harness) stamp(ctx context.Context) error {
 			row.P50, row.P99, row.Max = quantiles(d)
 			row.Chunks, row.Failed = len(d), failed(out.records)
 			row.Peak = holdRow(len(out.records), out.records).Peak
-			row.ClientCPU, row.ServerCPU, row.Wall = out.cpu, srv1-srv0, out.wall
+			row.ClientCPU, row.ClientSys, row.ServerCPU, row.Wall = out.cpu, out.sys, srv1-srv0, out.wall
 			row.Sources, row.FellBack = stampSources(out.records)
 			row.ReadLate, row.Marked, row.Unmarked = readLate(out.records, l.pace)
 			row.EndAfterLast = endAfterLast(out.records)

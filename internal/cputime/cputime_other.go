@@ -9,3 +9,6 @@ import "time"
 // Process returns 0 where getrusage does not exist: callers then report
 // wall-clock figures only.
 func Process() time.Duration { return 0 }
+
+// Split returns zeros where getrusage does not exist.
+func Split() Usage { return Usage{} }
