@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The hidden simulator child of selftest refuses flags it does not know
@@ -135,6 +136,9 @@ func TestSelftestStampsTLSBinary(t *testing.T) {
 	if !strings.Contains(lines[head], "read late") {
 		t.Errorf("section 3 header %q lacks the read late column", lines[head])
 	}
+	if !hasColumns(lines[head], "client CPU/chunk  kernel/chunk  server CPU/chunk") {
+		t.Errorf("section 3 header %q lacks the kernel's part of the client's CPU", lines[head])
+	}
 	src := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "run  transport  streams  source") })
 	if runtime.GOOS == "linux" {
 		if src < 0 {
@@ -174,3 +178,47 @@ func TestSelftestStampsTLSBinary(t *testing.T) {
 // readLateCell is section 3's read-late cell between other cells: a count
 // and its share of the row's chunks.
 var readLateCell = regexp.MustCompile(`\s\d+ \(\d+\.\d\d%\)\s`)
+
+// Section 1 through the built binary says how much of the client's CPU per
+// token the kernel took: a kernel/token column whose every cell is a time
+// above zero and no more than the row's client/token, and the CPU target's
+// floor column naming the kernel's part. Only that order is checked, never
+// the times themselves (the machine is busy).
+func TestSelftestCPUKernelPartBinary(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" && runtime.GOOS != "freebsd" {
+		t.Skip("no getrusage split here")
+	}
+	bin := parallelBinary(t)
+	cmd := exec.Command(bin, "selftest", "--short", "--section", "1", "--floor-wakeups", "10")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("selftest: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	lines := strings.Split(out, "\n")
+	head := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "run  streams  requests") })
+	if head < 0 || !hasColumns(lines[head], "client/token  kernel/token") {
+		t.Fatalf("no section-1 table with a kernel/token column:\n%s", out)
+	}
+	rows := 0
+	for _, l := range lines[head+1:] {
+		f := strings.Fields(l)
+		if len(f) < 9 || f[0] != "1" {
+			break
+		}
+		rows++
+		client, err1 := time.ParseDuration(f[7])
+		kernel, err2 := time.ParseDuration(f[8])
+		if err1 != nil || err2 != nil || kernel <= 0 || kernel > client {
+			t.Errorf("section 1 row %q: kernel/token %q not a time in (0, client/token %q]", l, f[8], f[7])
+		}
+	}
+	if rows != 2 {
+		t.Errorf("section 1: %d rows, want the short plan's 2 levels:\n%s", rows, out)
+	}
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "client CPU ≤ 1.5 µs/token at 256 streams") })
+	if i < 0 || !strings.Contains(lines[i], "none (CPU time); kernel's part ") {
+		t.Errorf("targets table: the CPU row does not name the kernel's part:\n%s", out)
+	}
+}
