@@ -81,7 +81,9 @@ func (t *hfTokenizer) Count(text string) int { return countAll(t.each, text) }
 // Decode concatenates the bytes of ids. Unknown ids are skipped; bytes that
 // do not form valid UTF-8 (a prefix of a multi-byte character) are kept as
 // they are, so decoding a whole Encode output gives the text back.
-func (t *hfTokenizer) Decode(ids []int) string { return decode(t.idBytes, ids) }
+func (t *hfTokenizer) Decode(ids []int) string {
+	return decode(len(t.idBytes), func(id int) []byte { return t.idBytes[id] }, ids)
+}
 
 // each feeds the ids of text (valid UTF-8), piece by piece, to emit. emit
 // must not keep the slice.

@@ -59,13 +59,7 @@ func (t *tiktoken) Count(text string) int { return countAll(t.each, text) }
 
 func (t *tiktoken) Decode(ids []int) string {
 	x := t.tables()
-	var b []byte
-	for _, id := range ids {
-		if id >= 0 && id < x.n {
-			b = append(b, x.token(int32(id))...)
-		}
-	}
-	return string(b)
+	return decode(x.n, func(id int) string { return x.token(int32(id)) }, ids)
 }
 
 func (t *tiktoken) each(text string, emit func([]int32)) {

@@ -100,12 +100,13 @@ func countAll(each eachFunc, text string) int {
 	return n
 }
 
-// decode concatenates the bytes of ids, skipping unknown ones.
-func decode[B ~string | ~[]byte](idBytes []B, ids []int) string {
+// decode concatenates the bytes of ids, token(id) each for ids in [0, n),
+// skipping unknown ones.
+func decode[B ~string | ~[]byte](n int, token func(id int) B, ids []int) string {
 	var b []byte
 	for _, id := range ids {
-		if id >= 0 && id < len(idBytes) {
-			b = append(b, idBytes[id]...)
+		if id >= 0 && id < n {
+			b = append(b, token(id)...)
 		}
 	}
 	return string(b)
