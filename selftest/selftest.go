@@ -630,7 +630,8 @@ func (h *harness) replayRun(ctx context.Context, name string, bc workload.BuildC
 	out.wall = time.Since(t0)
 	cpu1 := cputime.Split()
 	gc1 := readGC()
-	out.cpu, out.setupCPU, out.sys = cpu1.Sub(start).Total(), start.Sub(cpu0).Total(), cpu1.Sub(start).System
+	run := cpu1.Sub(start)
+	out.cpu, out.sys, out.setupCPU = run.Total(), run.System, start.Sub(cpu0).Total()
 	out.gc, out.allocs, out.allocBytes = gc1.cpu-gc0.cpu, gc1.allocs-gc0.allocs, gc1.bytes-gc0.bytes
 	if onChild != nil {
 		onChild(c, false)
