@@ -41,13 +41,7 @@ func hasColumns(out, want string) bool {
 
 func TestSelftestNoiseFloorBinary(t *testing.T) {
 	bin := parallelBinary(t)
-	cmd := exec.Command(bin, "selftest", "--short", "--section", "4", "--repeat", "2", "--floor-wakeups", "50")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("selftest: %v\n%s", err, stderr.String())
-	}
-	out := stdout.String()
+	out := runSelftest(t, bin, "--short", "--section", "4", "--repeat", "2", "--floor-wakeups", "50")
 	for _, want := range []string{
 		"2 run(s) of every section",
 		"0. Machine noise floor, before each run: wake-up lateness (50 wake-ups every 2ms",
@@ -96,14 +90,7 @@ func TestSelftestNoiseFloorBinary(t *testing.T) {
 // bounds (not measured at --short's scale). Only lines and counts are
 // checked, never times.
 func TestSelftestStampsTLSBinary(t *testing.T) {
-	bin := parallelBinary(t)
-	cmd := exec.Command(bin, "selftest", "--short", "--section", "3", "--floor-wakeups", "20")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("selftest: %v\n%s", err, stderr.String())
-	}
-	out := stdout.String()
+	out := runSelftest(t, parallelBinary(t), "--short", "--section", "3", "--floor-wakeups", "20")
 	lines := strings.Split(out, "\n")
 	head := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "run  transport  streams  opened") })
 	if head < 0 {
@@ -188,14 +175,7 @@ func TestSelftestCPUKernelPartBinary(t *testing.T) {
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" && runtime.GOOS != "freebsd" {
 		t.Skip("no getrusage split here")
 	}
-	bin := parallelBinary(t)
-	cmd := exec.Command(bin, "selftest", "--short", "--section", "1", "--floor-wakeups", "10")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("selftest: %v\n%s", err, stderr.String())
-	}
-	out := stdout.String()
+	out := runSelftest(t, parallelBinary(t), "--short", "--section", "1", "--floor-wakeups", "10")
 	lines := strings.Split(out, "\n")
 	head := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "run  streams  requests") })
 	if head < 0 || !hasColumns(lines[head], "client/token  kernel/token") {
@@ -221,4 +201,17 @@ func TestSelftestCPUKernelPartBinary(t *testing.T) {
 	if i < 0 || !strings.Contains(lines[i], "none (CPU time); kernel's part ") {
 		t.Errorf("targets table: the CPU row does not name the kernel's part:\n%s", out)
 	}
+}
+
+// runSelftest runs the built binary's selftest with args and returns what
+// it printed; a failed run fails the test with its standard error.
+func runSelftest(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"selftest"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("selftest: %v\n%s", err, stderr.String())
+	}
+	return stdout.String()
 }
